@@ -1,0 +1,30 @@
+"""kinesis_dstream: Kinesis DStreams for PySpark in pure Python.
+
+A drop-in replacement for ``pyspark.streaming.kinesis`` that needs no JVM jar.
+"""
+
+from .errors import (
+    DependencyError,
+    KinesisDStreamError,
+    KinesisServiceError,
+    LeaseLostError,
+    ProducerError,
+    StreamNotFoundError,
+    ThrottledError,
+)
+from .producer import KinesisProducer
+from .record import KinesisRecord
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DependencyError",
+    "KinesisDStreamError",
+    "KinesisProducer",
+    "KinesisRecord",
+    "KinesisServiceError",
+    "LeaseLostError",
+    "ProducerError",
+    "StreamNotFoundError",
+    "ThrottledError",
+]

@@ -1,0 +1,165 @@
+"""Retry as a value: exponential backoff with full jitter, bounded in attempts and time.
+
+The policy is pure arithmetic; :func:`call_with_retry` is the one loop that applies it,
+with an injectable clock and sleeper so tests run it in milliseconds.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from dataclasses import dataclass
+from typing import Callable, Optional, TypeVar
+
+from botocore.exceptions import (
+    ClientError,
+    ConnectionClosedError,
+    ConnectTimeoutError,
+    EndpointConnectionError,
+    ReadTimeoutError,
+)
+
+from .errors import DependencyError, KinesisServiceError, StreamNotFoundError, ThrottledError
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+# Error codes that mean "slow down and try again" across Kinesis, DynamoDB and CloudWatch.
+THROTTLING_CODES = frozenset(
+    {
+        "ProvisionedThroughputExceededException",
+        "LimitExceededException",
+        "ThrottlingException",
+        "Throttling",
+        "RequestLimitExceeded",
+        "TooManyRequestsException",
+        "KMSThrottlingException",
+        "ThrottledException",
+    }
+)
+UNAVAILABLE_CODES = frozenset(
+    {"InternalFailure", "InternalServerError", "ServiceUnavailable", "KMSInternalException"}
+)
+TRANSPORT_ERRORS = (
+    EndpointConnectionError,
+    ConnectionClosedError,
+    ConnectTimeoutError,
+    ReadTimeoutError,
+)
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """Exponential backoff with full jitter (AWS architecture blog's "Full Jitter").
+
+    ``delay_s(n)`` for the n-th retry (0-based) is uniform in
+    ``[0, min(max_delay_s, initial_delay_s * multiplier**n)]``. A call is tried at most
+    ``max_attempts`` times and retries stop once ``max_elapsed_s`` has passed.
+    """
+
+    initial_delay_s: float = 0.1
+    max_delay_s: float = 10.0
+    multiplier: float = 2.0
+    max_attempts: int = 3
+    max_elapsed_s: float = 60.0
+
+    def __post_init__(self) -> None:
+        if self.initial_delay_s < 0 or self.max_delay_s < self.initial_delay_s:
+            raise ValueError(
+                f"Backoff delays must satisfy 0 <= initial_delay_s <= max_delay_s, got "
+                f"initial_delay_s={self.initial_delay_s}, max_delay_s={self.max_delay_s}"
+            )
+        if self.multiplier < 1:
+            raise ValueError(f"Backoff multiplier must be >= 1, got {self.multiplier}")
+        if self.max_attempts < 1:
+            raise ValueError(f"Backoff max_attempts must be >= 1, got {self.max_attempts}")
+
+    def ceiling_s(self, retry: int) -> float:
+        """The largest delay the ``retry``-th retry (0-based) may sleep."""
+        return min(self.max_delay_s, self.initial_delay_s * self.multiplier**retry)
+
+    def delay_s(self, retry: int, rng: Callable[[], float] = random.random) -> float:
+        """A jittered delay for the ``retry``-th retry (0-based)."""
+        return self.ceiling_s(retry) * rng()
+
+
+def error_code(exc: BaseException) -> Optional[str]:
+    """The AWS error code of a botocore ClientError, else None."""
+    if isinstance(exc, ClientError):
+        return exc.response.get("Error", {}).get("Code")
+    return None
+
+
+def is_throttling(exc: BaseException) -> bool:
+    return error_code(exc) in THROTTLING_CODES
+
+
+def is_unavailable(exc: BaseException) -> bool:
+    """5xx answers and transport failures: the service may come back."""
+    if isinstance(exc, TRANSPORT_ERRORS):
+        return True
+    if isinstance(exc, ClientError):
+        status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
+        return status >= 500 or error_code(exc) in UNAVAILABLE_CODES
+    return False
+
+
+def is_retriable(exc: BaseException) -> bool:
+    return is_throttling(exc) or is_unavailable(exc)
+
+
+def call_with_retry(
+    fn: Callable[[], T],
+    backoff: Backoff,
+    *,
+    operation: str,
+    stream_name: Optional[str] = None,
+    shard_id: Optional[str] = None,
+    retriable: Callable[[BaseException], bool] = is_retriable,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+    rng: Callable[[], float] = random.random,
+) -> T:
+    """Call ``fn`` until it succeeds or the backoff budget is spent.
+
+    Retriable failures are retried; when the budget runs out they become
+    :class:`ThrottledError` or :class:`DependencyError`. ``ResourceNotFoundException``
+    becomes :class:`StreamNotFoundError` at once; any other failure is re-raised as
+    :class:`KinesisServiceError` naming the operation, stream and shard.
+    """
+    start = clock()
+    retry = 0
+    while True:
+        try:
+            return fn()
+        except Exception as exc:  # classified below; nothing is swallowed
+            code = error_code(exc)
+            where: dict = dict(operation=operation, stream_name=stream_name, shard_id=shard_id)
+            if code == "ResourceNotFoundException":
+                raise StreamNotFoundError(f"not found: {exc}", code=code, **where) from exc
+            if not retriable(exc):
+                if isinstance(exc, ClientError):
+                    raise KinesisServiceError(f"{code}: {exc}", code=code, **where) from exc
+                raise
+            attempts = retry + 1
+            elapsed = clock() - start
+            if attempts >= backoff.max_attempts or elapsed >= backoff.max_elapsed_s:
+                kind = ThrottledError if is_throttling(exc) else DependencyError
+                raise kind(
+                    f"gave up after {attempts} attempts in {elapsed:.1f}s: {exc}",
+                    code=code,
+                    **where,
+                ) from exc
+            delay = min(backoff.delay_s(retry, rng), max(0.0, backoff.max_elapsed_s - elapsed))
+            log.debug(
+                "%s on %s (stream=%s, shard=%s), retry %d in %.3fs",
+                code or type(exc).__name__,
+                operation,
+                stream_name,
+                shard_id,
+                attempts,
+                delay,
+            )
+            sleep(delay)
+            retry += 1

@@ -1,0 +1,1 @@
+"""Runnable demos behind the console scripts and ``examples/``."""

@@ -1,0 +1,169 @@
+"""The word producer: the Python counterpart of Spark's KinesisWordProducerASL.
+
+    kinesis-word-producer <stream-name> <endpoint-url> <records-per-sec> <words-per-record>
+
+Each one-second round puts ``records-per-sec`` records of ``words-per-record`` words
+drawn from {spark, you, are, my, father}, prints ``Sent N records``, and at the end
+prints the totals for the words sent. ``--local`` runs on the embedded local AWS,
+creates the stream and reads it back to check every word arrived.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import random
+import sys
+import time
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any, Optional
+
+from ..aws import create_client
+from ..errors import KinesisDStreamError, StreamNotFoundError
+from ..producer import KinesisProducer
+from ..streams import ensure_stream, require_stream
+
+WORDS = ("spark", "you", "are", "my", "father")
+DEFAULT_LOCAL_STREAM = "kinesis-dstream-demo"
+
+
+def make_record(rng: random.Random, words_per_record: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(words_per_record))
+
+
+def produce(
+    producer: KinesisProducer,
+    records_per_sec: int,
+    words_per_record: int,
+    rounds: int,
+    rng: random.Random,
+    out: Any = None,
+    round_s: float = 1.0,
+) -> Counter:
+    """Put ``rounds`` rounds of records, one round per ``round_s``; returns the word totals."""
+    out = out or sys.stdout
+    totals: Counter = Counter()
+    record_num = 0
+    next_round = time.monotonic()
+    for _ in range(rounds):
+        for _ in range(records_per_sec):
+            data = make_record(rng, words_per_record)
+            totals.update(data.split(" "))
+            producer.put(data, f"partitionKey-{record_num}")
+            record_num += 1
+        producer.flush()
+        print(f"Sent {records_per_sec} records", file=out, flush=True)
+        next_round += round_s
+        time.sleep(max(0.0, next_round - time.monotonic()))
+    return totals
+
+
+def print_totals(
+    totals: Counter, title: str = "Totals for the words sent", out: Any = None
+) -> None:
+    out = out or sys.stdout
+    print(title, file=out)
+    for word, count in sorted(totals.items()):
+        print(f"({word}, {count})", file=out)
+    out.flush()
+
+
+def count_words_in_stream(client: Any, stream_name: str) -> Counter:
+    from .readback import read_all_records
+
+    totals: Counter = Counter()
+    for record in read_all_records(client, stream_name):
+        totals.update(record["Data"].decode("utf-8").split(" "))
+    return totals
+
+
+def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="kinesis-word-producer",
+        description="Put random words into a Kinesis stream, one round per second "
+        "(the counterpart of Spark's KinesisWordProducerASL).",
+    )
+    parser.add_argument("stream_name", nargs="?", metavar="stream-name")
+    parser.add_argument("endpoint_url", nargs="?", metavar="endpoint-url")
+    parser.add_argument("records_per_sec", nargs="?", type=int, metavar="records-per-sec")
+    parser.add_argument("words_per_record", nargs="?", type=int, metavar="words-per-record")
+    parser.add_argument("--rounds", type=int, default=10, help="one-second rounds (default 10)")
+    parser.add_argument("--region", help="AWS region (default: AWS_REGION / AWS config)")
+    parser.add_argument("--create-stream", action="store_true", help="create the stream if missing")
+    parser.add_argument(
+        "--shards", type=int, default=1, help="shards for --create-stream (default 1)"
+    )
+    parser.add_argument("--seed", type=int, help="random seed, for a repeatable run")
+    parser.add_argument(
+        "--local",
+        action="store_true",
+        help="run on the embedded local AWS (moto): creates the stream, then reads it back "
+        "and checks the totals; the positional arguments become optional",
+    )
+    args = parser.parse_args(argv)
+    if args.local:
+        args.stream_name = args.stream_name or DEFAULT_LOCAL_STREAM
+        args.records_per_sec = args.records_per_sec or 1000
+        args.words_per_record = args.words_per_record or 10
+        args.create_stream = True
+        if args.shards == 1:
+            args.shards = 2
+    elif None in (args.stream_name, args.endpoint_url, args.records_per_sec, args.words_per_record):
+        parser.error(
+            "the arguments stream-name, endpoint-url, records-per-sec and "
+            "words-per-record are required (or use --local)"
+        )
+    for name in ("records_per_sec", "words_per_record", "rounds", "shards"):
+        if getattr(args, name) < 1:
+            parser.error(
+                f"{name.replace('_', '-')} must be a positive integer, got {getattr(args, name)}"
+            )
+    return args
+
+
+def run(args: argparse.Namespace, endpoint_url: str, client: Any) -> int:
+    if args.create_stream:
+        ensure_stream(client, args.stream_name, args.shards)
+    else:
+        require_stream(client, args.stream_name)
+    rng = random.Random(args.seed)
+    with KinesisProducer(args.stream_name, client=client) as producer:
+        totals = produce(producer, args.records_per_sec, args.words_per_record, args.rounds, rng)
+    print_totals(totals)
+    if args.local:
+        read_back = count_words_in_stream(client, args.stream_name)
+        print_totals(read_back, "Totals for the words read back from the stream")
+        if read_back != totals:
+            print("MISMATCH: the stream does not hold exactly the words sent", file=sys.stderr)
+            return 1
+        print("OK: the stream holds exactly the words sent")
+    return 0
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    args = parse_args(argv)
+    try:
+        if args.local:
+            from ..local import LocalAWS
+
+            with LocalAWS() as aws:
+                print(f"Local AWS (moto) at {aws.endpoint_url}", flush=True)
+                return run(args, aws.endpoint_url, aws.client("kinesis"))
+        client = create_client("kinesis", region_name=args.region, endpoint_url=args.endpoint_url)
+        return run(args, args.endpoint_url, client)
+    except StreamNotFoundError:
+        print(
+            f"error: stream {args.stream_name!r} not found at {args.endpoint_url}; "
+            "create it or pass --create-stream",
+            file=sys.stderr,
+        )
+        return 1
+    except (KinesisDStreamError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,68 @@
+"""One error tree for the library.
+
+Every error names what it is about (stream, shard, operation) so a log line alone tells
+an operator where to look. ``retriable`` says whether trying again later can succeed.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+
+class KinesisDStreamError(Exception):
+    """Base of every error this library raises on purpose."""
+
+    retriable = False
+
+
+class KinesisServiceError(KinesisDStreamError):
+    """An AWS call failed: names the operation, stream and shard, and the service's code."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        operation: str = "",
+        stream_name: Optional[str] = None,
+        shard_id: Optional[str] = None,
+        code: Optional[str] = None,
+    ) -> None:
+        where = ", ".join(
+            f"{k}={v}"
+            for k, v in (("operation", operation), ("stream", stream_name), ("shard", shard_id))
+            if v
+        )
+        super().__init__(f"{message} ({where})" if where else message)
+        self.operation = operation
+        self.stream_name = stream_name
+        self.shard_id = shard_id
+        self.code = code
+
+
+class ThrottledError(KinesisServiceError):
+    """Throttling that outlasted the retry budget."""
+
+    retriable = True
+
+
+class DependencyError(KinesisServiceError):
+    """A service stayed unavailable (5xx, connection errors) through the retry budget."""
+
+    retriable = True
+
+
+class StreamNotFoundError(KinesisServiceError):
+    """The stream (or table) does not exist at the endpoint."""
+
+
+class LeaseLostError(KinesisDStreamError):
+    """This worker no longer holds the lease: another worker took it or it expired."""
+
+
+class ProducerError(KinesisDStreamError):
+    """Records could not be written after every retry; they are listed, never dropped."""
+
+    def __init__(self, message: str, failed: list, error_codes: dict) -> None:
+        super().__init__(message)
+        self.failed = failed
+        self.error_codes = error_codes

@@ -1,0 +1,169 @@
+"""An embedded local AWS: moto's server on 127.0.0.1, on a free port.
+
+Each :class:`LocalAWS` runs moto's server (its WSGI app under werkzeug, as moto's
+``ThreadedMotoServer`` does) in a child Python process.
+moto keeps its state in process-wide globals, so two servers in one process would share
+streams and tables; a child process per server keeps them apart, keeps moto's work off
+the Spark driver's GIL, and is reachable from Spark's Python workers like any endpoint.
+The child watches its stdin and exits when the parent closes it or dies, so even a
+``kill -9`` of the parent leaves no server behind.
+"""
+
+from __future__ import annotations
+
+import logging
+import select
+import subprocess
+import sys
+import threading
+import time
+from typing import Any, Optional
+
+from .aws import create_client
+
+log = logging.getLogger(__name__)
+
+_READY = "KINESIS_DSTREAM_LOCAL_AWS_READY"
+_START_TIMEOUT_S = 60.0
+_STOP_TIMEOUT_S = 10.0
+_CHILD_CODE = "from kinesis_dstream.local import _serve; _serve({port})"
+
+#: Dummy credentials accepted by moto; never real secrets.
+LOCAL_ACCESS_KEY_ID = "testing"
+LOCAL_SECRET_ACCESS_KEY = "testing"
+LOCAL_REGION = "us-east-1"
+
+
+class LocalAWS:
+    """moto's server in a child process; a context manager yielding itself.
+
+    >>> with LocalAWS() as aws:
+    ...     kinesis = aws.client("kinesis")
+
+    ``endpoint_url``, ``region_name``, ``access_key_id`` and ``secret_access_key`` are set
+    once started; :meth:`env` gives them as the AWS SDK environment variables.
+    """
+
+    def __init__(self, port: int = 0, region_name: str = LOCAL_REGION) -> None:
+        if not 0 <= port <= 65535:
+            raise ValueError(f"port must be 0 (any free port) or 1-65535, got {port}")
+        self.region_name = region_name
+        self.access_key_id = LOCAL_ACCESS_KEY_ID
+        self.secret_access_key = LOCAL_SECRET_ACCESS_KEY
+        self._requested_port = port
+        self._proc: Optional[subprocess.Popen[str]] = None
+        self.port: Optional[int] = None
+
+    @property
+    def endpoint_url(self) -> str:
+        if self.port is None:
+            raise RuntimeError("LocalAWS is not started")
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> LocalAWS:
+        if self._proc is not None:
+            raise RuntimeError("LocalAWS is already started")
+        self._proc = subprocess.Popen(
+            [sys.executable, "-c", _CHILD_CODE.format(port=self._requested_port)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            self.port = self._await_ready(self._proc)
+        except BaseException:
+            self.stop()
+            raise
+        log.info("local AWS (moto) serving at %s", self.endpoint_url)
+        return self
+
+    @staticmethod
+    def _await_ready(proc: subprocess.Popen[str]) -> int:
+        assert proc.stdout is not None
+        deadline = time.monotonic() + _START_TIMEOUT_S
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise RuntimeError(f"local AWS (moto) did not start within {_START_TIMEOUT_S:.0f}s")
+            ready, _, _ = select.select([proc.stdout], [], [], remaining)
+            if not ready:
+                continue
+            line = proc.stdout.readline()
+            if not line:
+                raise RuntimeError(
+                    f"local AWS (moto) exited before serving (exit code {proc.wait()}); "
+                    "its error is on stderr above"
+                )
+            if line.startswith(_READY):
+                return int(line.split()[1])
+
+    def stop(self) -> None:
+        """Stop the server and wait for its process; safe to call twice."""
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        for close in (proc.stdin, proc.stdout):
+            if close is not None:
+                close.close()  # the child exits when its stdin closes
+        try:
+            proc.wait(timeout=_STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=_STOP_TIMEOUT_S)
+        self.port = None
+
+    def __enter__(self) -> LocalAWS:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def env(self) -> dict:
+        """The AWS SDK environment variables that point any AWS tool at this server."""
+        return {
+            "AWS_ENDPOINT_URL": self.endpoint_url,
+            "AWS_ACCESS_KEY_ID": self.access_key_id,
+            "AWS_SECRET_ACCESS_KEY": self.secret_access_key,
+            "AWS_REGION": self.region_name,
+            "AWS_DEFAULT_REGION": self.region_name,
+        }
+
+    def client(self, service: str, **kwargs: Any) -> Any:
+        """A boto3 client for ``service`` on this server."""
+        return create_client(
+            service,
+            region_name=self.region_name,
+            endpoint_url=self.endpoint_url,
+            aws_access_key_id=self.access_key_id,
+            aws_secret_access_key=self.secret_access_key,
+            **kwargs,
+        )
+
+
+def _serve(port: int) -> None:
+    """Child-process entry: serve until stdin closes (parent stopped us or died).
+
+    This is moto's ThreadedMotoServer built by hand: that class waits forever for a
+    server that failed to bind, where werkzeug's ``make_server`` here exits at once with
+    its "port in use" message, which the parent reports.
+    """
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # no line per request
+    from moto.moto_server.werkzeug_app import (
+        DomainDispatcherApplication,
+        MotoRequestHandler,
+        create_backend_app,
+    )
+    from werkzeug.serving import make_server
+
+    app = DomainDispatcherApplication(create_backend_app)
+    server = make_server("127.0.0.1", port, app, threaded=True, request_handler=MotoRequestHandler)
+    thread = threading.Thread(target=server.serve_forever, name="moto-server", daemon=True)
+    thread.start()
+    print(f"{_READY} {server.server_address[1]}", flush=True)
+    try:
+        sys.stdin.read()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.shutdown()
+        thread.join(timeout=_STOP_TIMEOUT_S)

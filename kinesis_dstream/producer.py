@@ -1,0 +1,225 @@
+"""A batching, retrying Kinesis producer (PutRecords within the service limits).
+
+Records are buffered and sent in PutRecords calls of at most 500 records and 5 MiB.
+Entries the service rejects (a per-record ``ErrorCode``) are retried with exponential
+backoff and full jitter, bounded in attempts and time; whatever still fails is raised as
+:class:`~.errors.ProducerError` carrying the failed records and their error codes, so
+nothing is dropped silently. Retried records may land after records put later: like the
+KPL, per-partition-key order is kept only while nothing is retried.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import random
+import threading
+import time
+from collections import Counter
+from typing import Any, Callable, Optional, Union
+
+from .aws import create_client
+from .backoff import Backoff, call_with_retry
+from .errors import KinesisServiceError, ProducerError
+
+log = logging.getLogger(__name__)
+
+MAX_RECORDS_PER_PUT = 500
+MAX_BYTES_PER_PUT = 5 * 1024 * 1024
+MAX_RECORD_BYTES = 1024 * 1024  # data plus UTF-8 partition key
+MAX_PARTITION_KEY_CHARS = 256
+MAX_HASH_KEY = 2**128 - 1
+
+#: Per-record failures: up to 8 tries within 60 s.
+DEFAULT_PUT_BACKOFF = Backoff(
+    initial_delay_s=0.1, max_delay_s=5.0, max_attempts=8, max_elapsed_s=60.0
+)
+#: Whole-call failures (throttled call, 5xx, connection): a few quick tries per call.
+DEFAULT_CALL_BACKOFF = Backoff(
+    initial_delay_s=0.1, max_delay_s=2.0, max_attempts=5, max_elapsed_s=30.0
+)
+
+Data = Union[bytes, bytearray, memoryview, str]
+
+
+def _entry_size(entry: dict) -> int:
+    return len(entry["Data"]) + len(entry["PartitionKey"].encode("utf-8"))
+
+
+def make_entry(data: Data, partition_key: str, explicit_hash_key: Optional[str] = None) -> dict:
+    """A validated PutRecords entry; ValueError names the field, its value and the limit."""
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    elif isinstance(data, (bytearray, memoryview)):
+        data = bytes(data)
+    elif not isinstance(data, bytes):
+        raise TypeError(f"record data must be bytes or str, got {type(data).__name__}")
+    if not isinstance(partition_key, str) or not 1 <= len(partition_key) <= MAX_PARTITION_KEY_CHARS:
+        raise ValueError(
+            f"partition key must be a str of 1 to {MAX_PARTITION_KEY_CHARS} characters, "
+            f"got {partition_key!r}"
+        )
+    entry: dict[str, Any] = {"Data": data, "PartitionKey": partition_key}
+    if explicit_hash_key is not None:
+        if not (explicit_hash_key.isdigit() and int(explicit_hash_key) <= MAX_HASH_KEY):
+            raise ValueError(
+                f"explicit hash key must be a decimal integer in [0, 2**128 - 1], "
+                f"got {explicit_hash_key!r}"
+            )
+        entry["ExplicitHashKey"] = explicit_hash_key
+    size = _entry_size(entry)
+    if size > MAX_RECORD_BYTES:
+        raise ValueError(
+            f"record of {size} bytes (data plus partition key) exceeds the Kinesis limit "
+            f"of {MAX_RECORD_BYTES} bytes (partition key {partition_key!r})"
+        )
+    return entry
+
+
+class KinesisProducer:
+    """Buffers records and writes them to one stream with PutRecords.
+
+    Thread-safe: any number of threads may call :meth:`put` and :meth:`flush`. Use as a
+    context manager to flush on exit. ``put`` sends a batch when it is full; ``flush``
+    sends what is buffered and returns once every record is written or raises
+    :class:`~.errors.ProducerError` with the ones that could not be.
+    """
+
+    def __init__(
+        self,
+        stream_name: str,
+        *,
+        client: Any = None,
+        region_name: Optional[str] = None,
+        endpoint_url: Optional[str] = None,
+        put_backoff: Backoff = DEFAULT_PUT_BACKOFF,
+        call_backoff: Backoff = DEFAULT_CALL_BACKOFF,
+        max_records_per_put: int = MAX_RECORDS_PER_PUT,
+        max_bytes_per_put: int = MAX_BYTES_PER_PUT,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        if not stream_name:
+            raise ValueError("stream_name must be a non-empty string")
+        if not 1 <= max_records_per_put <= MAX_RECORDS_PER_PUT:
+            raise ValueError(
+                f"max_records_per_put must be in [1, {MAX_RECORDS_PER_PUT}], "
+                f"got {max_records_per_put}"
+            )
+        if not MAX_RECORD_BYTES <= max_bytes_per_put <= MAX_BYTES_PER_PUT:
+            raise ValueError(
+                f"max_bytes_per_put must be in [{MAX_RECORD_BYTES}, {MAX_BYTES_PER_PUT}], "
+                f"got {max_bytes_per_put}"
+            )
+        self.stream_name = stream_name
+        self._client = client or create_client(
+            "kinesis", region_name=region_name, endpoint_url=endpoint_url
+        )
+        self._put_backoff = put_backoff
+        self._call_backoff = call_backoff
+        self._max_records = max_records_per_put
+        self._max_bytes = max_bytes_per_put
+        self._sleep = sleep
+        self._lock = threading.Lock()  # guards the buffer and the counters; held while sending
+        self._pending: list[dict] = []
+        self._pending_bytes = 0
+        #: Records the service accepted, PutRecords calls made, per-record retries made.
+        self.records_written = 0
+        self.put_calls = 0
+        self.records_retried = 0
+
+    def put(self, data: Data, partition_key: str, explicit_hash_key: Optional[str] = None) -> None:
+        """Buffer one record; sends a PutRecords call when a batch is full."""
+        entry = make_entry(data, partition_key, explicit_hash_key)
+        with self._lock:
+            self._add(entry)
+
+    def flush(self) -> None:
+        """Send everything buffered; raises ProducerError if any record could not be written."""
+        with self._lock:
+            self._send_pending()
+
+    def close(self) -> None:
+        self.flush()
+
+    def __enter__(self) -> KinesisProducer:
+        return self
+
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        if exc_type is None:
+            self.close()
+        elif self._pending:
+            log.error(
+                "KinesisProducer for stream %s closed by an exception with %d records unsent",
+                self.stream_name,
+                len(self._pending),
+            )
+
+    # -- internals; callers hold self._lock ------------------------------------------
+
+    def _add(self, entry: dict) -> None:
+        size = _entry_size(entry)
+        if self._pending and self._pending_bytes + size > self._max_bytes:
+            self._send_pending()
+        self._pending.append(entry)
+        self._pending_bytes += size
+        if len(self._pending) >= self._max_records:
+            self._send_pending()
+
+    def _send_pending(self) -> None:
+        batch, self._pending, self._pending_bytes = self._pending, [], 0
+        if batch:
+            self._send(batch)
+
+    def _send(self, batch: list[dict]) -> None:
+        remaining = batch
+        codes: Counter[str] = Counter()
+        started = time.monotonic()
+        retry = 0
+        while True:
+            try:
+                response = call_with_retry(
+                    functools.partial(
+                        self._client.put_records, StreamName=self.stream_name, Records=remaining
+                    ),
+                    self._call_backoff,
+                    operation="PutRecords",
+                    stream_name=self.stream_name,
+                )
+            except KinesisServiceError as exc:
+                raise ProducerError(
+                    f"{len(remaining)} of {len(batch)} records not written to stream "
+                    f"{self.stream_name}: {exc}",
+                    remaining,
+                    {exc.code or type(exc).__name__: len(remaining)},
+                ) from exc
+            self.put_calls += 1
+            failed = [e for e, r in zip(remaining, response["Records"]) if r.get("ErrorCode")]
+            codes.update(r["ErrorCode"] for r in response["Records"] if r.get("ErrorCode"))
+            self.records_written += len(remaining) - len(failed)
+            if not failed:
+                return
+            attempts = retry + 1
+            elapsed = time.monotonic() - started
+            if (
+                attempts >= self._put_backoff.max_attempts
+                or elapsed >= self._put_backoff.max_elapsed_s
+            ):
+                message = (
+                    f"{len(failed)} of {len(batch)} records not written to stream "
+                    f"{self.stream_name} after {attempts} attempts in {elapsed:.1f}s "
+                    f"(error codes seen: {dict(codes)})"
+                )
+                log.error(message)
+                raise ProducerError(message, failed, dict(codes))
+            log.debug(
+                "PutRecords to %s: %d of %d records failed (%s), retry %d",
+                self.stream_name,
+                len(failed),
+                len(remaining),
+                dict(codes),
+                attempts,
+            )
+            self.records_retried += len(failed)
+            self._sleep(self._put_backoff.delay_s(retry, random.random))
+            retry += 1
+            remaining = failed

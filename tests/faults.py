@@ -1,0 +1,111 @@
+"""Fault injection on real boto3 clients through botocore's event hooks (no mocks).
+
+Each injector registers handlers on one client's event system and returns an object with
+counters and ``remove()``. Requests still go to the real server unless the fault says the
+call fails, so what the server holds is the ground truth a test checks against.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Callable, Optional
+
+
+class _OkResponse:
+    """The little of an HTTP response botocore reads from a short-circuited call."""
+
+    status_code = 200
+    headers: dict = {}
+    content = b""
+
+
+class PutRecordsFailures:
+    """Make chosen PutRecords entries fail as the service reports it.
+
+    The chosen entries are removed from the request before it is sent (the server never
+    sees them) and put back into the response as failed entries carrying ``error_code``,
+    with ``FailedRecordCount`` raised to match: exactly what a partially throttled
+    PutRecords looks like to the caller.
+    """
+
+    def __init__(
+        self,
+        client: Any,
+        fail: Callable[[int, dict], bool],
+        error_code: str = "ProvisionedThroughputExceededException",
+    ) -> None:
+        self._client = client
+        self._fail = fail
+        self._error_code = error_code
+        self.failed_entries = 0
+        self.calls = 0
+        events = client.meta.events
+        events.register("before-parameter-build.kinesis.PutRecords", self._before)
+        events.register("before-call.kinesis.PutRecords", self._short_circuit)
+        events.register("after-call.kinesis.PutRecords", self._after)
+
+    @classmethod
+    def fraction(
+        cls, client: Any, fraction: float, seed: int = 0, **kwargs: Any
+    ) -> PutRecordsFailures:
+        rng = random.Random(seed)
+        return cls(client, lambda _i, _entry: rng.random() < fraction, **kwargs)
+
+    def _before(self, params: dict, context: dict, **_: Any) -> None:
+        self.calls += 1
+        records = params["Records"]
+        failed = [i for i, entry in enumerate(records) if self._fail(i, entry)]
+        context["injected_failures"] = failed
+        if len(failed) == len(records):
+            context["injected_all_failed"] = True  # answered in _short_circuit, never sent
+            return
+        skip = set(failed)
+        params["Records"] = [e for i, e in enumerate(records) if i not in skip]
+
+    def _short_circuit(self, context: dict, **_: Any) -> Optional[tuple]:
+        # botocore skips the HTTP request when a before-call handler returns a response;
+        # an empty result that _after then fills with one failed entry per record.
+        if context.get("injected_all_failed"):
+            return _OkResponse(), {"FailedRecordCount": 0, "Records": []}
+        return None
+
+    def _after(self, parsed: dict, context: dict, **_: Any) -> None:
+        failed = context.get("injected_failures") or []
+        if "Records" not in parsed:
+            return
+        results = list(parsed["Records"])
+        for index in failed:
+            results.insert(
+                index,
+                {"ErrorCode": self._error_code, "ErrorMessage": "Rate exceeded (injected)"},
+            )
+        parsed["Records"] = results
+        parsed["FailedRecordCount"] = parsed.get("FailedRecordCount", 0) + len(failed)
+        self.failed_entries += len(failed)
+
+    def remove(self) -> None:
+        events = self._client.meta.events
+        events.unregister("before-parameter-build.kinesis.PutRecords", self._before)
+        events.unregister("before-call.kinesis.PutRecords", self._short_circuit)
+        events.unregister("after-call.kinesis.PutRecords", self._after)
+
+
+class CallCounter:
+    """Counts calls of one operation and keeps each call's API parameters."""
+
+    def __init__(self, client: Any, service: str, operation: str) -> None:
+        self.requests: list = []
+        self._event = f"before-parameter-build.{service}.{operation}"
+        self._client = client
+        client.meta.events.register(self._event, self._record)
+
+    def _record(self, params: dict, **_: Any) -> Optional[Any]:
+        self.requests.append(dict(params))
+        return None  # let the real call go ahead
+
+    @property
+    def count(self) -> int:
+        return len(self.requests)
+
+    def remove(self) -> None:
+        self._client.meta.events.unregister(self._event, self._record)

@@ -1,0 +1,77 @@
+"""The embedded local AWS: a real moto server in a child process."""
+
+import socket
+import subprocess
+import sys
+
+import pytest
+from botocore.exceptions import EndpointConnectionError
+
+from kinesis_dstream.local import LocalAWS
+
+
+def port_is_open(port):
+    with socket.socket() as sock:
+        sock.settimeout(1)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def test_start_serves_kinesis_and_dynamodb_and_stop_frees_the_port():
+    with LocalAWS() as aws:
+        port = aws.port
+        assert aws.endpoint_url == f"http://127.0.0.1:{port}"
+        kinesis = aws.client("kinesis")
+        kinesis.create_stream(StreamName="s", ShardCount=1)
+        assert kinesis.list_streams()["StreamNames"] == ["s"]
+        assert aws.client("dynamodb").list_tables()["TableNames"] == []
+        proc = aws._proc
+    assert proc.poll() is not None, "the server process must have exited"
+    assert not port_is_open(port)
+    with pytest.raises(RuntimeError, match="not started"):
+        aws.endpoint_url  # noqa: B018
+
+
+def test_two_servers_at_once_are_independent():
+    with LocalAWS() as first, LocalAWS() as second:
+        assert first.port != second.port
+        first.client("kinesis").create_stream(StreamName="only-in-first", ShardCount=1)
+        assert second.client("kinesis").list_streams()["StreamNames"] == []
+        assert first.client("kinesis").list_streams()["StreamNames"] == ["only-in-first"]
+
+
+def test_env_points_the_sdk_at_the_server():
+    with LocalAWS() as aws:
+        env = aws.env()
+        assert env["AWS_ENDPOINT_URL"] == aws.endpoint_url
+        code = (
+            "import boto3; c = boto3.client('kinesis'); "
+            "c.create_stream(StreamName='via-env', ShardCount=1); print('created')"
+        )
+        out = subprocess.run(
+            [sys.executable, "-c", code],
+            env={**env, "PATH": ""},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert out.stdout.strip() == "created", out.stderr
+        assert aws.client("kinesis").list_streams()["StreamNames"] == ["via-env"]
+
+
+def test_stop_twice_is_harmless_and_calls_then_fail_to_connect():
+    aws = LocalAWS().start()
+    client = aws.client("kinesis")
+    aws.stop()
+    aws.stop()
+    with pytest.raises(EndpointConnectionError):
+        client.list_streams()
+
+
+def test_a_taken_port_is_a_clear_error():
+    with LocalAWS() as aws, pytest.raises(RuntimeError, match="exited before serving"):
+        LocalAWS(port=aws.port).start()
+
+
+def test_bad_port_is_rejected():
+    with pytest.raises(ValueError, match="70000"):
+        LocalAWS(port=70000)
