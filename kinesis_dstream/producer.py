@@ -6,6 +6,10 @@ backoff and full jitter, bounded in attempts and time; whatever still fails is r
 :class:`~.errors.ProducerError` carrying the failed records and their error codes, so
 nothing is dropped silently. Retried records may land after records put later: like the
 KPL, per-partition-key order is kept only while nothing is retried.
+
+With ``aggregate=True`` user records are packed into KPL aggregates grouped by shard (see
+:class:`~.aggregation.RecordAggregator`); the shard map is read at the first put and
+again every ``shard_map_refresh_s``, flushing open aggregates first.
 """
 
 from __future__ import annotations
@@ -18,9 +22,11 @@ import time
 from collections import Counter
 from typing import Any, Callable, Optional, Union
 
+from .aggregation import DEFAULT_MAX_AGGREGATE_BYTES, RecordAggregator, ShardMap
 from .aws import create_client
 from .backoff import Backoff, call_with_retry
 from .errors import KinesisServiceError, ProducerError
+from .streams import list_shards
 
 log = logging.getLogger(__name__)
 
@@ -96,6 +102,9 @@ class KinesisProducer:
         call_backoff: Backoff = DEFAULT_CALL_BACKOFF,
         max_records_per_put: int = MAX_RECORDS_PER_PUT,
         max_bytes_per_put: int = MAX_BYTES_PER_PUT,
+        aggregate: bool = False,
+        aggregation_max_bytes: int = DEFAULT_MAX_AGGREGATE_BYTES,
+        shard_map_refresh_s: float = 60.0,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         if not stream_name:
@@ -119,6 +128,9 @@ class KinesisProducer:
         self._max_records = max_records_per_put
         self._max_bytes = max_bytes_per_put
         self._sleep = sleep
+        self._aggregator = RecordAggregator(aggregation_max_bytes) if aggregate else None
+        self._shard_map_refresh_s = shard_map_refresh_s
+        self._shard_map_read_at: Optional[float] = None
         self._lock = threading.Lock()  # guards the buffer and the counters; held while sending
         self._pending: list[dict] = []
         self._pending_bytes = 0
@@ -131,11 +143,19 @@ class KinesisProducer:
         """Buffer one record; sends a PutRecords call when a batch is full."""
         entry = make_entry(data, partition_key, explicit_hash_key)
         with self._lock:
-            self._add(entry)
+            if self._aggregator is None:
+                self._add(entry)
+                return
+            self._refresh_shard_map()
+            for outer in self._aggregator.add(entry["Data"], partition_key, explicit_hash_key):
+                self._add(outer)
 
     def flush(self) -> None:
         """Send everything buffered; raises ProducerError if any record could not be written."""
         with self._lock:
+            if self._aggregator is not None:
+                for outer in self._aggregator.flush():
+                    self._add(outer)
             self._send_pending()
 
     def close(self) -> None:
@@ -155,6 +175,25 @@ class KinesisProducer:
             )
 
     # -- internals; callers hold self._lock ------------------------------------------
+
+    def _refresh_shard_map(self) -> None:
+        assert self._aggregator is not None
+        now = time.monotonic()
+        if (
+            self._shard_map_read_at is not None
+            and now - self._shard_map_read_at < self._shard_map_refresh_s
+        ):
+            return
+        shards = call_with_retry(
+            functools.partial(list_shards, self._client, self.stream_name),
+            self._call_backoff,
+            operation="ListShards",
+            stream_name=self.stream_name,
+        )
+        for outer in self._aggregator.flush():  # grouped by the old map: send as they are
+            self._add(outer)
+        self._aggregator.shard_map = ShardMap.from_list_shards(shards)
+        self._shard_map_read_at = now
 
     def _add(self, entry: dict) -> None:
         size = _entry_size(entry)

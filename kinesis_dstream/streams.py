@@ -64,14 +64,18 @@ def wait_active(client: Any, stream_name: str, timeout_s: float = _ACTIVE_TIMEOU
         time.sleep(_POLL_S)
 
 
-def list_shard_ids(client: Any, stream_name: str) -> list:
-    """Every shard id of the stream, following NextToken the AWS way."""
-    shard_ids: list = []
+def list_shards(client: Any, stream_name: str) -> list:
+    """Every shard of the stream (ListShards entries), following NextToken the AWS way."""
+    shards: list = []
     kwargs: dict = {"StreamName": stream_name}
     while True:
         page = client.list_shards(**kwargs)
-        shard_ids.extend(s["ShardId"] for s in page["Shards"])
+        shards.extend(page["Shards"])
         token = page.get("NextToken")
         if not token:
-            return shard_ids
+            return shards
         kwargs = {"NextToken": token}  # ListShards rejects StreamName beside NextToken
+
+
+def list_shard_ids(client: Any, stream_name: str) -> list:
+    return [shard["ShardId"] for shard in list_shards(client, stream_name)]

@@ -122,3 +122,31 @@ def test_concurrent_puts_from_many_threads_all_arrive_once(kinesis, stream):
     producer.flush()
     expected = Counter(f"t{t}-{i}".encode() for t in range(4) for i in range(700))
     assert stream_data(kinesis, stream) == expected
+
+
+def test_aggregate_true_delivers_every_user_record_once_on_its_own_shard(kinesis, unique_name):
+    from kinesis_dstream.aggregation import deaggregate
+    from kinesis_dstream.streams import ensure_stream, list_shards
+
+    ensure_stream(kinesis, unique_name, 4)
+    calls = CallCounter(kinesis, "kinesis", "PutRecords")
+    with KinesisProducer(unique_name, client=kinesis, aggregate=True) as producer:
+        for i in range(5000):
+            producer.put(f"user-record-{i}".encode() * 3, f"key-{i % 211}")
+    # 5,000 user records of ~50 bytes pack into a handful of 51,200-byte aggregates.
+    outer_records = sum(len(r["Records"]) for r in calls.requests)
+    assert outer_records < 50
+    ranges = {
+        s["ShardId"]: (s["HashKeyRange"]["StartingHashKey"], s["HashKeyRange"]["EndingHashKey"])
+        for s in list_shards(kinesis, unique_name)
+    }
+    by_shard = {}
+    for record in read_all_records(kinesis, unique_name):
+        by_shard.setdefault(record["ShardId"], []).append(record)
+    assert len(by_shard) == 4  # grouped by shard: every shard got its own aggregates
+    delivered = Counter()
+    for shard_id, records in by_shard.items():
+        start, end = ranges[shard_id]
+        for user in deaggregate(records, start, end, shard_id=shard_id):  # KCL range check on
+            delivered[user.data] += 1
+    assert delivered == Counter(f"user-record-{i}".encode() * 3 for i in range(5000))

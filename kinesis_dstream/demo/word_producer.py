@@ -70,11 +70,12 @@ def print_totals(
 
 
 def count_words_in_stream(client: Any, stream_name: str) -> Counter:
+    from ..aggregation import deaggregate
     from .readback import read_all_records
 
     totals: Counter = Counter()
-    for record in read_all_records(client, stream_name):
-        totals.update(record["Data"].decode("utf-8").split(" "))
+    for record in deaggregate(read_all_records(client, stream_name)):
+        totals.update(record.data.decode("utf-8").split(" "))
     return totals
 
 
@@ -95,6 +96,9 @@ def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
         "--shards", type=int, default=1, help="shards for --create-stream (default 1)"
     )
     parser.add_argument("--seed", type=int, help="random seed, for a repeatable run")
+    parser.add_argument(
+        "--aggregate", action="store_true", help="pack records into KPL aggregates (by shard)"
+    )
     parser.add_argument(
         "--local",
         action="store_true",
@@ -128,7 +132,7 @@ def run(args: argparse.Namespace, endpoint_url: str, client: Any) -> int:
     else:
         require_stream(client, args.stream_name)
     rng = random.Random(args.seed)
-    with KinesisProducer(args.stream_name, client=client) as producer:
+    with KinesisProducer(args.stream_name, client=client, aggregate=args.aggregate) as producer:
         totals = produce(producer, args.records_per_sec, args.words_per_record, args.rounds, rng)
     print_totals(totals)
     if args.local:

@@ -1,0 +1,314 @@
+"""KPL aggregation: interop with aws-kinesis-agg both ways, round trips, the KCL's rules."""
+
+import base64
+import hashlib
+from datetime import datetime, timezone
+
+import pytest
+from aws_kinesis_agg import deaggregator as agg_deaggregator
+from aws_kinesis_agg.aggregator import RecordAggregator as AggRecordAggregator
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kinesis_dstream.aggregation import (
+    MAGIC,
+    MAX_HASH_KEY,
+    AggregatedRecord,
+    DeaggregationStats,
+    RecordAggregator,
+    ShardMap,
+    deaggregate,
+    effective_hash_key,
+    is_aggregated,
+)
+
+ARRIVAL = datetime(2026, 11, 21, 12, 0, tzinfo=timezone.utc)
+
+
+def outer(
+    data,
+    partition_key="outer-pk",
+    sequence_number="49000000000000000000000000000000000000000000000000000001",
+):
+    return {
+        "Data": data,
+        "PartitionKey": partition_key,
+        "SequenceNumber": sequence_number,
+        "ApproximateArrivalTimestamp": ARRIVAL,
+    }
+
+
+def ours_aggregate(user_records, **kwargs):
+    aggregator = RecordAggregator(**kwargs)
+    entries = []
+    for data, key, ehk in user_records:
+        entries += aggregator.add(data, key, ehk)
+    return entries + aggregator.flush()
+
+
+def their_aggregates(user_records, max_size=1024 * 1024):
+    aggregator = AggRecordAggregator(max_size=max_size)
+    entries = []
+    for data, key, ehk in user_records:
+        done = aggregator.add_user_record(key, data, ehk)
+        if done is not None:
+            entries.append(done.get_contents())
+    if aggregator.get_num_user_records():
+        entries.append(aggregator.clear_and_get().get_contents())
+    return [outer(data, pk, str(n)) for n, (pk, _ehk, data) in enumerate(entries)]
+
+
+def encode(body_message):
+    body = body_message.SerializeToString()
+    return MAGIC + body + hashlib.md5(body).digest()
+
+
+def user_view(records):
+    return [(r.data, r.partition_key, r.explicit_hash_key) for r in records]
+
+
+SAMPLE = [
+    (f"payload-{i}".encode() * (i % 5), f"key-{i % 13}", str(i * 7919) if i % 4 == 0 else None)
+    for i in range(250)
+]
+
+
+# -- interop -------------------------------------------------------------------------
+
+
+def test_aws_kinesis_agg_aggregates_decode_with_ours_to_the_same_user_records():
+    # aws-kinesis-agg writes an explicit hash key index only for records that have one.
+    records = their_aggregates(SAMPLE, max_size=4096)
+    assert len(records) > 1
+    ours = deaggregate(records)
+    assert user_view(ours) == SAMPLE
+    by_aggregate = {}
+    for r in ours:
+        by_aggregate.setdefault(r.sequence_number, []).append(r.sub_sequence_number)
+    assert all(subs == list(range(len(subs))) for subs in by_aggregate.values())
+
+
+def test_ours_decode_with_aws_kinesis_agg():
+    entries = ours_aggregate(SAMPLE, max_bytes=4096)
+    assert len(entries) > 1 and all(is_aggregated(e["Data"]) for e in entries)
+    records = [outer(e["Data"], e["PartitionKey"], str(n)) for n, e in enumerate(entries)]
+    theirs = list(agg_deaggregator.iter_deaggregate_records(records, data_format="Boto3"))
+    # aws-kinesis-agg reads index 0 of the key table when the index field is absent (a
+    # known bug), so compare explicit hash keys only where we wrote one.
+    assert [
+        (base64.b64decode(t["kinesis"]["data"]), t["kinesis"]["partitionKey"]) for t in theirs
+    ] == [(d, k) for d, k, _ in SAMPLE]
+    for t, (_, _, ehk) in zip(theirs, SAMPLE):
+        if ehk is not None:
+            assert t["kinesis"]["explicitHashKey"] == ehk
+
+
+def test_our_aggregates_parse_with_the_plain_protobuf_message():
+    entry = ours_aggregate(SAMPLE[:10])[0]
+    message = AggregatedRecord.FromString(entry["Data"][4:-16])
+    assert len(message.records) == 10
+    assert list(message.partition_key_table) == [f"key-{i}" for i in range(10)]
+
+
+# -- round trips (property tests) ----------------------------------------------------
+
+keys = st.text(min_size=1, max_size=256)
+hash_keys = st.integers(min_value=0, max_value=MAX_HASH_KEY).map(str)
+user_records = st.lists(
+    st.tuples(st.binary(max_size=2000), keys, st.one_of(st.none(), hash_keys)),
+    min_size=1,
+    max_size=60,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(user_records, st.integers(min_value=200, max_value=20_000))
+def test_round_trip_any_keys_data_and_sizes(records, max_bytes):
+    entries = ours_aggregate(records, max_bytes=max_bytes)
+    for e in entries:
+        assert len(e["Data"]) + len(e["PartitionKey"].encode()) <= max(
+            max_bytes, len(e["Data"]) + len(e["PartitionKey"].encode())
+        )
+        if is_aggregated(e["Data"]):
+            assert len(e["Data"]) + len(e["PartitionKey"].encode()) <= max_bytes
+    got = deaggregate([outer(e["Data"], e["PartitionKey"], str(n)) for n, e in enumerate(entries)])
+    assert [(d, k) for d, k, _ in user_view(got)] == [(d, k) for d, k, _ in records]
+    aggregated_ehks = [r.explicit_hash_key for r in got if r.explicit_hash_key is not None]
+    assert len(aggregated_ehks) <= sum(1 for _, _, ehk in records if ehk is not None)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.binary(max_size=300), keys), min_size=1, max_size=200))
+def test_grouped_by_shard_every_user_record_is_kept_by_its_shard(records):
+    shard_map = ShardMap(
+        [
+            ("shardId-0", 0, 2**126 - 1),
+            ("shardId-1", 2**126, 2**127 - 1),
+            ("shardId-2", 2**127, MAX_HASH_KEY),
+        ]
+    )
+    entries = ours_aggregate([(d, k, None) for d, k in records], shard_map=shard_map)
+    got = []
+    for n, e in enumerate(entries):
+        shard_id, start, end = shard_map.shard_for(
+            effective_hash_key(e["PartitionKey"], e.get("ExplicitHashKey"))
+        )
+        got += deaggregate(
+            [outer(e["Data"], e["PartitionKey"], str(n))], start, end, shard_id=shard_id
+        )
+    assert sorted((r.data, r.partition_key) for r in got) == sorted(records)
+
+
+def test_size_and_count_limits_split_aggregates():
+    entries = ours_aggregate([(b"x" * 100, f"k{i}", None) for i in range(1000)], max_bytes=5000)
+    assert all(len(e["Data"]) + len(e["PartitionKey"]) <= 5000 for e in entries)
+    assert len(entries) >= 1000 * 100 // 5000
+    counted = ours_aggregate([(b"x", f"k{i}", None) for i in range(10)], max_records=3)
+    assert [len(deaggregate([outer(e["Data"], e["PartitionKey"])])) for e in counted] == [
+        3,
+        3,
+        3,
+        1,
+    ]
+
+
+def test_a_record_too_big_to_share_goes_plain_and_single_records_are_not_wrapped():
+    entries = ours_aggregate([(b"a", "k1", None), (b"b" * 60_000, "k2", "77"), (b"c", "k3", None)])
+    assert entries[0] == {"Data": b"a", "PartitionKey": "k1"}
+    assert entries[1] == {"Data": b"b" * 60_000, "PartitionKey": "k2", "ExplicitHashKey": "77"}
+    assert entries[2] == {"Data": b"c", "PartitionKey": "k3"}
+
+
+def test_key_tables_are_deduplicated():
+    entry = ours_aggregate([(b"d", "same", "5")] * 50)[0]
+    message = AggregatedRecord.FromString(entry["Data"][4:-16])
+    assert list(message.partition_key_table) == ["same"]
+    assert list(message.explicit_hash_key_table) == ["5"]
+
+
+# -- corrupt input: the KCL's outcome for each rule -----------------------------------
+
+
+def good_aggregate():
+    return ours_aggregate([(b"one", "a", None), (b"two", "b", None)])[0]["Data"]
+
+
+def assert_passed_through_plain(data):
+    stats = DeaggregationStats()
+    [record] = deaggregate([outer(data)], stats=stats)
+    assert (record.data, record.partition_key, record.sub_sequence_number) == (data, "outer-pk", 0)
+    return stats
+
+
+def test_plain_records_pass_with_sub_sequence_zero():
+    [record] = deaggregate([outer(b"just data")], shard_id="shardId-000000000001", stream_name="s")
+    assert record.sub_sequence_number == 0 and record.shard_id == "shardId-000000000001"
+    assert record.approximate_arrival_timestamp == ARRIVAL
+
+
+def test_bad_md5_passes_the_outer_record_through():
+    data = good_aggregate()
+    assert_passed_through_plain(data[:-1] + bytes([data[-1] ^ 1]))
+
+
+def test_truncated_aggregate_passes_through():
+    assert_passed_through_plain(good_aggregate()[:-5])
+    assert_passed_through_plain(MAGIC + b"\x00" * 16)  # nothing but a digest after the magic
+    assert_passed_through_plain(MAGIC[:3])
+
+
+def test_unparsable_protobuf_with_a_good_md5_passes_through():
+    body = b"\x1a\xff\xff\xff"  # a length past the end
+    assert_passed_through_plain(MAGIC + body + hashlib.md5(body).digest())
+
+
+def test_missing_required_field_passes_through():
+    body = b"\x0a\x01k" + b"\x1a\x03\x1a\x01x"  # a record without partition_key_index
+    assert_passed_through_plain(MAGIC + body + hashlib.md5(body).digest())
+
+
+def test_missing_required_field_in_a_slow_path_record_passes_through():
+    body = b"\x0a\x01k" + b"\x1a\x05\x10\x00\x1a\x01x"  # explicit hash key index, no pk index
+    assert (
+        assert_passed_through_plain(MAGIC + body + hashlib.md5(body).digest()).malformed_aggregates
+        == 1
+    )
+
+
+def test_index_outside_the_key_table_passes_through_counted():
+    message = AggregatedRecord()
+    message.partition_key_table.append("k")
+    message.records.add(partition_key_index=0, data=b"ok")
+    message.records.add(partition_key_index=5, data=b"bad index")
+    stats = assert_passed_through_plain(encode(message))
+    assert stats.malformed_aggregates == 1
+
+
+def test_a_user_record_outside_the_shard_range_drops_the_whole_aggregate(caplog):
+    low_key, high_key = "a", "b"
+    low, high = sorted((effective_hash_key(low_key), effective_hash_key(high_key)))
+    inside = "a" if effective_hash_key("a") == low else "b"
+    outside = "b" if inside == "a" else "a"
+    message = AggregatedRecord()
+    message.partition_key_table.extend([inside, outside])
+    message.records.add(partition_key_index=0, data=b"in")
+    message.records.add(partition_key_index=1, data=b"out")
+    stats = DeaggregationStats()
+    kept = deaggregate(
+        [outer(encode(message)), outer(b"plain", sequence_number="2")],
+        low,
+        low,
+        shard_id="shardId-000000000003",
+        stats=stats,
+    )
+    assert [r.data for r in kept] == [b"plain"]
+    assert stats.aggregates_dropped == 1 and stats.user_records_dropped == 2
+    assert (
+        "shardId-000000000003" in caplog.text
+        and "49000000000000000000000000000000000000000000000000000001" in caplog.text
+    )
+    # The same aggregate read by a shard whose range holds both keys is kept whole.
+    assert [r.data for r in deaggregate([outer(encode(message))], low, high)] == [b"in", b"out"]
+
+
+def test_explicit_hash_key_decides_the_range_only_when_its_index_is_present():
+    message = AggregatedRecord()
+    message.partition_key_table.append("k")
+    message.explicit_hash_key_table.append("5")
+    message.records.add(partition_key_index=0, explicit_hash_key_index=0, data=b"routed by 5")
+    message.records.add(partition_key_index=0, data=b"routed by md5(k)")
+    md5_k = effective_hash_key("k")
+    both = deaggregate([outer(encode(message))], 0, MAX_HASH_KEY)
+    assert [(r.data, r.explicit_hash_key) for r in both] == [
+        (b"routed by 5", "5"),
+        (b"routed by md5(k)", None),
+    ]
+    assert deaggregate([outer(encode(message))], 0, 10) == []  # md5(k) is far above 10
+    if md5_k > 5:
+        assert len(deaggregate([outer(encode(message))], 5, md5_k)) == 2
+
+
+def test_non_numeric_explicit_hash_key_passes_through_when_range_checked():
+    message = AggregatedRecord()
+    message.partition_key_table.append("k")
+    message.explicit_hash_key_table.append("not-a-number")
+    message.records.add(partition_key_index=0, explicit_hash_key_index=0, data=b"x")
+    message.records.add(partition_key_index=0, data=b"y")
+    stats = DeaggregationStats()
+    [record] = deaggregate([outer(encode(message))], 0, MAX_HASH_KEY, stats=stats)
+    assert record.sub_sequence_number == 0 and is_aggregated(record.data)
+    assert stats.malformed_aggregates == 1
+
+
+def test_large_user_records_take_the_two_byte_length_path_and_multibyte_indexes_the_slow_path():
+    records = [(bytes([i % 256]) * (1000 + i), f"key-{i}", None) for i in range(300)]
+    entries = ours_aggregate(records, max_bytes=1024 * 1024)
+    assert len(entries) == 1  # 300 keys: indexes >= 128 need two-byte varints
+    got = deaggregate([outer(entries[0]["Data"])], 0, MAX_HASH_KEY)
+    assert [(r.data, r.partition_key) for r in got] == [(d, k) for d, k, _ in records]
+    assert [r.sub_sequence_number for r in got] == list(range(300))
+
+
+@pytest.mark.parametrize("bound", ["0", 0])
+def test_hash_range_accepts_strings_and_ints(bound):
+    assert len(deaggregate([outer(good_aggregate())], bound, str(MAX_HASH_KEY))) == 2
