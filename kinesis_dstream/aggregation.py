@@ -204,47 +204,28 @@ def deaggregate(
                 ehk_ok = [True] * len(ehks)
             for sub, raw in enumerate(view.records):
                 # Inline fast path: 08 <pk index < 128> 1A <length: 1 or 2 bytes> <data>.
+                # Any other layout (explicit hash key, tags, big indexes) is fully parsed.
                 if raw[0] == 8 and raw[1] < 128 and raw[2] == 26:
                     n = raw[3]
-                    if n < 128 and len(raw) == 4 + n:
+                    if n < 128:
+                        offset, length = 4, n
+                    else:
+                        offset, length = 5, (n & 127) | raw[4] << 7
+                    if raw[offset - 1] < 128 and len(raw) == offset + length:
                         pki = raw[1]
                         if not pk_ok[pki]:
                             break
-                        append(
-                            new(
-                                KinesisRecord,
-                                (
-                                    raw[4:],
-                                    pks[pki],
-                                    sequence_number,
-                                    sub,
-                                    None,
-                                    arrival,
-                                    shard_id,
-                                    stream_name,
-                                ),
-                            )
+                        user_record = (
+                            raw[offset:],
+                            pks[pki],
+                            sequence_number,
+                            sub,
+                            None,
+                            arrival,
+                            shard_id,
+                            stream_name,
                         )
-                        continue
-                    if n >= 128 and raw[4] < 128 and len(raw) == 5 + ((n & 127) | raw[4] << 7):
-                        pki = raw[1]
-                        if not pk_ok[pki]:
-                            break
-                        append(
-                            new(
-                                KinesisRecord,
-                                (
-                                    raw[5:],
-                                    pks[pki],
-                                    sequence_number,
-                                    sub,
-                                    None,
-                                    arrival,
-                                    shard_id,
-                                    stream_name,
-                                ),
-                            )
-                        )
+                        append(new(KinesisRecord, user_record))
                         continue
                 parsed = _Record.FromString(raw)
                 if not parsed.IsInitialized():  # the KCL's Java parser rejects these
