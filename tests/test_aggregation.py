@@ -126,15 +126,29 @@ user_records = st.lists(
 def test_round_trip_any_keys_data_and_sizes(records, max_bytes):
     entries = ours_aggregate(records, max_bytes=max_bytes)
     for e in entries:
-        assert len(e["Data"]) + len(e["PartitionKey"].encode()) <= max(
-            max_bytes, len(e["Data"]) + len(e["PartitionKey"].encode())
-        )
+        size = len(e["Data"]) + len(e["PartitionKey"].encode())
         if is_aggregated(e["Data"]):
-            assert len(e["Data"]) + len(e["PartitionKey"].encode()) <= max_bytes
+            assert size <= max_bytes
     got = deaggregate([outer(e["Data"], e["PartitionKey"], str(n)) for n, e in enumerate(entries)])
     assert [(d, k) for d, k, _ in user_view(got)] == [(d, k) for d, k, _ in records]
-    aggregated_ehks = [r.explicit_hash_key for r in got if r.explicit_hash_key is not None]
-    assert len(aggregated_ehks) <= sum(1 for _, _, ehk in records if ehk is not None)
+    for user, (_, _, ehk) in zip(got, records):
+        entry = entries[int(user.sequence_number)]
+        if is_aggregated(entry["Data"]):
+            assert user.explicit_hash_key == ehk  # carried inside the aggregate
+        else:
+            assert entry.get("ExplicitHashKey") == ehk  # sent plain: on the outer record
+
+
+def test_an_aggregate_can_fill_the_one_mib_limit_exactly():
+    from kinesis_dstream.aggregation import MAX_AGGREGATE_BYTES
+
+    records = [(bytes([i % 251]) * 9000, f"k{i}", None) for i in range(200)]
+    entries = ours_aggregate(records, max_bytes=MAX_AGGREGATE_BYTES)
+    sizes = [len(e["Data"]) + len(e["PartitionKey"]) for e in entries]
+    assert max(sizes) <= MAX_AGGREGATE_BYTES
+    assert sizes[0] > MAX_AGGREGATE_BYTES - 9100  # no room left for one more record
+    got = deaggregate([outer(e["Data"], e["PartitionKey"], str(n)) for n, e in enumerate(entries)])
+    assert [(r.data, r.partition_key) for r in got] == [(d, k) for d, k, _ in records]
 
 
 @settings(max_examples=60, deadline=None)

@@ -133,3 +133,25 @@ def test_local_mode_reads_back_and_checks(tmp_path):
         result.stdout, "Totals for the words read back from the stream"
     )
     assert "OK: the stream holds exactly the words sent" in result.stdout
+
+
+def test_local_mode_with_aggregate_reads_back_every_word():
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kinesis_dstream.demo.word_producer",
+            "--local",
+            "--aggregate",
+            "--rounds",
+            "1",
+            "--seed",
+            "6",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert sum(parse_totals(result.stdout).values()) == 1000 * 10
+    assert "OK: the stream holds exactly the words sent" in result.stdout
