@@ -109,3 +109,39 @@ class CallCounter:
 
     def remove(self) -> None:
         self._client.meta.events.unregister(self._event, self._record)
+
+
+class _ErrorResponse:
+    status_code = 400
+    headers: dict = {}
+    content = b""
+
+
+class CallErrors:
+    """Answer chosen calls of one operation with a modelled AWS error, without sending.
+
+    ``decide(n)`` gets the 0-based call number and returns an error code or None (let
+    the call through). botocore raises the ClientError exactly as for a real answer.
+    """
+
+    def __init__(self, client: Any, service: str, operation: str, decide: Callable) -> None:
+        self._client = client
+        self._event = f"before-call.{service}.{operation}"
+        self._decide = decide
+        self.calls = 0
+        self.injected = 0
+        client.meta.events.register(self._event, self._handle)
+
+    def _handle(self, **_: Any) -> Optional[tuple]:
+        n, self.calls = self.calls, self.calls + 1
+        code = self._decide(n)
+        if code is None:
+            return None
+        self.injected += 1
+        return _ErrorResponse(), {
+            "Error": {"Code": code, "Message": f"{code} (injected)"},
+            "ResponseMetadata": {"HTTPStatusCode": 400},
+        }
+
+    def remove(self) -> None:
+        self._client.meta.events.unregister(self._event, self._handle)

@@ -1,0 +1,288 @@
+"""Shard reading: turn a shard position into user records.
+
+A :class:`ShardReader` runs inside a Spark executor task (or anywhere): it follows
+``NextShardIterator`` from page to page (one GetShardIterator per read, not per page),
+paces GetRecords to at most one call per ``min_call_interval_s`` per shard (Kinesis allows
+5 a second per shard, shared by every consumer), retries throttling and unavailability
+with one :class:`~.backoff.Backoff`, re-creates an expired iterator after the last record
+it delivered, de-aggregates KPL records with the shard's hash range, and reports shard
+end with the child shards.
+
+Positions are extended sequence numbers (sequence number, sub-sequence number). Resuming
+from a checkpoint starts AT the checkpointed sequence number and drops every user record
+at or before the checkpoint: that is how a KPL aggregate is resumed mid-way.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Callable, Optional
+
+from .aggregation import DeaggregationStats, deaggregate
+from .backoff import Backoff, call_with_retry
+from .errors import KinesisServiceError
+
+ITERATOR_TYPES = (
+    "TRIM_HORIZON",
+    "LATEST",
+    "AT_TIMESTAMP",
+    "AT_SEQUENCE_NUMBER",
+    "AFTER_SEQUENCE_NUMBER",
+)
+MAX_RECORDS_PER_CALL = 10_000
+#: spark.streaming.kinesis.retry.waitTime (100ms) and .maxAttempts (3) defaults.
+DEFAULT_READ_BACKOFF = Backoff(initial_delay_s=0.1, max_delay_s=10.0, max_attempts=3)
+#: Error codes meaning "this iterator is no longer usable": make a new one.
+_ITERATOR_GONE = frozenset({"ExpiredIteratorException"})
+
+
+def esn_key(sequence_number: str, sub_sequence_number: int = 0) -> tuple:
+    """Sort key of a numeric extended sequence number: integers, never strings."""
+    return (int(sequence_number), sub_sequence_number)
+
+
+@dataclass(frozen=True)
+class StartPosition:
+    """Where a reader starts. Build one with the class methods."""
+
+    iterator_type: str
+    sequence_number: Optional[str] = None
+    timestamp: Optional[datetime] = None
+    #: Drop user records at or before this (sequence, sub-sequence): checkpoint resume.
+    drop_through: Optional[tuple] = None
+
+    def __post_init__(self) -> None:
+        if self.iterator_type not in ITERATOR_TYPES:
+            raise ValueError(
+                f"unknown iterator type {self.iterator_type!r}; "
+                f"accepted: {', '.join(ITERATOR_TYPES)}"
+            )
+        needs_sequence = self.iterator_type in ("AT_SEQUENCE_NUMBER", "AFTER_SEQUENCE_NUMBER")
+        if needs_sequence and not (self.sequence_number and self.sequence_number.isdigit()):
+            raise ValueError(
+                f"{self.iterator_type} needs a numeric sequence number, "
+                f"got {self.sequence_number!r}"
+            )
+        if self.iterator_type == "AT_TIMESTAMP" and self.timestamp is None:
+            raise ValueError("AT_TIMESTAMP needs a timestamp")
+
+    @classmethod
+    def trim_horizon(cls) -> StartPosition:
+        return cls("TRIM_HORIZON")
+
+    @classmethod
+    def latest(cls) -> StartPosition:
+        return cls("LATEST")
+
+    @classmethod
+    def at_timestamp(cls, timestamp: datetime) -> StartPosition:
+        if timestamp.tzinfo is None:
+            raise ValueError(f"AT_TIMESTAMP needs a timezone-aware datetime, got {timestamp!r}")
+        return cls("AT_TIMESTAMP", timestamp=timestamp)
+
+    @classmethod
+    def at_sequence_number(cls, sequence_number: str) -> StartPosition:
+        return cls("AT_SEQUENCE_NUMBER", sequence_number)
+
+    @classmethod
+    def after_sequence_number(cls, sequence_number: str) -> StartPosition:
+        return cls("AFTER_SEQUENCE_NUMBER", sequence_number)
+
+    @classmethod
+    def after_checkpoint(cls, sequence_number: str, sub_sequence_number: int = 0) -> StartPosition:
+        """Resume after a checkpoint: AT its sequence number, dropping ESNs <= it."""
+        return cls(
+            "AT_SEQUENCE_NUMBER",
+            sequence_number,
+            drop_through=esn_key(sequence_number, sub_sequence_number),
+        )
+
+    def iterator_args(self) -> dict:
+        args: dict = {"ShardIteratorType": self.iterator_type}
+        if self.sequence_number is not None:
+            args["StartingSequenceNumber"] = self.sequence_number
+        if self.timestamp is not None:
+            args["Timestamp"] = self.timestamp
+        return args
+
+
+@dataclass(frozen=True)
+class ReaderConfig:
+    """Reading knobs, defaults declared once. Units are in the names."""
+
+    min_call_interval_s: float = 0.2  # <= 5 GetRecords a second per shard
+    max_records_per_call: int = MAX_RECORDS_PER_CALL
+    backoff: Backoff = DEFAULT_READ_BACKOFF
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.max_records_per_call <= MAX_RECORDS_PER_CALL:
+            raise ValueError(
+                f"max_records_per_call must be in [1, {MAX_RECORDS_PER_CALL}], "
+                f"got {self.max_records_per_call}"
+            )
+        if self.min_call_interval_s < 0:
+            raise ValueError(f"min_call_interval_s must be >= 0, got {self.min_call_interval_s}")
+
+
+@dataclass
+class ReadBatch:
+    """What one :meth:`ShardReader.read` returned."""
+
+    records: list
+    millis_behind_latest: Optional[int]
+    shard_ended: bool
+    child_shard_ids: list = field(default_factory=list)
+    get_records_calls: int = 0
+
+
+class ShardReader:
+    """Reads one shard from a :class:`StartPosition`; not thread-safe (one task owns it)."""
+
+    def __init__(
+        self,
+        client: Any,
+        stream_name: str,
+        shard_id: str,
+        start: StartPosition,
+        *,
+        hash_key_range: Optional[tuple] = None,
+        config: ReaderConfig = ReaderConfig(),
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+        stats: Optional[DeaggregationStats] = None,
+    ) -> None:
+        self.stream_name = stream_name
+        self.shard_id = shard_id
+        self._client = client
+        self._start = start
+        self._range = hash_key_range or (None, None)
+        self._config = config
+        self._clock = clock
+        self._sleep = sleep
+        self.stats = stats or DeaggregationStats()
+        self._iterator: Optional[str] = None
+        self._drop_through: Optional[tuple] = start.drop_through
+        self._last_call_at: Optional[float] = None
+        #: ESN of the last user record delivered, None before the first.
+        self.last_delivered: Optional[tuple] = None
+        self.shard_ended = False
+        self.child_shard_ids: list = []
+        self.iterators_renewed = 0
+
+    def _where(self, operation: str) -> dict:
+        return {"operation": operation, "stream_name": self.stream_name, "shard_id": self.shard_id}
+
+    def _new_iterator(self) -> str:
+        if self.last_delivered is None:
+            args = self._start.iterator_args()
+        else:  # after the last delivered record, which may sit inside an aggregate
+            args = {
+                "ShardIteratorType": "AT_SEQUENCE_NUMBER",
+                "StartingSequenceNumber": str(self.last_delivered[0]),
+            }
+            self._drop_through = self.last_delivered
+        response = call_with_retry(
+            functools.partial(
+                self._client.get_shard_iterator,
+                StreamName=self.stream_name,
+                ShardId=self.shard_id,
+                **args,
+            ),
+            self._config.backoff,
+            sleep=self._sleep,
+            clock=self._clock,
+            **self._where("GetShardIterator"),
+        )
+        return response["ShardIterator"]
+
+    def _pace(self) -> None:
+        if self._last_call_at is not None:
+            wait = self._config.min_call_interval_s - (self._clock() - self._last_call_at)
+            if wait > 0:
+                self._sleep(wait)
+        self._last_call_at = self._clock()
+
+    def read(
+        self,
+        max_records: int = MAX_RECORDS_PER_CALL,
+        max_bytes: Optional[int] = None,
+        max_time_s: Optional[float] = None,
+        until: Optional[tuple] = None,
+    ) -> ReadBatch:
+        """Read up to the bounds; returns early when caught up or at shard end.
+
+        ``until`` is an inclusive end ESN: records after it are not delivered and the
+        read stops there (deterministic range reads).
+        """
+        deadline = None if max_time_s is None else self._clock() + max_time_s
+        out: list = []
+        size = 0
+        calls = 0
+        millis_behind: Optional[int] = None
+        while not self.shard_ended and len(out) < max_records:
+            if max_bytes is not None and size >= max_bytes:
+                break
+            if deadline is not None and calls and self._clock() >= deadline:
+                break
+            if self._iterator is None:
+                self._iterator = self._new_iterator()
+            self._pace()
+            limit = min(max_records - len(out), self._config.max_records_per_call)
+            try:
+                response = call_with_retry(
+                    functools.partial(
+                        self._client.get_records, ShardIterator=self._iterator, Limit=limit
+                    ),
+                    self._config.backoff,
+                    sleep=self._sleep,
+                    clock=self._clock,
+                    **self._where("GetRecords"),
+                )
+            except KinesisServiceError as exc:
+                if exc.code in _ITERATOR_GONE:
+                    self._iterator = None
+                    self.iterators_renewed += 1
+                    continue
+                raise
+            calls += 1
+            millis_behind = response.get("MillisBehindLatest")
+            users = deaggregate(
+                response["Records"],
+                *self._range,
+                shard_id=self.shard_id,
+                stream_name=self.stream_name,
+                stats=self.stats,
+            )
+            if self._drop_through is not None:
+                drop = self._drop_through
+                users = [
+                    u for u in users if esn_key(u.sequence_number, u.sub_sequence_number) > drop
+                ]
+                if users:
+                    self._drop_through = None
+            if until is not None:
+                kept = [
+                    u for u in users if esn_key(u.sequence_number, u.sub_sequence_number) <= until
+                ]
+                done = len(kept) < len(users)
+                users = kept
+            else:
+                done = False
+            if users:
+                out.extend(users)
+                size += sum(len(u.data) for u in users)
+                last = users[-1]
+                self.last_delivered = esn_key(last.sequence_number, last.sub_sequence_number)
+                done = done or (until is not None and self.last_delivered >= until)
+            next_iterator = response.get("NextShardIterator")
+            if next_iterator is None:
+                self.shard_ended = True
+                self.child_shard_ids = [c["ShardId"] for c in response.get("ChildShards", [])]
+                break
+            self._iterator = next_iterator
+            if done or (not response["Records"] and not millis_behind):
+                break  # reached the end of the range, or caught up with the shard's tip
+        return ReadBatch(out, millis_behind, self.shard_ended, list(self.child_shard_ids), calls)

@@ -1,0 +1,248 @@
+"""ShardReader against moto's server; faults injected with botocore hooks."""
+
+import random
+import time
+from datetime import datetime, timezone
+
+import pytest
+
+from kinesis_dstream import KinesisProducer, StreamNotFoundError
+from kinesis_dstream.backoff import Backoff
+from kinesis_dstream.reader import ReaderConfig, ShardReader, StartPosition, esn_key
+from kinesis_dstream.streams import list_shard_ids
+
+from .faults import CallCounter, CallErrors
+
+FAST = ReaderConfig(min_call_interval_s=0.0, backoff=Backoff(0.001, 0.01, max_attempts=50))
+
+
+class FakeSleep:
+    def __init__(self):
+        self.sleeps = []
+
+    def __call__(self, seconds):
+        self.sleeps.append(seconds)
+
+
+def fill(kinesis, stream, n, aggregate=False, prefix="r"):
+    with KinesisProducer(stream, client=kinesis, aggregate=aggregate) as producer:
+        for i in range(n):
+            producer.put(f"{prefix}{i}", f"pk{i % 7}")
+
+
+def read_all(reader, page=10_000):
+    records = []
+    while True:
+        batch = reader.read(max_records=page)
+        records += batch.records
+        if not batch.records:
+            return records
+
+
+def shard(kinesis, stream):
+    return list_shard_ids(kinesis, stream)[0]
+
+
+def test_trim_horizon_reads_everything_in_order_following_next_iterator(kinesis, stream):
+    fill(kinesis, stream, 2500)
+    iterators = CallCounter(kinesis, "kinesis", "GetShardIterator")
+    reader = ShardReader(
+        kinesis, stream, shard(kinesis, stream), StartPosition.trim_horizon(), config=FAST
+    )
+    records = read_all(reader, page=1000)
+    assert [r.data for r in records] == [f"r{i}".encode() for i in range(2500)]
+    assert iterators.count == 1  # pages follow NextShardIterator
+    assert all(r.shard_id and r.stream_name == stream for r in records)
+
+
+def test_calls_are_paced_per_shard(kinesis, stream):
+    fill(kinesis, stream, 50)
+    reader = ShardReader(
+        kinesis,
+        stream,
+        shard(kinesis, stream),
+        StartPosition.trim_horizon(),
+        config=ReaderConfig(min_call_interval_s=0.1),
+    )
+    calls = CallCounter(kinesis, "kinesis", "GetRecords")
+    start = time.monotonic()
+    for _ in range(5):
+        reader.read(max_records=10)
+    assert calls.count == 5
+    assert time.monotonic() - start >= 0.4  # 5 calls, 4 intervals of 100 ms
+
+
+def test_thirty_percent_throttled_still_delivers_every_record_once_in_order(kinesis, stream):
+    fill(kinesis, stream, 3000)
+    rng = random.Random(3)
+    faults = CallErrors(
+        kinesis,
+        "kinesis",
+        "GetRecords",
+        lambda n: "ProvisionedThroughputExceededException" if rng.random() < 0.3 else None,
+    )
+    reader = ShardReader(
+        kinesis, stream, shard(kinesis, stream), StartPosition.trim_horizon(), config=FAST
+    )
+    records = read_all(reader, page=200)
+    faults.remove()
+    assert faults.injected >= 5
+    assert [r.data for r in records] == [f"r{i}".encode() for i in range(3000)]
+
+
+def test_ten_throttles_in_a_row_back_off_with_growing_bounded_sleeps(kinesis, stream):
+    fill(kinesis, stream, 10)
+    faults = CallErrors(
+        kinesis, "kinesis", "GetRecords", lambda n: "LimitExceededException" if n < 10 else None
+    )
+    sleep = FakeSleep()
+    backoff = Backoff(initial_delay_s=0.1, max_delay_s=2.0, max_attempts=20)
+    reader = ShardReader(
+        kinesis,
+        stream,
+        shard(kinesis, stream),
+        StartPosition.trim_horizon(),
+        config=ReaderConfig(min_call_interval_s=0.0, backoff=backoff),
+        sleep=sleep,
+    )
+    batch = reader.read()
+    faults.remove()
+    assert len(batch.records) == 10
+    assert len(sleep.sleeps) == 10  # one sleep per throttle: no busy loop
+    assert all(s <= backoff.ceiling_s(i) for i, s in enumerate(sleep.sleeps))
+    assert sum(sleep.sleeps[5:]) > sum(sleep.sleeps[:5])  # later waits are longer
+
+
+def test_throttling_past_the_budget_names_stream_shard_and_operation(kinesis, stream):
+    faults = CallErrors(
+        kinesis, "kinesis", "GetRecords", lambda n: "ProvisionedThroughputExceededException"
+    )
+    shard_id = shard(kinesis, stream)
+    reader = ShardReader(
+        kinesis,
+        stream,
+        shard_id,
+        StartPosition.trim_horizon(),
+        config=ReaderConfig(min_call_interval_s=0, backoff=Backoff(0.001, 0.01, max_attempts=3)),
+    )
+    with pytest.raises(Exception) as info:
+        reader.read()
+    faults.remove()
+    assert (
+        stream in str(info.value)
+        and shard_id in str(info.value)
+        and "GetRecords" in str(info.value)
+    )
+    assert faults.calls == 3
+
+
+def test_expired_iterator_mid_shard_continues_without_loss_or_duplicate(kinesis, stream):
+    fill(kinesis, stream, 1000)
+    faults = CallErrors(
+        kinesis,
+        "kinesis",
+        "GetRecords",
+        lambda n: "ExpiredIteratorException" if n in (2, 5) else None,
+    )
+    iterators = CallCounter(kinesis, "kinesis", "GetShardIterator")
+    reader = ShardReader(
+        kinesis, stream, shard(kinesis, stream), StartPosition.trim_horizon(), config=FAST
+    )
+    records = read_all(reader, page=100)
+    faults.remove()
+    assert reader.iterators_renewed == 2 and iterators.count == 3
+    assert [r.data for r in records] == [f"r{i}".encode() for i in range(1000)]
+
+
+def test_a_deleted_stream_is_a_clear_error_not_a_retry_loop(kinesis, stream):
+    fill(kinesis, stream, 5)
+    calls = CallCounter(kinesis, "kinesis", "GetRecords")
+    reader = ShardReader(
+        kinesis, stream, shard(kinesis, stream), StartPosition.trim_horizon(), config=FAST
+    )
+    reader.read()
+    kinesis.delete_stream(StreamName=stream)
+    before = calls.count
+    with pytest.raises(StreamNotFoundError, match=stream):
+        reader.read()
+    assert calls.count - before <= 1
+
+
+def test_at_timestamp_returns_exactly_the_records_after_it(kinesis, stream):
+    fill(kinesis, stream, 20, prefix="before")
+    time.sleep(1.1)
+    cut = datetime.now(timezone.utc)
+    time.sleep(1.1)
+    fill(kinesis, stream, 20, prefix="after")
+    reader = ShardReader(
+        kinesis, stream, shard(kinesis, stream), StartPosition.at_timestamp(cut), config=FAST
+    )
+    assert [r.data for r in read_all(reader)] == [f"after{i}".encode() for i in range(20)]
+
+
+def test_resume_after_a_checkpoint_inside_an_aggregate_starts_at_the_next_sub_record(
+    kinesis, stream
+):
+    fill(kinesis, stream, 300, aggregate=True)
+    shard_id = shard(kinesis, stream)
+    everything = read_all(
+        ShardReader(kinesis, stream, shard_id, StartPosition.trim_horizon(), config=FAST)
+    )
+    assert len({r.sequence_number for r in everything}) < 300  # really aggregated
+    checkpoint = everything[150]
+    assert checkpoint.sub_sequence_number > 0
+    resumed = read_all(
+        ShardReader(
+            kinesis,
+            stream,
+            shard_id,
+            StartPosition.after_checkpoint(
+                checkpoint.sequence_number, checkpoint.sub_sequence_number
+            ),
+            config=FAST,
+        )
+    )
+    assert resumed == everything[151:]
+
+
+@pytest.mark.parametrize("first, last", [(0, 299), (37, 211), (150, 150)])
+def test_range_reads_return_exactly_their_range_also_inside_aggregates(
+    kinesis, stream, first, last
+):
+    fill(kinesis, stream, 300, aggregate=True)
+    shard_id = shard(kinesis, stream)
+    everything = read_all(
+        ShardReader(kinesis, stream, shard_id, StartPosition.trim_horizon(), config=FAST)
+    )
+    start, end = everything[first], everything[last]
+    reader = ShardReader(
+        kinesis,
+        stream,
+        shard_id,
+        StartPosition(
+            "AT_SEQUENCE_NUMBER",
+            start.sequence_number,
+            drop_through=(int(start.sequence_number), start.sub_sequence_number - 1),
+        ),
+        config=FAST,
+    )
+    got = []
+    while True:
+        batch = reader.read(until=esn_key(end.sequence_number, end.sub_sequence_number))
+        got += batch.records
+        if not batch.records:
+            break
+    assert got == everything[first : last + 1]
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"iterator_type": "SOMEWHERE"}, "TRIM_HORIZON"),
+        ({"iterator_type": "AT_SEQUENCE_NUMBER"}, "numeric"),
+        ({"iterator_type": "AT_TIMESTAMP"}, "timestamp"),
+    ],
+)
+def test_bad_start_positions_are_refused(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        StartPosition(**kwargs)
