@@ -112,22 +112,8 @@ def test_create_stream_creates_it_with_the_shards_asked(local_aws, kinesis, uniq
     assert len(read_all_records(kinesis, unique_name)) == 50
 
 
-def test_local_mode_reads_back_and_checks(tmp_path):
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "kinesis_dstream.demo.word_producer",
-            "--local",
-            "--rounds",
-            "2",
-            "--seed",
-            "5",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+def test_local_mode_reads_back_and_checks():
+    result = run_script(["--local", "--rounds", "2", "--seed", "5"])
     assert result.returncode == 0, result.stderr
     assert parse_totals(result.stdout) == parse_totals(
         result.stdout, "Totals for the words read back from the stream"
@@ -136,22 +122,7 @@ def test_local_mode_reads_back_and_checks(tmp_path):
 
 
 def test_local_mode_with_aggregate_reads_back_every_word():
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "kinesis_dstream.demo.word_producer",
-            "--local",
-            "--aggregate",
-            "--rounds",
-            "1",
-            "--seed",
-            "6",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = run_script(["--local", "--aggregate", "--rounds", "1", "--seed", "6"])
     assert result.returncode == 0, result.stderr
     assert sum(parse_totals(result.stdout).values()) == 1000 * 10
     assert "OK: the stream holds exactly the words sent" in result.stdout
