@@ -11,9 +11,10 @@ bytes. The KCL's rules (``AggregatorUtil.deaggregate``), which :func:`deaggregat
   UTF-8 partition key as an unsigned 128-bit integer) lies outside the shard's hash range
   drops the whole aggregate (counted, and logged with shard and sequence number).
 
-One deliberate difference: where the KCL meets an index past the end of a key table it
-logs and keeps the user records it had already emitted, losing the rest. Here such an
-aggregate is passed through whole as one plain record (counted and logged): nothing lost.
+One deliberate difference: where the KCL meets an index past the end of a key table, a
+non-numeric explicit hash key or a user record missing a required field, it logs and
+keeps the user records it had already emitted, losing the rest. Here such an aggregate is
+passed through whole as one plain record (counted and logged): nothing lost.
 
 Decoding: upb (protobuf's C backend) splits the aggregate into its key tables and each
 user record's bytes; the common record layouts (partition key index < 128, no explicit
@@ -110,7 +111,7 @@ class DeaggregationStats:
 
 
 class _Malformed(Exception):
-    """An aggregate whose indexes do not fit its key tables."""
+    """An aggregate that parses but cannot be read: see the module's deliberate difference."""
 
 
 try:  # CPython's built-in MD5: a third of OpenSSL's per-call cost on short inputs
@@ -313,6 +314,14 @@ def _varint(value: int) -> bytes:
     return bytes(out)
 
 
+def _put_entry(data: bytes, partition_key: str, explicit_hash_key: Optional[str]) -> dict:
+    """A PutRecords entry; the explicit hash key only when there is one."""
+    entry = {"Data": data, "PartitionKey": partition_key}
+    if explicit_hash_key is not None:
+        entry["ExplicitHashKey"] = explicit_hash_key
+    return entry
+
+
 def _field(tag: int, payload: bytes) -> bytes:
     """A length-delimited protobuf field (wire type 2)."""
     return bytes((tag,)) + _varint(len(payload)) + payload
@@ -405,7 +414,7 @@ class _OpenAggregate:
     def entry(self) -> dict:
         """The PutRecords entry for this aggregate (a single record goes unaggregated)."""
         if self.count == 1:
-            return self._outer(self.first_data)
+            return _put_entry(self.first_data, self.partition_key, self.explicit_hash_key)
         records = [e for tag, e in self.parts if tag == _TAG_RECORD]
         # protobuf allows fields in any order; tables first reads best and matches the KPL.
         body = b"".join(
@@ -413,13 +422,7 @@ class _OpenAggregate:
             + [e for tag, e in self.parts if tag == _TAG_EHK_TABLE]
             + records
         )
-        return self._outer(MAGIC + body + _md5(body))
-
-    def _outer(self, data: bytes) -> dict:
-        entry = {"Data": data, "PartitionKey": self.partition_key}
-        if self.explicit_hash_key is not None:
-            entry["ExplicitHashKey"] = self.explicit_hash_key
-        return entry
+        return _put_entry(MAGIC + body + _md5(body), self.partition_key, self.explicit_hash_key)
 
 
 class RecordAggregator:
@@ -472,8 +475,7 @@ class RecordAggregator:
             cost, encoded, fields = current.cost(data, partition_key, explicit_hash_key)
         if current.size + cost > self.max_bytes:  # alone it does not fit: send it plain
             del self._open[group]
-            plain = _OpenAggregate(partition_key, explicit_hash_key)
-            done.append(plain._outer(data))
+            done.append(_put_entry(data, partition_key, explicit_hash_key))
             return done
         current.add(data, encoded, fields, cost)
         return done
