@@ -11,12 +11,13 @@ import random
 from typing import Any, Callable, Optional
 
 
-class _OkResponse:
+class _CannedResponse:
     """The little of an HTTP response botocore reads from a short-circuited call."""
 
-    status_code = 200
-    headers: dict = {}
-    content = b""
+    def __init__(self, status_code: int) -> None:
+        self.status_code = status_code
+        self.headers: dict = {}
+        self.content = b""
 
 
 class PutRecordsFailures:
@@ -66,7 +67,7 @@ class PutRecordsFailures:
         # botocore skips the HTTP request when a before-call handler returns a response;
         # an empty result that _after then fills with one failed entry per record.
         if context.get("injected_all_failed"):
-            return _OkResponse(), {"FailedRecordCount": 0, "Records": []}
+            return _CannedResponse(200), {"FailedRecordCount": 0, "Records": []}
         return None
 
     def _after(self, parsed: dict, context: dict, **_: Any) -> None:
@@ -111,12 +112,6 @@ class CallCounter:
         self._client.meta.events.unregister(self._event, self._record)
 
 
-class _ErrorResponse:
-    status_code = 400
-    headers: dict = {}
-    content = b""
-
-
 class CallErrors:
     """Answer chosen calls of one operation with a modelled AWS error, without sending.
 
@@ -138,7 +133,7 @@ class CallErrors:
         if code is None:
             return None
         self.injected += 1
-        return _ErrorResponse(), {
+        return _CannedResponse(400), {
             "Error": {"Code": code, "Message": f"{code} (injected)"},
             "ResponseMetadata": {"HTTPStatusCode": 400},
         }

@@ -63,6 +63,16 @@ def encode(body_message):
     return MAGIC + body + hashlib.md5(body).digest()
 
 
+def hand_built(partition_keys, explicit_hash_keys, *records):
+    """An aggregate with exactly these tables and records (dicts of Record fields)."""
+    message = AggregatedRecord()
+    message.partition_key_table.extend(partition_keys)
+    message.explicit_hash_key_table.extend(explicit_hash_keys)
+    for fields in records:
+        message.records.add(**fields)
+    return encode(message)
+
+
 def user_view(records):
     return [(r.data, r.partition_key, r.explicit_hash_key) for r in records]
 
@@ -250,11 +260,13 @@ def test_missing_required_field_in_a_slow_path_record_passes_through():
 
 
 def test_index_outside_the_key_table_passes_through_counted():
-    message = AggregatedRecord()
-    message.partition_key_table.append("k")
-    message.records.add(partition_key_index=0, data=b"ok")
-    message.records.add(partition_key_index=5, data=b"bad index")
-    stats = assert_passed_through_plain(encode(message))
+    aggregate = hand_built(
+        ["k"],
+        [],
+        {"partition_key_index": 0, "data": b"ok"},
+        {"partition_key_index": 5, "data": b"bad index"},
+    )
+    stats = assert_passed_through_plain(aggregate)
     assert stats.malformed_aggregates == 1
 
 
@@ -263,13 +275,15 @@ def test_a_user_record_outside_the_shard_range_drops_the_whole_aggregate(caplog)
     low, high = sorted((effective_hash_key(low_key), effective_hash_key(high_key)))
     inside = "a" if effective_hash_key("a") == low else "b"
     outside = "b" if inside == "a" else "a"
-    message = AggregatedRecord()
-    message.partition_key_table.extend([inside, outside])
-    message.records.add(partition_key_index=0, data=b"in")
-    message.records.add(partition_key_index=1, data=b"out")
+    aggregate = hand_built(
+        [inside, outside],
+        [],
+        {"partition_key_index": 0, "data": b"in"},
+        {"partition_key_index": 1, "data": b"out"},
+    )
     stats = DeaggregationStats()
     kept = deaggregate(
-        [outer(encode(message)), outer(b"plain", sequence_number="2")],
+        [outer(aggregate), outer(b"plain", sequence_number="2")],
         low,
         low,
         shard_id="shardId-000000000003",
@@ -282,34 +296,36 @@ def test_a_user_record_outside_the_shard_range_drops_the_whole_aggregate(caplog)
         and "49000000000000000000000000000000000000000000000000000001" in caplog.text
     )
     # The same aggregate read by a shard whose range holds both keys is kept whole.
-    assert [r.data for r in deaggregate([outer(encode(message))], low, high)] == [b"in", b"out"]
+    assert [r.data for r in deaggregate([outer(aggregate)], low, high)] == [b"in", b"out"]
 
 
 def test_explicit_hash_key_decides_the_range_only_when_its_index_is_present():
-    message = AggregatedRecord()
-    message.partition_key_table.append("k")
-    message.explicit_hash_key_table.append("5")
-    message.records.add(partition_key_index=0, explicit_hash_key_index=0, data=b"routed by 5")
-    message.records.add(partition_key_index=0, data=b"routed by md5(k)")
+    aggregate = hand_built(
+        ["k"],
+        ["5"],
+        {"partition_key_index": 0, "explicit_hash_key_index": 0, "data": b"routed by 5"},
+        {"partition_key_index": 0, "data": b"routed by md5(k)"},
+    )
     md5_k = effective_hash_key("k")
-    both = deaggregate([outer(encode(message))], 0, MAX_HASH_KEY)
+    both = deaggregate([outer(aggregate)], 0, MAX_HASH_KEY)
     assert [(r.data, r.explicit_hash_key) for r in both] == [
         (b"routed by 5", "5"),
         (b"routed by md5(k)", None),
     ]
-    assert deaggregate([outer(encode(message))], 0, 10) == []  # md5(k) is far above 10
-    if md5_k > 5:
-        assert len(deaggregate([outer(encode(message))], 5, md5_k)) == 2
+    assert deaggregate([outer(aggregate)], 0, 10) == []  # md5(k) is far above 10
+    assert md5_k > 5
+    assert len(deaggregate([outer(aggregate)], 5, md5_k)) == 2
 
 
 def test_non_numeric_explicit_hash_key_passes_through_when_range_checked():
-    message = AggregatedRecord()
-    message.partition_key_table.append("k")
-    message.explicit_hash_key_table.append("not-a-number")
-    message.records.add(partition_key_index=0, explicit_hash_key_index=0, data=b"x")
-    message.records.add(partition_key_index=0, data=b"y")
+    aggregate = hand_built(
+        ["k"],
+        ["not-a-number"],
+        {"partition_key_index": 0, "explicit_hash_key_index": 0, "data": b"x"},
+        {"partition_key_index": 0, "data": b"y"},
+    )
     stats = DeaggregationStats()
-    [record] = deaggregate([outer(encode(message))], 0, MAX_HASH_KEY, stats=stats)
+    [record] = deaggregate([outer(aggregate)], 0, MAX_HASH_KEY, stats=stats)
     assert record.sub_sequence_number == 0 and is_aggregated(record.data)
     assert stats.malformed_aggregates == 1
 
