@@ -109,6 +109,12 @@ class DeaggregationStats:
             for name, value in counts.items():
                 setattr(self, name, getattr(self, name) + value)
 
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "_lock"}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state, _lock=threading.Lock())
+
 
 class _Malformed(Exception):
     """An aggregate that parses but cannot be read: see the module's deliberate difference."""

@@ -12,6 +12,8 @@ so that attempts and time are bounded by one policy the user can configure.
 from __future__ import annotations
 
 import os
+import threading
+from dataclasses import dataclass
 from typing import Any, Optional
 
 import boto3
@@ -67,3 +69,34 @@ def create_client(
         endpoint_url=endpoint_url or None,
         config=config,
     )
+
+
+@dataclass(frozen=True)
+class ClientSpec:
+    """How to build a client, not the client: picklable into Spark tasks, holds no secret.
+
+    Credentials come from boto3's default chain where the client is built (environment,
+    profiles, container or instance role), so none travels in a task or a checkpoint.
+    :meth:`client` builds one client per spec per process and reuses it, so an executor's
+    Python worker pays for client creation once, not once per task.
+    """
+
+    service: str
+    region_name: Optional[str] = None
+    endpoint_url: Optional[str] = None
+
+    def client(self) -> Any:
+        key = (os.getpid(), self)  # a forked worker must not reuse its parent's client
+        with _CLIENTS_LOCK:
+            client = _CLIENTS.get(key)
+            if client is None:
+                client = create_client(
+                    self.service, region_name=self.region_name, endpoint_url=self.endpoint_url
+                )
+                _CLIENTS[key] = client
+            return client
+
+
+#: Per-process client cache for ClientSpec.client; boto3 clients are thread-safe.
+_CLIENTS: dict = {}
+_CLIENTS_LOCK = threading.Lock()

@@ -59,6 +59,10 @@ class LeaseLostError(KinesisDStreamError):
     """This worker no longer holds the lease: another worker took it or it expired."""
 
 
+class MessageHandlerError(KinesisDStreamError):
+    """The user's decoder or message handler raised; names the stream, shard and record."""
+
+
 class ProducerError(KinesisDStreamError):
     """Records could not be written after every retry; they are listed, never dropped."""
 

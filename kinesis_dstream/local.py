@@ -23,7 +23,8 @@ from .aws import create_client
 
 log = logging.getLogger(__name__)
 
-_READY = "KINESIS_DSTREAM_LOCAL_AWS_READY"
+#: The line a child prints once it serves: this marker, a space, the bound port.
+READY_MARKER = "KINESIS_DSTREAM_LOCAL_AWS_READY"
 _START_TIMEOUT_S = 60.0
 _STOP_TIMEOUT_S = 10.0
 _CHILD_CODE = "from kinesis_dstream.local import _serve; _serve({port})"
@@ -57,14 +58,21 @@ class LocalAWS:
     @property
     def endpoint_url(self) -> str:
         if self.port is None:
-            raise RuntimeError("LocalAWS is not started")
+            raise RuntimeError(f"{self.label} is not started")
         return f"http://127.0.0.1:{self.port}"
+
+    #: Names the server in logs and errors; subclasses serving something else change it.
+    label = "local AWS (moto)"
+
+    def command(self, port: int) -> list:
+        """The child process that serves on ``port`` and prints the ready line."""
+        return [sys.executable, "-c", _CHILD_CODE.format(port=port)]
 
     def start(self) -> LocalAWS:
         if self._proc is not None:
-            raise RuntimeError("LocalAWS is already started")
+            raise RuntimeError(f"{self.label} is already started")
         self._proc = subprocess.Popen(
-            [sys.executable, "-c", _CHILD_CODE.format(port=self._requested_port)],
+            self.command(self._requested_port),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -74,27 +82,26 @@ class LocalAWS:
         except BaseException:
             self.stop()
             raise
-        log.info("local AWS (moto) serving at %s", self.endpoint_url)
+        log.info("%s serving at %s", self.label, self.endpoint_url)
         return self
 
-    @staticmethod
-    def _await_ready(proc: subprocess.Popen[str]) -> int:
+    def _await_ready(self, proc: subprocess.Popen[str]) -> int:
         assert proc.stdout is not None
         deadline = time.monotonic() + _START_TIMEOUT_S
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise RuntimeError(f"local AWS (moto) did not start within {_START_TIMEOUT_S:.0f}s")
+                raise RuntimeError(f"{self.label} did not start within {_START_TIMEOUT_S:.0f}s")
             ready, _, _ = select.select([proc.stdout], [], [], remaining)
             if not ready:
                 continue
             line = proc.stdout.readline()
             if not line:
                 raise RuntimeError(
-                    f"local AWS (moto) exited before serving (exit code {proc.wait()}); "
+                    f"{self.label} exited before serving (exit code {proc.wait()}); "
                     "its error is on stderr above"
                 )
-            if line.startswith(_READY):
+            if line.startswith(READY_MARKER):
                 return int(line.split()[1])
 
     def stop(self) -> None:
@@ -159,7 +166,7 @@ def _serve(port: int) -> None:
     server = make_server("127.0.0.1", port, app, threaded=True, request_handler=MotoRequestHandler)
     thread = threading.Thread(target=server.serve_forever, name="moto-server", daemon=True)
     thread.start()
-    print(f"{_READY} {server.server_address[1]}", flush=True)
+    print(f"{READY_MARKER} {server.server_address[1]}", flush=True)
     try:
         sys.stdin.read()
     except KeyboardInterrupt:

@@ -17,13 +17,17 @@ from __future__ import annotations
 
 import functools
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Callable, Optional
 
 from .aggregation import DeaggregationStats, deaggregate
+from .aws import ClientSpec
 from .backoff import Backoff, call_with_retry
-from .errors import KinesisServiceError
+from .conf import conf_get, parse_positive_int, parse_time_ms
+from .errors import KinesisServiceError, MessageHandlerError
+from .record import KinesisRecord
+from .streams import child_shard_ids
 
 ITERATOR_TYPES = (
     "TRIM_HORIZON",
@@ -33,8 +37,14 @@ ITERATOR_TYPES = (
     "AFTER_SEQUENCE_NUMBER",
 )
 MAX_RECORDS_PER_CALL = 10_000
+SPARK_RETRY_WAIT_TIME = "spark.streaming.kinesis.retry.waitTime"
+SPARK_RETRY_MAX_ATTEMPTS = "spark.streaming.kinesis.retry.maxAttempts"
+#: The first retry's wait doubles on each further retry, as in kinesis-asl; this caps it.
+MAX_READ_RETRY_DELAY_S = 10.0
 #: spark.streaming.kinesis.retry.waitTime (100ms) and .maxAttempts (3) defaults.
-DEFAULT_READ_BACKOFF = Backoff(initial_delay_s=0.1, max_delay_s=10.0, max_attempts=3)
+DEFAULT_READ_BACKOFF = Backoff(
+    initial_delay_s=0.1, max_delay_s=MAX_READ_RETRY_DELAY_S, max_attempts=3
+)
 #: Error codes meaning "this iterator is no longer usable": make a new one.
 _ITERATOR_GONE = frozenset({"ExpiredIteratorException"})
 
@@ -126,6 +136,27 @@ class ReaderConfig:
         if self.min_call_interval_s < 0:
             raise ValueError(f"min_call_interval_s must be >= 0, got {self.min_call_interval_s}")
 
+    @classmethod
+    def from_spark_conf(cls, conf: Any, **overrides: Any) -> ReaderConfig:
+        """Honour ``spark.streaming.kinesis.retry.waitTime`` and ``.maxAttempts``.
+
+        ``conf`` is a SparkConf, a dict or None (defaults 100ms and 3, as in kinesis-asl);
+        ``overrides`` set any other field.
+        """
+        backoff = DEFAULT_READ_BACKOFF
+        wait = conf_get(conf, SPARK_RETRY_WAIT_TIME)
+        if wait is not None:
+            wait_s = parse_time_ms(wait, SPARK_RETRY_WAIT_TIME) / 1000.0
+            backoff = replace(
+                backoff, initial_delay_s=wait_s, max_delay_s=max(wait_s, MAX_READ_RETRY_DELAY_S)
+            )
+        attempts = conf_get(conf, SPARK_RETRY_MAX_ATTEMPTS)
+        if attempts is not None:
+            backoff = replace(
+                backoff, max_attempts=parse_positive_int(attempts, SPARK_RETRY_MAX_ATTEMPTS)
+            )
+        return cls(**{"backoff": backoff, **overrides})
+
 
 @dataclass
 class ReadBatch:
@@ -136,10 +167,18 @@ class ReadBatch:
     shard_ended: bool
     child_shard_ids: list = field(default_factory=list)
     get_records_calls: int = 0
+    #: ESNs (sequence number as int, sub-sequence number) of the first and last record.
+    first_esn: Optional[tuple] = None
+    last_esn: Optional[tuple] = None
 
 
 class ShardReader:
-    """Reads one shard from a :class:`StartPosition`; not thread-safe (one task owns it)."""
+    """Reads one shard from a :class:`StartPosition`; not thread-safe (one task owns it).
+
+    ``client`` is a boto3 Kinesis client or a :class:`~.aws.ClientSpec`. A reader built
+    on a spec pickles (into a Spark task, say) with its position and without a client;
+    on the other side it takes that process's cached client for the spec.
+    """
 
     def __init__(
         self,
@@ -153,16 +192,19 @@ class ShardReader:
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
         stats: Optional[DeaggregationStats] = None,
+        message_handler: Optional[Callable[[KinesisRecord], Any]] = None,
     ) -> None:
         self.stream_name = stream_name
         self.shard_id = shard_id
-        self._client = client
+        self._spec = client if isinstance(client, ClientSpec) else None
+        self._client = None if self._spec else client
         self._start = start
         self._range = hash_key_range or (None, None)
         self._config = config
         self._clock = clock
         self._sleep = sleep
         self.stats = stats or DeaggregationStats()
+        self._handler = message_handler
         self._iterator: Optional[str] = None
         self._drop_through: Optional[tuple] = start.drop_through
         self._last_call_at: Optional[float] = None
@@ -171,6 +213,21 @@ class ShardReader:
         self.shard_ended = False
         self.child_shard_ids: list = []
         self.iterators_renewed = 0
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            assert self._spec is not None
+            self._client = self._spec.client()
+        return self._client
+
+    def __getstate__(self) -> dict:
+        if self._spec is None:
+            raise TypeError(
+                f"ShardReader for {self.stream_name}/{self.shard_id} holds a live boto3 "
+                "client; build it with a ClientSpec to send it to another process"
+            )
+        return {**self.__dict__, "_client": None}
 
     def _where(self, operation: str) -> dict:
         return {"operation": operation, "stream_name": self.stream_name, "shard_id": self.shard_id}
@@ -186,7 +243,7 @@ class ShardReader:
             self._drop_through = self.last_delivered
         response = call_with_retry(
             functools.partial(
-                self._client.get_shard_iterator,
+                self.client.get_shard_iterator,
                 StreamName=self.stream_name,
                 ShardId=self.shard_id,
                 **args,
@@ -197,6 +254,18 @@ class ShardReader:
             **self._where("GetShardIterator"),
         )
         return response["ShardIterator"]
+
+    def _children(self, response: dict) -> list:
+        if "ChildShards" in response:
+            return [child["ShardId"] for child in response["ChildShards"]]
+        # Older servers (and kinesalite) end a shard without ChildShards: ask ListShards.
+        return call_with_retry(
+            functools.partial(child_shard_ids, self.client, self.stream_name, self.shard_id),
+            self._config.backoff,
+            sleep=self._sleep,
+            clock=self._clock,
+            **self._where("ListShards"),
+        )
 
     def _pace(self) -> None:
         if self._last_call_at is not None:
@@ -215,13 +284,15 @@ class ShardReader:
         """Read up to the bounds; returns early when caught up or at shard end.
 
         ``until`` is an inclusive end ESN: records after it are not delivered and the
-        read stops there (deterministic range reads).
+        read stops there (deterministic range reads). With a message handler, the batch
+        holds what it returned for each record, in order.
         """
         deadline = None if max_time_s is None else self._clock() + max_time_s
         out: list = []
         size = 0
         calls = 0
         millis_behind: Optional[int] = None
+        first_esn: Optional[tuple] = None
         while not self.shard_ended and len(out) < max_records:
             if max_bytes is not None and size >= max_bytes:
                 break
@@ -234,7 +305,7 @@ class ShardReader:
             try:
                 response = call_with_retry(
                     functools.partial(
-                        self._client.get_records, ShardIterator=self._iterator, Limit=limit
+                        self.client.get_records, ShardIterator=self._iterator, Limit=limit
                     ),
                     self._config.backoff,
                     sleep=self._sleep,
@@ -272,17 +343,44 @@ class ShardReader:
             else:
                 done = False
             if users:
-                out.extend(users)
+                out.extend(users if self._handler is None else self._handle(users))
                 size += sum(len(u.data) for u in users)
+                if first_esn is None:
+                    first_esn = esn_key(users[0].sequence_number, users[0].sub_sequence_number)
                 last = users[-1]
                 self.last_delivered = esn_key(last.sequence_number, last.sub_sequence_number)
                 done = done or (until is not None and self.last_delivered >= until)
             next_iterator = response.get("NextShardIterator")
             if next_iterator is None:
                 self.shard_ended = True
-                self.child_shard_ids = [c["ShardId"] for c in response.get("ChildShards", [])]
+                self.child_shard_ids = self._children(response)
                 break
             self._iterator = next_iterator
             if done or (not response["Records"] and not millis_behind):
                 break  # reached the end of the range, or caught up with the shard's tip
-        return ReadBatch(out, millis_behind, self.shard_ended, list(self.child_shard_ids), calls)
+        return ReadBatch(
+            out,
+            millis_behind,
+            self.shard_ended,
+            list(self.child_shard_ids),
+            calls,
+            first_esn,
+            self.last_delivered if out else None,
+        )
+
+    def _handle(self, users: list) -> list:
+        handler = self._handler
+        assert handler is not None
+        handled: list = []
+        append = handled.append
+        try:
+            for user in users:
+                append(handler(user))
+        except Exception as exc:
+            failed = users[len(handled)]
+            raise MessageHandlerError(
+                f"message handler failed on stream {self.stream_name!r}, shard "
+                f"{self.shard_id}, record {failed.sequence_number}/"
+                f"{failed.sub_sequence_number}: {exc!r}"
+            ) from exc
+        return handled

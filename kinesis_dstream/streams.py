@@ -79,3 +79,15 @@ def list_shards(client: Any, stream_name: str) -> list:
 
 def list_shard_ids(client: Any, stream_name: str) -> list:
     return [shard["ShardId"] for shard in list_shards(client, stream_name)]
+
+
+def child_shard_ids(client: Any, stream_name: str, shard_id: str) -> list:
+    """Shards whose parent or adjacent parent is ``shard_id`` (after a split or merge).
+
+    For servers whose GetRecords does not return ``ChildShards`` at shard end.
+    """
+    return [
+        shard["ShardId"]
+        for shard in list_shards(client, stream_name)
+        if shard_id in (shard.get("ParentShardId"), shard.get("AdjacentParentShardId"))
+    ]

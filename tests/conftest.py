@@ -9,6 +9,8 @@ import pytest
 from kinesis_dstream.local import LocalAWS
 from kinesis_dstream.streams import ensure_stream
 
+from .npm_servers import NodeServer
+
 
 @pytest.fixture(scope="session")
 def local_aws():
@@ -33,3 +35,17 @@ def stream(kinesis, unique_name):
     """A fresh one-shard stream; tests needing more shards call ensure_stream themselves."""
     ensure_stream(kinesis, unique_name, 1)
     return unique_name
+
+
+@pytest.fixture(scope="session")
+def kinesalite():
+    """kinesalite on 127.0.0.1: correct split and merge, 56-digit sequence numbers."""
+    with NodeServer("kinesalite") as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def dynalite():
+    """dynalite on 127.0.0.1: a second, independent DynamoDB."""
+    with NodeServer("dynalite") as server:
+        yield server
