@@ -26,6 +26,7 @@ from .aws import ClientSpec
 from .backoff import Backoff, call_with_retry
 from .conf import conf_get, parse_positive_int, parse_time_ms
 from .errors import KinesisServiceError, MessageHandlerError
+from .esn import ExtendedSequenceNumber
 from .record import KinesisRecord
 from .streams import child_shard_ids
 
@@ -109,6 +110,25 @@ class StartPosition:
             sequence_number,
             drop_through=esn_key(sequence_number, sub_sequence_number),
         )
+
+    @classmethod
+    def from_checkpoint(
+        cls, checkpoint: ExtendedSequenceNumber, timestamp: Optional[datetime] = None
+    ) -> Optional[StartPosition]:
+        """Where to read a leased shard from; None at SHARD_END (nothing left to read).
+
+        A numeric checkpoint resumes after it; the sentinels start where they say, and
+        AT_TIMESTAMP needs the application's ``timestamp``.
+        """
+        if checkpoint.is_shard_end:
+            return None
+        if not checkpoint.is_sentinel:
+            return cls.after_checkpoint(checkpoint.sequence_number, checkpoint.sub_sequence_number)
+        if checkpoint.sequence_number == "AT_TIMESTAMP":
+            if timestamp is None:
+                raise ValueError("the lease's checkpoint is AT_TIMESTAMP: give the timestamp")
+            return cls.at_timestamp(timestamp)
+        return cls(checkpoint.sequence_number)
 
     def iterator_args(self) -> dict:
         args: dict = {"ShardIteratorType": self.iterator_type}

@@ -49,3 +49,14 @@ def dynalite():
     """dynalite on 127.0.0.1: a second, independent DynamoDB."""
     with NodeServer("dynalite") as server:
         yield server
+
+
+@pytest.fixture(params=["moto", "dynalite"])
+def dynamodb_server(request):
+    """moto's server, then dynalite: the lease code must pass on both DynamoDBs."""
+    return request.getfixturevalue("local_aws" if request.param == "moto" else "dynalite")
+
+
+@pytest.fixture
+def dynamodb(dynamodb_server):
+    return dynamodb_server.client("dynamodb")

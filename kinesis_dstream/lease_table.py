@@ -1,0 +1,295 @@
+"""The lease table in DynamoDB: every write a compare-and-swap on ``leaseCounter``.
+
+One table per application (and so per stream), hash key ``leaseKey``, on-demand
+capacity, as the KCL creates it. Creating a lease is conditional on it not existing;
+renewing, taking, evicting, checkpointing and deleting are conditional on the counter
+the caller last saw (and, where it matters, on the owner). A write that loses a race
+returns None: the caller's view is stale, nothing was written. Throttling and 5xx
+answers are retried with one :class:`~.backoff.Backoff`.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+import time
+from dataclasses import replace
+from typing import Any, Callable, Optional
+
+from .backoff import Backoff, call_with_retry
+from .errors import KinesisServiceError
+from .esn import ExtendedSequenceNumber
+from .lease import (
+    CHECKPOINT,
+    CHECKPOINT_SUB,
+    CHILD_SHARD_IDS,
+    LEASE_COUNTER,
+    LEASE_KEY,
+    LEASE_OWNER,
+    OWNER_SWITCHES,
+    Lease,
+    is_lease_item,
+)
+
+log = logging.getLogger(__name__)
+
+#: Lease writes must land well inside a failover period (10 s by default).
+DEFAULT_LEASE_BACKOFF = Backoff(
+    initial_delay_s=0.05, max_delay_s=1.0, max_attempts=6, max_elapsed_s=3.0
+)
+_CONDITION_FAILED = "ConditionalCheckFailedException"
+_TABLE_WAIT_S = 120.0
+
+
+class LeaseTableError(KinesisServiceError):
+    """The lease table is missing, unusable, or has a key schema that is not the KCL's."""
+
+
+class LeaseTable:
+    """Reads and conditionally writes the leases of one application's table."""
+
+    def __init__(
+        self,
+        client: Any,
+        table_name: str,
+        *,
+        backoff: Backoff = DEFAULT_LEASE_BACKOFF,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        if not table_name:
+            raise ValueError("the lease table name (the application name) must not be empty")
+        self.client = client
+        self.table_name = table_name
+        self._backoff = backoff
+        self._sleep = sleep
+        self._writes = 0
+        self._writes_lock = threading.Lock()
+
+    @property
+    def writes(self) -> int:
+        """Conditional writes made so far (won or lost): the lease table's write load."""
+        with self._writes_lock:
+            return self._writes
+
+    def _count_write(self) -> None:
+        with self._writes_lock:
+            self._writes += 1
+
+    def _call(self, operation: str, lease_key: Optional[str] = None, **kwargs: Any) -> Any:
+        method = getattr(self.client, _snake(operation))
+        return call_with_retry(
+            functools.partial(method, TableName=self.table_name, **kwargs),
+            self._backoff,
+            operation=f"{operation} on lease table {self.table_name!r}",
+            shard_id=lease_key,
+            sleep=self._sleep,
+        )
+
+    # -- the table ----------------------------------------------------------------------
+
+    def exists(self) -> bool:
+        try:
+            self._describe()
+        except KinesisServiceError as exc:
+            if exc.code == "ResourceNotFoundException":
+                return False
+            raise
+        return True
+
+    def _describe(self) -> dict:
+        return self._call("DescribeTable")["Table"]
+
+    def create_if_missing(self, timeout_s: float = _TABLE_WAIT_S) -> bool:
+        """Create the table (on-demand) unless it exists; wait until ACTIVE. True if created.
+
+        A table that exists with another key schema raises :class:`LeaseTableError`.
+        """
+        created = False
+        if not self.exists():
+            try:
+                self._call(
+                    "CreateTable",
+                    AttributeDefinitions=[{"AttributeName": LEASE_KEY, "AttributeType": "S"}],
+                    KeySchema=[{"AttributeName": LEASE_KEY, "KeyType": "HASH"}],
+                    BillingMode="PAY_PER_REQUEST",
+                )
+                created = True
+                log.info("created lease table %s", self.table_name)
+            except KinesisServiceError as exc:
+                if exc.code != "ResourceInUseException":  # another worker created it
+                    raise
+        deadline = time.monotonic() + timeout_s
+        while True:
+            table = self._describe()
+            self._check_schema(table)
+            if table.get("TableStatus") == "ACTIVE":
+                return created
+            if time.monotonic() > deadline:
+                raise LeaseTableError(
+                    f"lease table {self.table_name!r} still {table.get('TableStatus')} "
+                    f"after {timeout_s:.0f}s"
+                )
+            time.sleep(0.1)
+
+    def _check_schema(self, table: dict) -> None:
+        keys = [(k["AttributeName"], k["KeyType"]) for k in table.get("KeySchema", [])]
+        if keys != [(LEASE_KEY, "HASH")]:
+            raise LeaseTableError(
+                f"table {self.table_name!r} exists but is not a lease table: its key schema "
+                f"is {keys}, a KCL lease table has only the hash key {LEASE_KEY!r}; "
+                "use another application name"
+            )
+
+    # -- reads ----------------------------------------------------------------------------
+
+    def list_leases(self) -> list:
+        """Every lease, by a consistent paginated scan; other KCL item types are skipped."""
+        leases = []
+        kwargs: dict = {"ConsistentRead": True}
+        while True:
+            page = self._call("Scan", **kwargs)
+            leases += [Lease.from_item(i) for i in page.get("Items", []) if is_lease_item(i)]
+            start = page.get("LastEvaluatedKey")
+            if not start:
+                return sorted(leases, key=lambda lease: lease.lease_key)
+            kwargs["ExclusiveStartKey"] = start
+
+    def get_lease(self, lease_key: str) -> Optional[Lease]:
+        item = self._call("GetItem", lease_key, Key=_key(lease_key), ConsistentRead=True).get(
+            "Item"
+        )
+        return Lease.from_item(item) if item and is_lease_item(item) else None
+
+    # -- conditional writes ---------------------------------------------------------------
+
+    def create_lease(self, lease: Lease) -> bool:
+        """Write a new lease if none exists with its key. False if one already does."""
+        self._count_write()
+        try:
+            self._call(
+                "PutItem",
+                lease.lease_key,
+                Item=lease.to_item(),
+                ConditionExpression="attribute_not_exists(#key)",
+                ExpressionAttributeNames={"#key": LEASE_KEY},
+            )
+        except KinesisServiceError as exc:
+            if exc.code == _CONDITION_FAILED:
+                return False
+            raise
+        return True
+
+    def renew(self, lease: Lease) -> Optional[Lease]:
+        """Bump the counter of a lease we own; None if it moved or changed owner."""
+        return self._update(lease, set_={}, owner_must_be=lease.lease_owner)
+
+    def take(self, lease: Lease, owner: str) -> Optional[Lease]:
+        """Make ``owner`` the owner (taking an expired lease or stealing one)."""
+        switches = lease.owner_switches_since_checkpoint + (lease.lease_owner != owner)
+        return self._update(
+            lease,
+            set_={LEASE_OWNER: {"S": owner}, OWNER_SWITCHES: {"N": str(switches)}},
+            changes={"lease_owner": owner, "owner_switches_since_checkpoint": switches},
+        )
+
+    def evict(self, lease: Lease) -> Optional[Lease]:
+        """Remove the owner (a graceful release) so another worker may take it at once."""
+        return self._update(
+            lease,
+            set_={},
+            remove=(LEASE_OWNER,),
+            owner_must_be=lease.lease_owner,
+            changes={"lease_owner": None},
+        )
+
+    def checkpoint(
+        self,
+        lease: Lease,
+        esn: ExtendedSequenceNumber,
+        child_shard_ids: Optional[frozenset] = None,
+    ) -> Optional[Lease]:
+        """Record ``esn`` (and, at shard end, the children) on a lease we own."""
+        set_: dict = {
+            CHECKPOINT: {"S": esn.sequence_number},
+            CHECKPOINT_SUB: {"N": str(esn.sub_sequence_number)},
+            OWNER_SWITCHES: {"N": "0"},
+        }
+        changes: dict = {"checkpoint": esn, "owner_switches_since_checkpoint": 0}
+        if child_shard_ids:
+            set_[CHILD_SHARD_IDS] = {"SS": sorted(child_shard_ids)}
+            changes["child_shard_ids"] = frozenset(child_shard_ids)
+        return self._update(lease, set_=set_, owner_must_be=lease.lease_owner, changes=changes)
+
+    def delete(self, lease: Lease) -> bool:
+        """Delete a lease if its counter has not moved since the caller read it."""
+        self._count_write()
+        try:
+            self._call(
+                "DeleteItem",
+                lease.lease_key,
+                Key=_key(lease.lease_key),
+                ConditionExpression="#counter = :expected",
+                ExpressionAttributeNames={"#counter": LEASE_COUNTER},
+                ExpressionAttributeValues={":expected": {"N": str(lease.lease_counter)}},
+            )
+        except KinesisServiceError as exc:
+            if exc.code == _CONDITION_FAILED:
+                return False
+            raise
+        return True
+
+    def _update(
+        self,
+        lease: Lease,
+        *,
+        set_: dict,
+        remove: tuple = (),
+        owner_must_be: Optional[str] = None,
+        changes: Optional[dict] = None,
+    ) -> Optional[Lease]:
+        """One UpdateItem: SET ``set_`` and counter+1, REMOVE ``remove``, if unchanged."""
+        names = {"#counter": LEASE_COUNTER}
+        values = {
+            ":expected": {"N": str(lease.lease_counter)},
+            ":next": {"N": str(lease.lease_counter + 1)},
+        }
+        assignments = ["#counter = :next"]
+        for n, (attribute, value) in enumerate(set_.items()):
+            names[f"#s{n}"] = attribute
+            values[f":s{n}"] = value
+            assignments.append(f"#s{n} = :s{n}")
+        expression = "SET " + ", ".join(assignments)
+        if remove:
+            for n, attribute in enumerate(remove):
+                names[f"#r{n}"] = attribute
+            expression += " REMOVE " + ", ".join(f"#r{n}" for n in range(len(remove)))
+        condition = "#counter = :expected"
+        if owner_must_be is not None:
+            names["#owner"] = LEASE_OWNER
+            values[":owner"] = {"S": owner_must_be}
+            condition += " AND #owner = :owner"
+        self._count_write()
+        try:
+            self._call(
+                "UpdateItem",
+                lease.lease_key,
+                Key=_key(lease.lease_key),
+                UpdateExpression=expression,
+                ConditionExpression=condition,
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=values,
+            )
+        except KinesisServiceError as exc:
+            if exc.code == _CONDITION_FAILED:
+                return None
+            raise
+        return replace(lease, lease_counter=lease.lease_counter + 1, **(changes or {}))
+
+
+def _key(lease_key: str) -> dict:
+    return {LEASE_KEY: {"S": lease_key}}
+
+
+def _snake(operation: str) -> str:
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in operation).lstrip("_")

@@ -1,0 +1,153 @@
+"""Shard sync: keep one lease per shard that needs reading, in parent-before-child order.
+
+- An empty table gets a lease for every shard open at the initial position: the open
+  shards for LATEST; every shard still in the stream for TRIM_HORIZON and AT_TIMESTAMP
+  (closed ones included, so nothing retained is skipped), each with its parents.
+- Later syncs find new shards (after a split or merge). A new shard whose parent has a
+  lease, or is an ancestor of one, starts at TRIM_HORIZON, so no record between parent
+  and child is skipped; other new shards start at the initial position.
+- A shard with a leased descendant gets no lease again (its lease was finished and
+  deleted, or it predates the application).
+- A finished (SHARD_END) lease is deleted once every child lease has started, that is,
+  checkpointed past its starting sentinel.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Optional
+
+from .esn import (
+    AT_TIMESTAMP,
+    ESN_AT_TIMESTAMP,
+    ESN_LATEST,
+    ESN_TRIM_HORIZON,
+    LATEST,
+    TRIM_HORIZON,
+    ExtendedSequenceNumber,
+)
+from .lease import Lease
+from .lease_table import LeaseTable
+from .streams import list_shards
+
+log = logging.getLogger(__name__)
+
+INITIAL_POSITIONS = {
+    LATEST: ESN_LATEST,
+    TRIM_HORIZON: ESN_TRIM_HORIZON,
+    AT_TIMESTAMP: ESN_AT_TIMESTAMP,
+}
+
+
+def parents_of(shard: dict) -> frozenset:
+    return frozenset(
+        p for p in (shard.get("ParentShardId"), shard.get("AdjacentParentShardId")) if p
+    )
+
+
+def lease_for_shard(shard: dict, checkpoint: ExtendedSequenceNumber) -> Lease:
+    keys = shard.get("HashKeyRange", {})
+    return Lease(
+        lease_key=shard["ShardId"],
+        checkpoint=checkpoint,
+        parent_shard_ids=parents_of(shard),
+        starting_hash_key=keys.get("StartingHashKey"),
+        ending_hash_key=keys.get("EndingHashKey"),
+    )
+
+
+def has_started(lease: Optional[Lease]) -> bool:
+    """The lease's shard was read: checkpointed at a sequence number or at its end."""
+    return lease is not None and (not lease.checkpoint.is_sentinel or lease.is_finished)
+
+
+class ShardSync:
+    """Creates and cleans up leases for one stream in one application's table."""
+
+    def __init__(
+        self,
+        kinesis: Any,
+        stream_name: str,
+        table: LeaseTable,
+        initial_position: str = LATEST,
+    ) -> None:
+        if initial_position not in INITIAL_POSITIONS:
+            raise ValueError(
+                f"initial position must be one of {', '.join(INITIAL_POSITIONS)}, "
+                f"got {initial_position!r}"
+            )
+        self.kinesis = kinesis
+        self.stream_name = stream_name
+        self.table = table
+        self.initial_position = initial_position
+
+    def sync(self) -> list:
+        """One pass: create missing leases, delete finished parents. Returns keys created."""
+        shards = list_shards(self.kinesis, self.stream_name)
+        leases = {lease.lease_key: lease for lease in self.table.list_leases()}
+        created = self._create_missing(shards, leases)
+        self._delete_finished_parents(leases)
+        return created
+
+    def _create_missing(self, shards: list, leases: dict) -> list:
+        by_id = {s["ShardId"]: s for s in shards}
+        covered = set()  # shards with a leased descendant: never leased again
+        for key in leases:
+            pending = list(parents_of(by_id.get(key, {})))
+            while pending:
+                parent = pending.pop()
+                if parent not in covered:
+                    covered.add(parent)
+                    pending += parents_of(by_id.get(parent, {}))
+        empty_table = not leases
+        initial = INITIAL_POSITIONS[self.initial_position]
+        created = []
+        for shard in _parents_first(shards):
+            shard_id = shard["ShardId"]
+            if shard_id in leases or shard_id in covered:
+                continue
+            closed = "EndingSequenceNumber" in shard.get("SequenceNumberRange", {})
+            parent_leased = any(p in leases or p in covered for p in parents_of(shard))
+            if parent_leased:
+                checkpoint = ESN_TRIM_HORIZON  # read the child from its first record
+            elif closed and self.initial_position == LATEST:
+                continue  # a closed shard holds nothing after "now"
+            else:
+                checkpoint = initial
+            lease = lease_for_shard(shard, checkpoint)
+            if self.table.create_lease(lease):
+                created.append(shard_id)
+                log.info(
+                    "created lease %s at %s (parents %s)%s",
+                    shard_id,
+                    checkpoint,
+                    sorted(lease.parent_shard_ids),
+                    " in an empty table" if empty_table else "",
+                )
+            leases[shard_id] = lease
+        return created
+
+    def create_child_leases(self, child_shard_ids: list) -> list:
+        """At a parent's shard end: child leases at TRIM_HORIZON, unless they exist."""
+        wanted = set(child_shard_ids)
+        created = []
+        for shard in list_shards(self.kinesis, self.stream_name):
+            if shard["ShardId"] in wanted and self.table.create_lease(
+                lease_for_shard(shard, ESN_TRIM_HORIZON)
+            ):
+                created.append(shard["ShardId"])
+        return created
+
+    def _delete_finished_parents(self, leases: dict) -> None:
+        for lease in list(leases.values()):
+            if not lease.is_finished or not lease.child_shard_ids:
+                continue
+            children_started = all(has_started(leases.get(c)) for c in lease.child_shard_ids)
+            if children_started and self.table.delete(lease):
+                log.info("deleted finished lease %s: its children have started", lease.lease_key)
+                del leases[lease.lease_key]
+
+
+def _parents_first(shards: list) -> list:
+    """Shards ordered so that each comes after its parents (ids sort by creation)."""
+    return sorted(shards, key=lambda s: s["ShardId"])

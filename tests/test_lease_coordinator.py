@@ -1,0 +1,219 @@
+"""LeaseCoordinator workers against moto's server and dynalite, with a 1 s failover time.
+
+Real threads, real conditional writes; times are bounded by the protocol's own intervals
+(failover time, renewal interval = failover / 3, taker interval ~ 2 x failover).
+"""
+
+import threading
+import time
+
+import pytest
+
+from kinesis_dstream import LeaseLostError
+from kinesis_dstream.esn import ExtendedSequenceNumber
+from kinesis_dstream.lease import Lease
+from kinesis_dstream.lease_coordinator import CheckpointError, LeaseCoordinator
+from kinesis_dstream.lease_table import LeaseTable
+
+from .faults import CallErrors
+
+FAILOVER_S = 1.0
+SLACK_S = 1.5  # scheduling and HTTP round trips on a loaded 2-core machine
+SEQ = "49590338271490256608559692538361571095921575989136588898"
+
+
+@pytest.fixture
+def shards(dynamodb, unique_name):
+    """An application's lease table with 8 unowned leases; yields its name."""
+    table = LeaseTable(dynamodb, unique_name)
+    table.create_if_missing()
+    for i in range(8):
+        assert table.create_lease(Lease(f"shardId-{i:012d}"))
+    return unique_name
+
+
+class Workers:
+    """Starts coordinators, each on its own client; stops whatever is left."""
+
+    def __init__(self, server, app):
+        self.server, self.app = server, app
+        self.running = []
+        self.lost = []
+
+    def start(self, name, **options):
+        coordinator = LeaseCoordinator(
+            LeaseTable(self.server.client("dynamodb"), self.app),
+            name,
+            failover_time_s=FAILOVER_S,
+            on_lease_lost=lambda key, reason: self.lost.append((name, key, reason)),
+            **options,
+        )
+        self.running.append(coordinator.start())
+        return coordinator
+
+    def counts(self):
+        return {c.worker_id: len(c.held_leases()) for c in self.running}
+
+    def stop_all(self):
+        for coordinator in self.running:
+            coordinator.stop()
+
+
+@pytest.fixture
+def workers(dynamodb_server, shards):
+    pool = Workers(dynamodb_server, shards)
+    yield pool
+    pool.stop_all()
+
+
+def wait_for(predicate, timeout_s, what):
+    start = time.monotonic()
+    while not predicate():
+        if time.monotonic() - start > timeout_s:
+            raise AssertionError(f"not within {timeout_s:.1f}s: {what}")
+        time.sleep(0.05)
+    return time.monotonic() - start
+
+
+class TableChecker(threading.Thread):
+    """Polls the table; every owner change must come with a higher counter."""
+
+    def __init__(self, table):
+        super().__init__(name="lease-checker", daemon=True)
+        self.table = table
+        self.stop_event = threading.Event()
+        self.violations = []
+        self.owner_changes = 0
+        self.polls = 0
+
+    def run(self):
+        last = {}
+        while not self.stop_event.wait(0.05):
+            for lease in self.table.list_leases():
+                before = last.get(lease.lease_key)
+                if before is not None:
+                    owner, counter = before
+                    if lease.lease_counter < counter:
+                        self.violations.append(f"{lease.lease_key} counter went back")
+                    if lease.lease_owner != owner:
+                        self.owner_changes += 1
+                        if lease.lease_counter <= counter:
+                            self.violations.append(
+                                f"{lease.lease_key}: owner {owner} -> {lease.lease_owner} "
+                                "without a counter change"
+                            )
+                last[lease.lease_key] = (lease.lease_owner, lease.lease_counter)
+            self.polls += 1
+
+    def stop(self):
+        self.stop_event.set()
+        self.join(timeout=10)
+
+
+def test_one_worker_takes_all_then_a_second_balances_to_four_each(workers, dynamodb):
+    a = workers.start("worker-a")
+    assert len(a.held_leases()) == 8  # one taker pass, at start
+    checker = TableChecker(LeaseTable(dynamodb, workers.app))
+    checker.start()
+    wait_for(lambda: checker.polls >= 1, 10, "the checker's first look")
+    b = workers.start("worker-b")  # its start pass steals one
+    assert len(b.held_leases()) == 1
+    # ... and each later pass one more: 4/4 within 3 more taker passes
+    wait_for(
+        lambda: workers.counts() == {"worker-a": 4, "worker-b": 4},
+        3 * b.taker_interval_s + SLACK_S,
+        "a 4/4 split",
+    )
+    time.sleep(b.taker_interval_s)  # and it stays balanced: no flapping
+    assert workers.counts() == {"worker-a": 4, "worker-b": 4}
+    checker.stop()
+    assert checker.polls > 10 and checker.owner_changes >= 4
+    assert checker.violations == []
+    assert not set(a.held_leases()) & set(b.held_leases())
+    assert {key for name, key, _ in workers.lost if name == "worker-a"} == set(b.held_leases())
+
+
+def test_a_killed_worker_is_replaced_within_failover_plus_two_taker_passes(workers):
+    coordinators = [workers.start(f"w{i}") for i in range(3)]
+    wait_for(
+        lambda: sorted(workers.counts().values()) == [2, 3, 3],
+        6 * coordinators[0].taker_interval_s,
+        "3 workers balanced",
+    )
+    victim = max(coordinators, key=lambda c: len(c.held_leases()))
+    orphans = set(victim.held_leases())
+    victim.stop(release=False)  # a crash: no release, the leases must expire
+    workers.running.remove(victim)
+    survivors = workers.running
+    bound = FAILOVER_S + 2 * victim.taker_interval_s + SLACK_S
+    took = wait_for(
+        lambda: orphans <= set().union(*(c.held_leases() for c in survivors)),
+        bound,
+        f"survivors take {sorted(orphans)}",
+    )
+    print(f"failover after a crash took {took:.2f}s (bound {bound:.2f}s)")
+    assert took >= FAILOVER_S * 0.9  # expiry waited for the failover time, no sooner
+
+
+def test_a_gracefully_stopped_worker_is_replaced_within_one_taker_pass(workers):
+    a = workers.start("a")
+    b = workers.start("b")
+    wait_for(lambda: workers.counts() == {"a": 4, "b": 4}, 5 * a.taker_interval_s, "4/4")
+    released = set(b.held_leases())
+    b.stop()  # releases: owner removed with a conditional write
+    workers.running.remove(b)
+    took = wait_for(
+        lambda: released <= set(a.held_leases()),
+        a.taker_interval_s + SLACK_S,
+        "released leases taken",
+    )
+    print(f"released leases taken in {took:.2f}s")
+
+
+def test_a_lease_bumped_by_another_writer_is_lost_within_a_renewal_and_cannot_checkpoint(
+    workers, dynamodb
+):
+    a = workers.start("a", max_leases_for_worker=1)
+    (key,) = a.held_leases()
+    table = LeaseTable(dynamodb, workers.app)
+    assert table.renew(table.get_lease(key)) is not None  # another writer's counter bump
+    bumped = table.get_lease(key)
+    wait_for(lambda: key not in a.held_leases(), a.renewal_interval_s + SLACK_S, "lost")
+    assert ("a", key, "another worker took it") in workers.lost
+    with pytest.raises(LeaseLostError, match=key):
+        a.checkpoint(key, ExtendedSequenceNumber(SEQ))
+    assert table.get_lease(key).checkpoint == bumped.checkpoint  # nothing written
+
+
+def test_a_checkpoint_on_a_lease_taken_between_renewals_writes_nothing(workers, dynamodb):
+    a = workers.start("a", max_leases_for_worker=1)
+    (key,) = a.held_leases()
+    table = LeaseTable(dynamodb, workers.app)
+    stolen = table.take(table.get_lease(key), "thief")
+    with pytest.raises(LeaseLostError, match="nothing was written"):
+        a.checkpoint(key, ExtendedSequenceNumber(SEQ))
+    assert table.get_lease(key) == stolen
+    assert ("a", key, "its counter moved: another worker took it") in workers.lost
+
+
+def test_checkpoints_move_forward_only(workers, dynamodb):
+    a = workers.start("a", max_leases_for_worker=1)
+    (key,) = a.held_leases()
+    a.checkpoint(key, ExtendedSequenceNumber(SEQ, 5))
+    table = LeaseTable(dynamodb, workers.app)
+    before = table.get_lease(key)
+    with pytest.raises(CheckpointError, match=rf"{key}.*before the current checkpoint {SEQ}/5"):
+        a.checkpoint(key, ExtendedSequenceNumber(SEQ, 4))
+    assert table.get_lease(key) == before  # no write
+    assert a.checkpoint(key, ExtendedSequenceNumber(SEQ, 5)).checkpoint == before.checkpoint
+    assert table.get_lease(key).checkpoint == ExtendedSequenceNumber(SEQ, 5)
+
+
+def test_a_worker_that_cannot_renew_fences_itself_within_the_failover_time(workers):
+    a = workers.start("a", max_leases_for_worker=2)
+    held = set(a.held_leases())
+    faults = CallErrors(a.table.client, "dynamodb", "UpdateItem", lambda n: "InternalServerError")
+    took = wait_for(lambda: not a.held_leases(), FAILOVER_S + SLACK_S, "self-fencing")
+    faults.remove()
+    assert {key for _, key, reason in workers.lost if "not renewed" in reason} == held
+    print(f"fenced {took:.2f}s after renewals began failing")

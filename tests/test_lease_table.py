@@ -1,0 +1,172 @@
+"""The lease table on moto's server and on dynalite: KCL format, every write a CAS."""
+
+import pytest
+
+from kinesis_dstream.esn import ESN_SHARD_END, ESN_TRIM_HORIZON, ExtendedSequenceNumber
+from kinesis_dstream.lease import Lease
+from kinesis_dstream.lease_table import LeaseTable, LeaseTableError
+
+SEQ = "49590338271490256608559692538361571095921575989136588898"
+
+
+@pytest.fixture
+def table(dynamodb, unique_name):
+    table = LeaseTable(dynamodb, unique_name)
+    assert table.create_if_missing()
+    return table
+
+
+def raw_item(table, key):
+    return table.client.get_item(
+        TableName=table.table_name, Key={"leaseKey": {"S": key}}, ConsistentRead=True
+    )["Item"]
+
+
+def test_the_table_is_created_on_demand_once_with_the_kcl_key(table):
+    described = table.client.describe_table(TableName=table.table_name)["Table"]
+    assert described["TableStatus"] == "ACTIVE"
+    assert described["KeySchema"] == [{"AttributeName": "leaseKey", "KeyType": "HASH"}]
+    assert described["BillingModeSummary"]["BillingMode"] == "PAY_PER_REQUEST"
+    assert not table.create_if_missing()  # already there
+
+
+def test_a_table_with_another_key_schema_is_a_clear_error(dynamodb, unique_name):
+    dynamodb.create_table(
+        TableName=unique_name,
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    with pytest.raises(LeaseTableError, match=rf"{unique_name}.*not a lease table.*'id'"):
+        LeaseTable(dynamodb, unique_name).create_if_missing()
+
+
+def test_create_is_conditional_and_the_item_has_the_kcl_attributes(table):
+    lease = Lease(
+        "shardId-000000000002",
+        parent_shard_ids=frozenset({"shardId-000000000000"}),
+        starting_hash_key="0",
+        ending_hash_key="170141183460469231731687303715884105727",
+    )
+    assert table.create_lease(lease)
+    assert not table.create_lease(lease)  # attribute_not_exists: the second loses
+    item = raw_item(table, lease.lease_key)
+    assert item == {
+        "leaseKey": {"S": "shardId-000000000002"},
+        "leaseCounter": {"N": "0"},
+        "ownerSwitchesSinceCheckpoint": {"N": "0"},
+        "checkpoint": {"S": "TRIM_HORIZON"},
+        "checkpointSubSequenceNumber": {"N": "0"},
+        "parentShardId": {"SS": ["shardId-000000000000"]},
+        "startingHashKey": {"S": "0"},
+        "endingHashKey": {"S": "170141183460469231731687303715884105727"},
+    }
+    assert table.get_lease(lease.lease_key) == lease
+
+
+def test_take_renew_checkpoint_evict_each_compare_and_swap_the_counter(table):
+    assert table.create_lease(Lease("s0"))
+    lease = table.get_lease("s0")
+    taken = table.take(lease, "worker-a")
+    assert (taken.lease_owner, taken.lease_counter, taken.owner_switches_since_checkpoint) == (
+        "worker-a",
+        1,
+        1,
+    )
+    assert table.take(lease, "worker-b") is None  # stale counter: nothing written
+    assert table.get_lease("s0") == taken
+    renewed = table.renew(taken)
+    assert renewed.lease_counter == 2
+    assert table.renew(taken) is None
+    stolen = table.take(renewed, "worker-b")
+    assert stolen.owner_switches_since_checkpoint == 2
+    assert table.renew(renewed) is None  # a's view is stale: a has lost it
+    done = table.checkpoint(stolen, ExtendedSequenceNumber(SEQ, 7))
+    assert (done.checkpoint, done.owner_switches_since_checkpoint) == (
+        ExtendedSequenceNumber(SEQ, 7),
+        0,
+    )
+    assert table.get_lease("s0") == done
+    released = table.evict(done)
+    assert released.lease_owner is None and "leaseOwner" not in raw_item(table, "s0")
+    assert table.delete(done) is False  # counter moved since `done`
+    assert table.delete(released) is True
+    assert table.get_lease("s0") is None
+    assert table.writes == 11  # every conditional write counts, lost or won
+
+
+def test_shard_end_checkpoint_records_the_children(table):
+    table.create_lease(Lease("s0"))
+    lease = table.take(table.get_lease("s0"), "a")
+    ended = table.checkpoint(lease, ESN_SHARD_END, frozenset({"s1", "s2"}))
+    assert table.get_lease("s0") == ended
+    assert ended.is_finished and ended.child_shard_ids == {"s1", "s2"}
+    assert sorted(raw_item(table, "s0")["childShardIds"]["SS"]) == ["s1", "s2"]
+
+
+def test_items_written_by_the_jvm_kcl_are_read_and_their_extras_kept(table):
+    client = table.client
+    jvm_items = [
+        {
+            "leaseKey": {"S": "shardId-000000000000"},
+            "leaseOwner": {"S": "ip-10-0-0-1.ec2.internal:5c1d0f4e-2a0b-4a5c-9c1e-1a2b3c4d5e6f"},
+            "leaseCounter": {"N": "4211"},
+            "ownerSwitchesSinceCheckpoint": {"N": "0"},
+            "checkpoint": {"S": "SHARD_END"},
+            "checkpointSubSequenceNumber": {"N": "0"},
+            "childShardIds": {"SS": ["shardId-000000000002", "shardId-000000000003"]},
+            "startingHashKey": {"S": "0"},
+            "endingHashKey": {"S": "340282366920938463463374607431768211455"},
+        },
+        {
+            "leaseKey": {"S": "shardId-000000000002"},
+            "leaseOwner": {"S": "ip-10-0-0-2.ec2.internal:0f9e8d7c-6b5a-4938-8271-605f4e3d2c1b"},
+            "leaseCounter": {"N": "87"},
+            "ownerSwitchesSinceCheckpoint": {"N": "1"},
+            "checkpoint": {"S": SEQ},
+            "checkpointSubSequenceNumber": {"N": "3"},
+            "parentShardId": {"SS": ["shardId-000000000000"]},
+            "checkpointOwner": {"S": "ip-10-0-0-2.ec2.internal:0f9e8d7c"},
+            "throughputKBps": {"N": "12.5"},
+            "pendingCheckpoint": {"S": "49590338271490256608559692538361571095921575989136599999"},
+            "pendingCheckpointSubSequenceNumber": {"N": "0"},
+        },
+        {
+            "leaseKey": {"S": "worker-metrics-ip-10-0-0-1"},
+            "entityType": {"S": "WORKER_METRIC_STATS"},
+            "cpu": {"N": "0.42"},
+        },
+    ]
+    for item in jvm_items:
+        client.put_item(TableName=table.table_name, Item=item)
+    leases = {lease.lease_key: lease for lease in table.list_leases()}
+    assert sorted(leases) == ["shardId-000000000000", "shardId-000000000002"]
+    parent, child = leases["shardId-000000000000"], leases["shardId-000000000002"]
+    assert parent.is_finished and parent.child_shard_ids == {
+        "shardId-000000000002",
+        "shardId-000000000003",
+    }
+    assert child.checkpoint == ExtendedSequenceNumber(SEQ, 3)
+    assert child.parent_shard_ids == {"shardId-000000000000"}
+    assert child.extra["throughputKBps"] == {"N": "12.5"}
+    # our writes touch only our attributes
+    taken = table.take(child, "python-worker")
+    table.checkpoint(taken, ExtendedSequenceNumber(SEQ, 4))
+    after = raw_item(table, "shardId-000000000002")
+    for name in ("checkpointOwner", "throughputKBps", "pendingCheckpoint", "parentShardId"):
+        assert after[name] == jvm_items[1][name]
+    assert after["checkpointSubSequenceNumber"] == {"N": "4"}
+    assert raw_item(table, "worker-metrics-ip-10-0-0-1") == jvm_items[2]
+
+
+def test_an_unreadable_checkpoint_names_the_value(table):
+    table.client.put_item(
+        TableName=table.table_name,
+        Item={"leaseKey": {"S": "s9"}, "leaseCounter": {"N": "1"}, "checkpoint": {"S": "??"}},
+    )
+    with pytest.raises(ValueError, match=r"'\?\?'"):
+        table.list_leases()
+
+
+def test_a_new_lease_defaults_to_trim_horizon():
+    assert Lease("s").checkpoint == ESN_TRIM_HORIZON

@@ -1,0 +1,183 @@
+"""Shard sync: leases for every shard at the initial position; parent-before-child order.
+
+Resharding runs on kinesalite (moto's split and merge are wrong); the rest on moto.
+"""
+
+from datetime import datetime, timezone
+
+import pytest
+
+from kinesis_dstream import KinesisProducer
+from kinesis_dstream.esn import ESN_LATEST, ESN_TRIM_HORIZON, ExtendedSequenceNumber
+from kinesis_dstream.lease_coordinator import LeaseCoordinator
+from kinesis_dstream.lease_table import LeaseTable
+from kinesis_dstream.reader import ReaderConfig, ShardReader, StartPosition
+from kinesis_dstream.shard_sync import ShardSync
+from kinesis_dstream.streams import ensure_stream, list_shards, wait_active
+
+FAST = ReaderConfig(min_call_interval_s=0.0)
+
+
+def leases_of(table):
+    return {lease.lease_key: lease for lease in table.list_leases()}
+
+
+@pytest.mark.parametrize("position", ["TRIM_HORIZON", "LATEST", "AT_TIMESTAMP"])
+def test_an_empty_table_gets_a_lease_per_shard_at_the_initial_position(
+    local_aws, kinesis, unique_name, position
+):
+    ensure_stream(kinesis, unique_name, 4)
+    table = LeaseTable(local_aws.client("dynamodb"), unique_name)
+    table.create_if_missing()
+    sync = ShardSync(kinesis, unique_name, table, position)
+    created = sync.sync()
+    shards = list_shards(kinesis, unique_name)
+    assert sorted(created) == sorted(s["ShardId"] for s in shards)
+    leases = leases_of(table)
+    for shard in shards:
+        lease = leases[shard["ShardId"]]
+        assert lease.checkpoint == ExtendedSequenceNumber(position)
+        assert lease.lease_owner is None and not lease.parent_shard_ids
+        assert lease.hash_key_range == (
+            int(shard["HashKeyRange"]["StartingHashKey"]),
+            int(shard["HashKeyRange"]["EndingHashKey"]),
+        )
+    assert sync.sync() == []  # nothing new
+
+
+def test_a_bad_initial_position_is_refused(local_aws, kinesis):
+    table = LeaseTable(local_aws.client("dynamodb"), "x")
+    with pytest.raises(ValueError, match="'EARLIEST'"):
+        ShardSync(kinesis, "s", table, "EARLIEST")
+
+
+def put_spread(kinesis, stream, n, prefix):
+    with KinesisProducer(stream, client=kinesis) as producer:
+        for i in range(n):
+            producer.put(f"{prefix}{i}", f"key-{i}")
+
+
+def read_to_end(kinesis, stream, lease):
+    reader = ShardReader(
+        kinesis,
+        stream,
+        lease.lease_key,
+        StartPosition.from_checkpoint(lease.checkpoint),
+        hash_key_range=lease.hash_key_range,
+        config=FAST,
+    )
+    records = []
+    while True:
+        batch = reader.read()
+        records += batch.records
+        if not batch.records:
+            return reader, records
+
+
+@pytest.mark.kinesalite
+def test_after_a_split_and_a_merge_children_wait_for_their_parents(
+    kinesalite, dynalite, unique_name
+):
+    kinesis = kinesalite.client("kinesis")
+    ensure_stream(kinesis, unique_name, 2)
+    table = LeaseTable(dynalite.client("dynamodb"), unique_name)
+    table.create_if_missing()
+    sync = ShardSync(kinesis, unique_name, table, "TRIM_HORIZON")
+    assert sync.sync() == ["shardId-000000000000", "shardId-000000000001"]
+    put_spread(kinesis, unique_name, 100, "old")
+
+    s0, _ = list_shards(kinesis, unique_name)
+    low, high = (int(s0["HashKeyRange"][k]) for k in ("StartingHashKey", "EndingHashKey"))
+    kinesis.split_shard(
+        StreamName=unique_name,
+        ShardToSplit=s0["ShardId"],
+        NewStartingHashKey=str((low + high + 1) // 2),
+    )
+    wait_active(kinesis, unique_name)  # shard 0 -> 2 and 3
+    kinesis.merge_shards(
+        StreamName=unique_name,
+        ShardToMerge="shardId-000000000003",
+        AdjacentShardToMerge="shardId-000000000001",
+    )
+    wait_active(kinesis, unique_name)  # 3 + 1 -> 4
+    put_spread(kinesis, unique_name, 100, "new")
+
+    assert sorted(sync.sync()) == [f"shardId-00000000000{i}" for i in (2, 3, 4)]
+    leases = leases_of(table)
+    assert leases["shardId-000000000002"].parent_shard_ids == {"shardId-000000000000"}
+    assert leases["shardId-000000000003"].parent_shard_ids == {"shardId-000000000000"}
+    assert leases["shardId-000000000004"].parent_shard_ids == {
+        "shardId-000000000001",
+        "shardId-000000000003",
+    }
+    assert all(leases[f"shardId-00000000000{i}"].checkpoint == ESN_TRIM_HORIZON for i in (2, 3, 4))
+
+    with LeaseCoordinator(table, "solo", failover_time_s=1.0, shard_sync=sync) as worker:
+        assert len(worker.held_leases()) == 5
+        assert set(worker.ready_leases()) == {"shardId-000000000000", "shardId-000000000001"}
+        delivered = []
+        order = [
+            ["shardId-000000000000", "shardId-000000000001"],
+            ["shardId-000000000002", "shardId-000000000003"],
+            ["shardId-000000000004"],
+        ]
+        for generation in order:
+            worker.renew_leases()  # re-checks parents of blocked children
+            ready = worker.ready_leases()
+            assert set(generation) <= set(ready), f"{generation} not ready: {sorted(ready)}"
+            for key in generation:
+                reader, records = read_to_end(kinesis, unique_name, ready[key])
+                delivered += records
+                if reader.shard_ended:
+                    worker.shard_ended(key, reader.child_shard_ids)
+                elif records:
+                    last = records[-1]
+                    worker.checkpoint(
+                        key, ExtendedSequenceNumber(last.sequence_number, last.sub_sequence_number)
+                    )
+            if generation[0].endswith("0"):
+                # shard 4 waits for 3, which is open until its own end is read
+                assert "shardId-000000000004" not in worker.ready_leases()
+        assert sorted(r.data.decode() for r in delivered) == sorted(
+            [f"old{i}" for i in range(100)] + [f"new{i}" for i in range(100)]
+        )
+        leases = leases_of(table)
+        assert leases["shardId-000000000000"].child_shard_ids == {
+            "shardId-000000000002",
+            "shardId-000000000003",
+        }
+        assert leases["shardId-000000000001"].child_shard_ids == {"shardId-000000000004"}
+        sync.sync()  # finished parents whose children have started are deleted
+        remaining = leases_of(table)
+        assert "shardId-000000000000" not in remaining
+        assert remaining["shardId-000000000004"].checkpoint > ESN_LATEST
+
+
+@pytest.mark.kinesalite
+def test_a_latest_app_on_a_resharded_stream_leases_only_the_open_shards(
+    kinesalite, dynalite, unique_name
+):
+    kinesis = kinesalite.client("kinesis")
+    ensure_stream(kinesis, unique_name, 1)
+    kinesis.split_shard(
+        StreamName=unique_name,
+        ShardToSplit="shardId-000000000000",
+        NewStartingHashKey=str(2**127),
+    )
+    wait_active(kinesis, unique_name)
+    table = LeaseTable(dynalite.client("dynamodb"), unique_name)
+    table.create_if_missing()
+    sync = ShardSync(kinesis, unique_name, table, "LATEST")
+    assert sorted(sync.sync()) == ["shardId-000000000001", "shardId-000000000002"]
+    assert all(lease.checkpoint == ESN_LATEST for lease in table.list_leases())
+
+
+def test_at_timestamp_checkpoints_need_the_timestamp_to_read():
+    with pytest.raises(ValueError, match="timestamp"):
+        StartPosition.from_checkpoint(ExtendedSequenceNumber("AT_TIMESTAMP"))
+    when = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    assert (
+        StartPosition.from_checkpoint(ExtendedSequenceNumber("AT_TIMESTAMP"), when).timestamp
+        == when
+    )
+    assert StartPosition.from_checkpoint(ExtendedSequenceNumber("SHARD_END")) is None
