@@ -49,6 +49,9 @@ class CheckpointError(ValueError):
 
 @dataclass
 class _Held:
+    """A held lease. Fields change under the coordinator's lock; writes to DynamoDB for
+    this lease (renewal, checkpoint, release) go one at a time under ``write_lock``."""
+
     lease: Lease
     renewed_at: float  # monotonic time the last successful renewal (or take) was sent
     write_lock: threading.Lock = field(default_factory=threading.Lock)
@@ -210,9 +213,11 @@ class LeaseCoordinator:
                 if renewed is None:
                     self._drop(key, entry, "another worker took it")
                     continue
-                entry.lease, entry.renewed_at = renewed, sent_at
-            if not entry.ready:
-                entry.ready = self._parents_done(renewed)
+                with self._lock:
+                    entry.lease, entry.renewed_at = renewed, sent_at
+            if not entry.ready and self._parents_done(renewed):
+                with self._lock:
+                    entry.ready = True
         self._fence()
 
     def _parents_done(self, lease: Lease) -> bool:
@@ -332,7 +337,8 @@ class LeaseCoordinator:
                     f"cannot checkpoint shard {shard_id} at {esn}: the lease was taken by "
                     "another worker; nothing was written"
                 )
-            entry.lease = written
+            with self._lock:
+                entry.lease = written
         if esn == ESN_SHARD_END:
             with self._lock:
                 if self._held.get(shard_id) is entry:

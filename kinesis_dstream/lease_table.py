@@ -221,6 +221,19 @@ class LeaseTable:
             changes["child_shard_ids"] = frozenset(child_shard_ids)
         return self._update(lease, set_=set_, owner_must_be=lease.lease_owner, changes=changes)
 
+    def reset_checkpoint(self, lease: Lease, esn: ExtendedSequenceNumber) -> Optional[Lease]:
+        """Rewrite a stopped application's checkpoint and free the lease (operator reset)."""
+        return self._update(
+            lease,
+            set_={
+                CHECKPOINT: {"S": esn.sequence_number},
+                CHECKPOINT_SUB: {"N": str(esn.sub_sequence_number)},
+                OWNER_SWITCHES: {"N": "0"},
+            },
+            remove=(LEASE_OWNER,),
+            changes={"checkpoint": esn, "owner_switches_since_checkpoint": 0, "lease_owner": None},
+        )
+
     def delete(self, lease: Lease) -> bool:
         """Delete a lease if its counter has not moved since the caller read it."""
         self._count_write()

@@ -1,10 +1,19 @@
 """`kinesis-dstream local-aws`: runs until Ctrl-C and prints what to export."""
 
+import os
 import signal
 import subprocess
 import sys
 
 import boto3
+import pytest
+
+from kinesis_dstream.esn import ESN_SHARD_END, ESN_TRIM_HORIZON, ExtendedSequenceNumber
+from kinesis_dstream.lease import Lease
+from kinesis_dstream.lease_coordinator import LeaseCoordinator
+from kinesis_dstream.lease_table import LeaseTable
+
+SEQ = "49590338271490256608559692538361571095921575989136588898"
 
 
 def test_local_aws_command_serves_until_interrupted():
@@ -37,3 +46,88 @@ def test_local_aws_command_serves_until_interrupted():
     finally:
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=30) == 0
+
+
+def run_cli(local_aws, *args):
+    return subprocess.run(
+        [sys.executable, "-m", "kinesis_dstream.cli", *args],
+        env={**os.environ, **local_aws.env()},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.fixture
+def app(local_aws, unique_name):
+    table = LeaseTable(local_aws.client("dynamodb"), unique_name)
+    table.create_if_missing()
+    table.create_lease(Lease("shardId-000000000000", checkpoint=ESN_SHARD_END))
+    table.create_lease(Lease("shardId-000000000001"))
+    child = Lease("shardId-000000000002", parent_shard_ids=frozenset({"shardId-000000000000"}))
+    table.create_lease(child)
+    taken = table.take(child, "host:worker-1")
+    table.checkpoint(taken, ExtendedSequenceNumber(SEQ, 3))
+    return table
+
+
+def test_leases_prints_the_table(local_aws, app):
+    done = run_cli(local_aws, "leases", "--app", app.table_name)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].split() == [
+        "shard",
+        "owner",
+        "checkpoint",
+        "sub-seq",
+        "counter",
+        "parents",
+        "state",
+    ]
+    rows = {line.split()[0]: line.split() for line in lines[1:-1]}
+    assert rows["shardId-000000000000"] == [
+        "shardId-000000000000",
+        "-",
+        "SHARD_END",
+        "0",
+        "0",
+        "-",
+        "finished",
+    ]
+    assert rows["shardId-000000000001"][1:] == ["-", "TRIM_HORIZON", "0", "0", "-", "free"]
+    assert rows["shardId-000000000002"][1:] == [
+        "host:worker-1",
+        SEQ,
+        "3",
+        "2",
+        "shardId-000000000000",
+        "owned",
+    ]
+    assert lines[-1] == "3 lease(s)"
+
+
+def test_leases_of_an_unknown_app_is_one_clear_line(local_aws):
+    done = run_cli(local_aws, "leases", "--app", "no-such-app")
+    assert done.returncode != 0
+    assert "no lease table 'no-such-app'" in done.stderr
+
+
+def test_reset_is_refused_while_a_worker_renews_and_done_once_stopped(local_aws, app):
+    worker = LeaseCoordinator(app, "live", failover_time_s=1.0).start()
+    try:
+        refused = run_cli(
+            local_aws, "leases", "--app", app.table_name, "--reset-to", "LATEST", "--watch-s", "1"
+        )
+    finally:
+        worker.stop(release=False)
+    assert refused.returncode == 1
+    assert "refusing to reset" in refused.stderr and "still moving" in refused.stderr
+    assert app.get_lease("shardId-000000000002").checkpoint == ExtendedSequenceNumber(SEQ, 3)
+
+    done = run_cli(
+        local_aws, "leases", "--app", app.table_name, "--reset-to", "TRIM_HORIZON", "--watch-s", "1"
+    )
+    assert done.returncode == 0, done.stderr
+    leases = app.list_leases()
+    assert all(lease.checkpoint == ESN_TRIM_HORIZON for lease in leases)
+    assert all(lease.lease_owner is None for lease in leases)

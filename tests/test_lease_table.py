@@ -2,9 +2,12 @@
 
 import pytest
 
+from kinesis_dstream import ThrottledError
 from kinesis_dstream.esn import ESN_SHARD_END, ESN_TRIM_HORIZON, ExtendedSequenceNumber
 from kinesis_dstream.lease import Lease
 from kinesis_dstream.lease_table import LeaseTable, LeaseTableError
+
+from .faults import CallErrors
 
 SEQ = "49590338271490256608559692538361571095921575989136588898"
 
@@ -170,3 +173,30 @@ def test_an_unreadable_checkpoint_names_the_value(table):
 
 def test_a_new_lease_defaults_to_trim_horizon():
     assert Lease("s").checkpoint == ESN_TRIM_HORIZON
+
+
+def test_throttling_and_5xx_are_retried_with_backoff(table):
+    table.create_lease(Lease("s0"))
+    sleeps = []
+    patient = LeaseTable(table.client, table.table_name, sleep=sleeps.append)
+    codes = ["ProvisionedThroughputExceededException", "ThrottlingException", "InternalServerError"]
+    faults = CallErrors(
+        table.client, "dynamodb", "UpdateItem", lambda n: codes[n] if n < len(codes) else None
+    )
+    taken = patient.take(patient.get_lease("s0"), "a")
+    faults.remove()
+    assert taken is not None and table.get_lease("s0") == taken
+    assert faults.calls == 4 and len(sleeps) == 3
+
+
+def test_throttling_past_the_budget_names_the_table_and_lease(table):
+    table.create_lease(Lease("s0"))
+    patient = LeaseTable(table.client, table.table_name, sleep=lambda s: None)
+    faults = CallErrors(
+        table.client, "dynamodb", "UpdateItem", lambda n: "ProvisionedThroughputExceededException"
+    )
+    with pytest.raises(
+        ThrottledError, match=rf"UpdateItem on lease table '{table.table_name}'.*s0"
+    ):
+        patient.take(patient.get_lease("s0"), "a")
+    faults.remove()

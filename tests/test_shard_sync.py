@@ -3,6 +3,7 @@
 Resharding runs on kinesalite (moto's split and merge are wrong); the rest on moto.
 """
 
+import time
 from datetime import datetime, timezone
 
 import pytest
@@ -181,3 +182,38 @@ def test_at_timestamp_checkpoints_need_the_timestamp_to_read():
         == when
     )
     assert StartPosition.from_checkpoint(ExtendedSequenceNumber("SHARD_END")) is None
+
+
+@pytest.mark.kinesalite
+def test_the_periodic_sync_finds_new_shards_and_the_worker_takes_them(
+    kinesalite, dynalite, unique_name
+):
+    kinesis = kinesalite.client("kinesis")
+    ensure_stream(kinesis, unique_name, 1)
+    table = LeaseTable(dynalite.client("dynamodb"), unique_name)
+    table.create_if_missing()
+    sync = ShardSync(kinesis, unique_name, table, "LATEST")
+    gained = []
+    with LeaseCoordinator(
+        table,
+        "w",
+        failover_time_s=0.5,
+        shard_sync=sync,
+        shard_sync_interval_s=0.5,
+        on_lease_gained=lambda lease: gained.append(lease.lease_key),
+    ) as worker:
+        assert gained == ["shardId-000000000000"]  # told at once, at the first pass
+        kinesis.split_shard(
+            StreamName=unique_name,
+            ShardToSplit="shardId-000000000000",
+            NewStartingHashKey=str(2**127),
+        )
+        wait_active(kinesis, unique_name)
+        deadline = time.monotonic() + 3 * worker.taker_interval_s + 2
+        while len(worker.held_leases()) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert set(worker.held_leases()) == {f"shardId-00000000000{i}" for i in range(3)}
+        assert sorted(gained) == [f"shardId-00000000000{i}" for i in range(3)]
+        children = leases_of(table)
+        assert children["shardId-000000000001"].checkpoint == ESN_TRIM_HORIZON  # not LATEST
+        assert "shardId-000000000001" not in worker.ready_leases()  # parent still open
