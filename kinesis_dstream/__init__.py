@@ -3,6 +3,15 @@
 A drop-in replacement for ``pyspark.streaming.kinesis`` that needs no JVM jar.
 """
 
+from .dstream import (
+    InitialPositionInStream,
+    KinesisInitialPositions,
+    KinesisInputDStream,
+    KinesisUtils,
+    MetricsLevel,
+    SparkAWSCredentials,
+    utf8_decoder,
+)
 from .errors import (
     DependencyError,
     KinesisDStreamError,
@@ -20,13 +29,20 @@ __version__ = "0.1.0"
 
 __all__ = [
     "DependencyError",
+    "InitialPositionInStream",
     "KinesisDStreamError",
+    "KinesisInitialPositions",
+    "KinesisInputDStream",
     "KinesisProducer",
     "KinesisRecord",
     "KinesisServiceError",
+    "KinesisUtils",
     "LeaseLostError",
     "MessageHandlerError",
+    "MetricsLevel",
     "ProducerError",
+    "SparkAWSCredentials",
     "StreamNotFoundError",
     "ThrottledError",
+    "utf8_decoder",
 ]

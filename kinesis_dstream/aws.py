@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import os
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import boto3
+import botocore.session
 from botocore.config import Config
+from botocore.credentials import AssumeRoleCredentialFetcher, DeferredRefreshableCredentials
 
 DEFAULT_CONNECT_TIMEOUT_S = 5.0
 DEFAULT_READ_TIMEOUT_S = 30.0
@@ -46,17 +48,19 @@ def create_client(
     aws_session_token: Optional[str] = None,
     max_pool_connections: int = 10,
     read_timeout_s: float = DEFAULT_READ_TIMEOUT_S,
+    session: Optional[boto3.session.Session] = None,
 ) -> Any:
     """A boto3 client for ``service`` with botocore retries off and bounded timeouts."""
     if (aws_access_key_id is None) != (aws_secret_access_key is None):
         raise ValueError(
             "aws_access_key_id and aws_secret_access_key go together: give both or neither"
         )
-    session = boto3.session.Session(
-        aws_access_key_id=aws_access_key_id,
-        aws_secret_access_key=aws_secret_access_key,
-        aws_session_token=aws_session_token,
-    )
+    if session is None:
+        session = boto3.session.Session(
+            aws_access_key_id=aws_access_key_id,
+            aws_secret_access_key=aws_secret_access_key,
+            aws_session_token=aws_session_token,
+        )
     config = Config(
         retries={"total_max_attempts": 1},
         connect_timeout=DEFAULT_CONNECT_TIMEOUT_S,
@@ -72,11 +76,81 @@ def create_client(
 
 
 @dataclass(frozen=True)
-class ClientSpec:
-    """How to build a client, not the client: picklable into Spark tasks, holds no secret.
+class AWSCredentials:
+    """Explicit credentials: access keys, an STS role to assume, or both.
 
-    Credentials come from boto3's default chain where the client is built (environment,
-    profiles, container or instance role), so none travels in a task or a checkpoint.
+    Without keys, the role is assumed with the default chain's credentials. The repr
+    never shows a secret. These travel to executors inside Spark tasks (like any closure)
+    but never into Spark checkpoints or logs.
+    """
+
+    access_key_id: Optional[str] = field(default=None, repr=False)
+    secret_access_key: Optional[str] = field(default=None, repr=False)
+    session_token: Optional[str] = field(default=None, repr=False)
+    role_arn: Optional[str] = None
+    role_session_name: Optional[str] = None
+    external_id: Optional[str] = field(default=None, repr=False)
+    sts_endpoint_url: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        if (self.access_key_id is None) != (self.secret_access_key is None):
+            raise ValueError("an access key id and a secret key go together: give both or neither")
+        sts = (self.role_arn, self.role_session_name)
+        if any(v is not None for v in sts) and not all(sts):
+            raise ValueError(
+                "an STS role ARN and session name go together (the external id is optional): "
+                "give both or none"
+            )
+        if self.external_id is not None and self.role_arn is None:
+            raise ValueError("an STS external id needs a role ARN and session name")
+
+    def session(self, region_name: Optional[str]) -> boto3.session.Session:
+        base = boto3.session.Session(
+            aws_access_key_id=self.access_key_id,
+            aws_secret_access_key=self.secret_access_key,
+            aws_session_token=self.session_token,
+        )
+        if self.role_arn is None:
+            return base
+        # botocore's own assume-role machinery: refreshed before the role's session expires.
+        sts_endpoint = self.sts_endpoint_url
+
+        def create_sts(service: str, **kwargs: Any) -> Any:
+            return base.client(
+                service,
+                region_name=resolve_region(region_name),
+                endpoint_url=sts_endpoint,
+                **kwargs,
+            )
+
+        extra: dict = {"RoleSessionName": self.role_session_name}
+        if self.external_id is not None:
+            extra["ExternalId"] = self.external_id
+        source = base.get_credentials()
+        if source is None:
+            raise ValueError(
+                f"cannot assume role {self.role_arn}: no source credentials "
+                "(give keys, or configure the default credential chain)"
+            )
+        fetcher = AssumeRoleCredentialFetcher(
+            client_creator=create_sts,
+            source_credentials=source,
+            role_arn=self.role_arn,
+            extra_args=extra,
+        )
+        botocore_session = botocore.session.Session()
+        botocore_session._credentials = DeferredRefreshableCredentials(
+            refresh_using=fetcher.fetch_credentials, method="assume-role"
+        )
+        return boto3.session.Session(botocore_session=botocore_session)
+
+
+@dataclass(frozen=True)
+class ClientSpec:
+    """How to build a client, not the client: picklable into Spark tasks.
+
+    Credentials are explicit :class:`AWSCredentials` or, when None, boto3's default chain
+    where the client is built (environment, profiles, container or instance role).
     :meth:`client` builds one client per spec per process and reuses it, so an executor's
     Python worker pays for client creation once, not once per task.
     """
@@ -84,17 +158,28 @@ class ClientSpec:
     service: str
     region_name: Optional[str] = None
     endpoint_url: Optional[str] = None
+    credentials: Optional[AWSCredentials] = None
 
     def client(self) -> Any:
         key = (os.getpid(), self)  # a forked worker must not reuse its parent's client
         with _CLIENTS_LOCK:
             client = _CLIENTS.get(key)
             if client is None:
-                client = create_client(
-                    self.service, region_name=self.region_name, endpoint_url=self.endpoint_url
-                )
+                client = self._build()
                 _CLIENTS[key] = client
             return client
+
+    def _build(self) -> Any:
+        if self.credentials is None:
+            return create_client(
+                self.service, region_name=self.region_name, endpoint_url=self.endpoint_url
+            )
+        return create_client(
+            self.service,
+            region_name=self.region_name,
+            endpoint_url=self.endpoint_url,
+            session=self.credentials.session(self.region_name),
+        )
 
 
 #: Per-process client cache for ClientSpec.client; boto3 clients are thread-safe.

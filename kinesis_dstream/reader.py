@@ -103,6 +103,17 @@ class StartPosition:
         return cls("AFTER_SEQUENCE_NUMBER", sequence_number)
 
     @classmethod
+    def at_esn(cls, sequence_number: str, sub_sequence_number: int = 0) -> StartPosition:
+        """Start exactly at (sequence, sub-sequence): a recorded range's first record."""
+        if sub_sequence_number == 0:
+            return cls.at_sequence_number(sequence_number)
+        return cls(
+            "AT_SEQUENCE_NUMBER",
+            sequence_number,
+            drop_through=esn_key(sequence_number, sub_sequence_number - 1),
+        )
+
+    @classmethod
     def after_checkpoint(cls, sequence_number: str, sub_sequence_number: int = 0) -> StartPosition:
         """Resume after a checkpoint: AT its sequence number, dropping ESNs <= it."""
         return cls(
@@ -190,6 +201,8 @@ class ReadBatch:
     #: ESNs (sequence number as int, sub-sequence number) of the first and last record.
     first_esn: Optional[tuple] = None
     last_esn: Optional[tuple] = None
+    #: Bytes of user-record data read (before the message handler).
+    data_bytes: int = 0
 
 
 class ShardReader:
@@ -213,6 +226,7 @@ class ShardReader:
         sleep: Callable[[float], None] = time.sleep,
         stats: Optional[DeaggregationStats] = None,
         message_handler: Optional[Callable[[KinesisRecord], Any]] = None,
+        iterator: Optional[str] = None,
     ) -> None:
         self.stream_name = stream_name
         self.shard_id = shard_id
@@ -225,7 +239,8 @@ class ShardReader:
         self._sleep = sleep
         self.stats = stats or DeaggregationStats()
         self._handler = message_handler
-        self._iterator: Optional[str] = None
+        #: A shard iterator to continue from (a previous read's), else made from ``start``.
+        self._iterator: Optional[str] = iterator
         self._drop_through: Optional[tuple] = start.drop_through
         self._last_call_at: Optional[float] = None
         #: ESN of the last user record delivered, None before the first.
@@ -233,6 +248,11 @@ class ShardReader:
         self.shard_ended = False
         self.child_shard_ids: list = []
         self.iterators_renewed = 0
+
+    @property
+    def iterator(self) -> Optional[str]:
+        """The iterator the next read continues from (None before the first, or at end)."""
+        return self._iterator
 
     @property
     def client(self) -> Any:
@@ -386,6 +406,7 @@ class ShardReader:
             calls,
             first_esn,
             self.last_delivered if out else None,
+            size,
         )
 
     def _handle(self, users: list) -> list:

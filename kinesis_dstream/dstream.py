@@ -1,0 +1,549 @@
+"""The PySpark surface: ``KinesisUtils.createStream`` and ``KinesisInputDStream.builder()``.
+
+``from kinesis_dstream import KinesisUtils, InitialPositionInStream`` replaces
+``from pyspark.streaming.kinesis import ...``; arguments, defaults and constants are
+PySpark 4.x's. The names here keep PySpark's camelCase; internals are PEP 8.
+
+How a stream is wired: an always-empty directory watched by ``textFileStream`` gives a
+DStream with one (empty) RDD per batch, checkpointable by Spark; ``transform`` turns each
+into the batch's Kinesis records by asking the stream's :class:`~.receiver.KinesisReceiver`
+(one per ``createStream`` call, found in a per-process registry by the stream's id). The
+function given to ``transform`` carries only :class:`~.settings.StreamSettings`, so after a
+restart from a Spark checkpoint it builds a new receiver that resumes from the DynamoDB
+checkpoints. A streaming listener reports each batch's outcome; ``ssc.stop`` is wrapped
+(on that context only) to stop fetching first and, after Spark stops, write the last
+checkpoints and release (graceful) or keep (not graceful) the leases.
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import logging
+import os
+import tempfile
+import threading
+import uuid
+from datetime import datetime, timedelta
+from typing import Any, Callable, Optional, Union
+
+from .aws import AWSCredentials, resolve_region
+from .receiver import KinesisReceiver
+from .record import KinesisRecord
+from .settings import (
+    DEFAULT_FAILOVER_TIME_S,
+    DEFAULT_FETCH_INTERVAL_S,
+    DEFAULT_MAX_BUFFER_BYTES,
+    DEFAULT_MAX_BUFFER_RECORDS,
+    DEFAULT_MAX_RECORDS_PER_FETCH,
+    DEFAULT_RETAIN_S,
+    StreamSettings,
+)
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "InitialPositionInStream",
+    "KinesisInitialPositions",
+    "KinesisInputDStream",
+    "KinesisUtils",
+    "MetricsLevel",
+    "SparkAWSCredentials",
+    "utf8_decoder",
+]
+
+
+class InitialPositionInStream:
+    """PySpark's constants, plus AT_TIMESTAMP (give ``initialTimestamp``)."""
+
+    LATEST, TRIM_HORIZON, AT_TIMESTAMP = (0, 1, 2)
+
+
+class MetricsLevel:
+    DETAILED, SUMMARY, NONE = (0, 1, 2)
+
+
+def utf8_decoder(s: Optional[bytes]) -> Optional[str]:
+    """Decode the unicode as UTF-8 (PySpark's default decoder)."""
+    if s is None:
+        return None
+    return s.decode("utf-8")
+
+
+_POSITION_NAMES = {0: "LATEST", 1: "TRIM_HORIZON", 2: "AT_TIMESTAMP"}
+_ACCEPTED_POSITIONS = (
+    "InitialPositionInStream.LATEST (0), InitialPositionInStream.TRIM_HORIZON (1), "
+    "InitialPositionInStream.AT_TIMESTAMP (2), 'LATEST', 'TRIM_HORIZON', 'AT_TIMESTAMP', "
+    "or KinesisInitialPositions.Latest() / TrimHorizon() / AtTimestamp(datetime)"
+)
+
+
+class KinesisInitialPositions:
+    """The Scala builder's initial positions."""
+
+    class Latest:
+        name = "LATEST"
+
+    class TrimHorizon:
+        name = "TRIM_HORIZON"
+
+    class AtTimestamp:
+        name = "AT_TIMESTAMP"
+
+        def __init__(self, timestamp: datetime) -> None:
+            if not isinstance(timestamp, datetime):
+                raise TypeError(f"AtTimestamp needs a datetime, got {timestamp!r}")
+            self.timestamp = timestamp
+
+
+def _position(value: Any, timestamp: Optional[datetime]) -> tuple:
+    """(name, timestamp) from any accepted form, or ValueError listing them."""
+    if isinstance(value, KinesisInitialPositions.AtTimestamp):
+        return "AT_TIMESTAMP", value.timestamp
+    if isinstance(value, (KinesisInitialPositions.Latest, KinesisInitialPositions.TrimHorizon)):
+        return value.name, None
+    name = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        name = _POSITION_NAMES.get(value)
+    elif isinstance(value, str):
+        name = value.upper() if value.upper() in _POSITION_NAMES.values() else None
+    if name is None:
+        raise ValueError(f"unknown initial position {value!r}; accepted: {_ACCEPTED_POSITIONS}")
+    if name == "AT_TIMESTAMP" and timestamp is None:
+        raise ValueError("initial position AT_TIMESTAMP needs initialTimestamp (a datetime)")
+    if name != "AT_TIMESTAMP" and timestamp is not None:
+        raise ValueError(f"initialTimestamp is only for AT_TIMESTAMP, not {name}")
+    if timestamp is not None and not isinstance(timestamp, datetime):
+        raise TypeError(f"initialTimestamp must be a datetime, got {timestamp!r}")
+    return name, timestamp
+
+
+def _aware(timestamp: Optional[datetime]) -> Optional[datetime]:
+    if timestamp is not None and timestamp.tzinfo is None:
+        return timestamp.astimezone()  # naive means local time, as datetime.timestamp() does
+    return timestamp
+
+
+def _decode_data(decoder: Callable[[Optional[bytes]], Any], record: KinesisRecord) -> Any:
+    return decoder(record.data)
+
+
+def _raw_data(record: KinesisRecord) -> bytes:
+    return record.data
+
+
+class SparkAWSCredentials:
+    """``SparkAWSCredentials.builder().basicCredentials(k, s).stsCredentials(arn, n).build()``."""
+
+    class Builder:
+        def __init__(self) -> None:
+            self._basic: tuple = (None, None)
+            self._sts: tuple = (None, None, None)
+
+        def basicCredentials(self, accessKeyId: str, secretKey: str) -> SparkAWSCredentials.Builder:
+            self._basic = (accessKeyId, secretKey)
+            return self
+
+        def stsCredentials(
+            self,
+            roleArn: str,
+            sessionName: str,
+            externalId: Optional[str] = None,
+        ) -> SparkAWSCredentials.Builder:
+            self._sts = (roleArn, sessionName, externalId)
+            return self
+
+        def build(self) -> AWSCredentials:
+            return AWSCredentials(
+                access_key_id=self._basic[0],
+                secret_access_key=self._basic[1],
+                role_arn=self._sts[0],
+                role_session_name=self._sts[1],
+                external_id=self._sts[2],
+            )
+
+    @staticmethod
+    def builder() -> SparkAWSCredentials.Builder:
+        return SparkAWSCredentials.Builder()
+
+
+# -- the per-process registry of receivers -------------------------------------------------
+
+_LOCK = threading.Lock()
+_RECEIVERS: dict = {}  # stream id -> KinesisReceiver
+_CREDENTIALS: dict = {}  # stream id -> {"kinesis": AWSCredentials, ...}; never pickled
+_CONTEXT_STREAMS: dict = {}  # id(StreamingContext) -> [stream id]
+
+
+def _tick_directory() -> str:
+    """An always-empty directory: ``textFileStream`` on it ticks once per batch."""
+    path = os.path.join(tempfile.gettempdir(), "kinesis_dstream_tick")
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def _receiver(settings: StreamSettings) -> KinesisReceiver:
+    with _LOCK:
+        receiver = _RECEIVERS.get(settings.stream_id)
+        if receiver is None:
+            credentials = _CREDENTIALS.get(settings.stream_id)
+            if credentials is None and settings.explicit_credentials:
+                log.warning(
+                    "stream %s was created with explicit credentials, which Spark "
+                    "checkpoints do not keep: using the default credential chain",
+                    settings.stream_name,
+                )
+            receiver = KinesisReceiver(settings, credentials)
+            _RECEIVERS[settings.stream_id] = receiver
+        return receiver
+
+
+def _attach(ssc: Any, stream_id: str) -> None:
+    """Listen to ``ssc``'s batches and wrap its ``stop``, once per context."""
+    with _LOCK:
+        streams = _CONTEXT_STREAMS.get(id(ssc))
+        if streams is not None:
+            if stream_id not in streams:
+                streams.append(stream_id)
+            return
+        _CONTEXT_STREAMS[id(ssc)] = [stream_id]
+    from pyspark.streaming.listener import StreamingListener
+
+    class BatchListener(StreamingListener):
+        def onStreamingStarted(self, streamingStarted: Any) -> None:
+            try:
+                for receiver in _receivers_of(ssc):
+                    receiver.start(ssc.sparkContext)
+            except Exception:  # Spark swallows listener errors silently: log them
+                log.exception("could not start the Kinesis receivers")
+
+        def onBatchCompleted(self, batchCompleted: Any) -> None:
+            try:
+                info = batchCompleted.batchInfo()
+                batch_ms = info.batchTime().milliseconds()
+                outputs = info.outputOperationInfos()
+                succeeded = all(o.failureReason() is None for o in outputs.values())
+                for receiver in _receivers_of(ssc):
+                    receiver.batch_completed(batch_ms, succeeded)
+            except Exception:
+                log.exception("could not record a completed batch")
+
+    ssc.addStreamingListener(BatchListener())
+    spark_stop = ssc.stop
+
+    @functools.wraps(spark_stop)
+    def stop(stopSparkContext: bool = True, stopGraceFully: bool = False) -> None:
+        receivers = _receivers_of(ssc)
+        for receiver in receivers:
+            receiver.stop_fetching()  # no fetch job may outlive the SparkContext
+        try:
+            spark_stop(stopSparkContext, stopGraceFully)
+        finally:
+            for receiver in receivers:
+                receiver.stop(release=stopGraceFully)
+            _forget(ssc)
+
+    ssc.stop = stop
+
+
+def _receivers_of(ssc: Any) -> list:
+    with _LOCK:
+        return [_RECEIVERS[s] for s in _CONTEXT_STREAMS.get(id(ssc), []) if s in _RECEIVERS]
+
+
+def _forget(ssc: Any) -> None:
+    with _LOCK:
+        for stream_id in _CONTEXT_STREAMS.pop(id(ssc), []):
+            _RECEIVERS.pop(stream_id, None)
+
+
+@atexit.register
+def _stop_all() -> None:
+    """At interpreter exit, stop receivers still running (leases left to expire)."""
+    with _LOCK:
+        receivers = list(_RECEIVERS.values())
+        _RECEIVERS.clear()
+    for receiver in receivers:
+        try:
+            receiver.stop(release=False)
+        except Exception:
+            log.debug("receiver stop at exit failed", exc_info=True)
+
+
+def _batch(settings: StreamSettings, time: datetime, rdd: Any) -> Any:
+    """The ``transform`` function's body: batch ``time``'s Kinesis records."""
+    receiver = _receiver(settings)
+    from pyspark.streaming import StreamingContext
+
+    ssc = StreamingContext.getActive()
+    if ssc is not None:  # after a restart from a checkpoint, createStream did not run
+        _attach(ssc, settings.stream_id)
+    receiver.start(rdd.context)
+    return receiver.batch_rdd(round(time.timestamp() * 1000), rdd.context)
+
+
+def _create(ssc: Any, settings: StreamSettings, credentials: Optional[dict]) -> Any:
+    if credentials:
+        _CREDENTIALS[settings.stream_id] = credentials
+    _receiver(settings)
+    _attach(ssc, settings.stream_id)
+    tick = ssc.textFileStream(_tick_directory())
+
+    def batch(time: datetime, rdd: Any) -> Any:
+        return _batch(settings, time, rdd)
+
+    return tick.transform(batch)
+
+
+class KinesisUtils:
+    @staticmethod
+    def createStream(
+        ssc: Any,
+        kinesisAppName: str,
+        streamName: str,
+        endpointUrl: str,
+        regionName: str,
+        initialPositionInStream: Any,
+        checkpointInterval: Union[int, float],
+        metricsLevel: int = MetricsLevel.DETAILED,
+        storageLevel: Any = None,
+        awsAccessKeyId: Optional[str] = None,
+        awsSecretKey: Optional[str] = None,
+        decoder: Callable[[Optional[bytes]], Any] = utf8_decoder,
+        stsAssumeRoleArn: Optional[str] = None,
+        stsSessionName: Optional[str] = None,
+        stsExternalId: Optional[str] = None,
+        *,
+        initialTimestamp: Optional[datetime] = None,
+        messageHandler: Optional[Callable[[KinesisRecord], Any]] = None,
+        dynamoDBEndpointUrl: Optional[str] = None,
+        cloudWatchEndpointUrl: Optional[str] = None,
+        stsEndpointUrl: Optional[str] = None,
+        failoverTimeMs: int = int(DEFAULT_FAILOVER_TIME_S * 1000),
+        maxRecordsPerFetch: int = DEFAULT_MAX_RECORDS_PER_FETCH,
+        fetchIntervalMs: int = int(DEFAULT_FETCH_INTERVAL_S * 1000),
+        maxBufferedRecords: int = DEFAULT_MAX_BUFFER_RECORDS,
+        maxBufferedBytes: int = DEFAULT_MAX_BUFFER_BYTES,
+        retainTimeMs: int = int(DEFAULT_RETAIN_S * 1000),
+        maxLeasesForWorker: Optional[int] = None,
+        maxLeasesToStealAtOneTime: int = 1,
+        workerId: Optional[str] = None,
+    ) -> Any:
+        """Create an input stream that pulls messages from a Kinesis stream.
+
+        PySpark's arguments, defaults and constants; leases and checkpoints live in the
+        DynamoDB table named ``kinesisAppName`` (in the KCL's format), one stream per
+        application name. ``checkpointInterval`` is in seconds. Everything is validated
+        before anything starts. Beyond PySpark: ``initialTimestamp`` (with
+        ``InitialPositionInStream.AT_TIMESTAMP``), ``messageHandler`` (gets each
+        :class:`~kinesis_dstream.KinesisRecord`; replaces ``decoder``), endpoints for
+        DynamoDB, CloudWatch and STS, and tuning options. Explicit keys are never written
+        to Spark checkpoints or logs; after a restart from a checkpoint the default
+        credential chain is used.
+        """
+        if (awsAccessKeyId is None) != (awsSecretKey is None):
+            missing = "awsAccessKeyId" if awsAccessKeyId is None else "awsSecretKey"
+            raise ValueError(f"awsAccessKeyId and awsSecretKey go together: {missing} is missing")
+        sts = (stsAssumeRoleArn, stsSessionName, stsExternalId)
+        if any(v is not None for v in sts) and not all(v is not None for v in sts):
+            raise ValueError(
+                "stsAssumeRoleArn, stsSessionName and stsExternalId must all be given or "
+                "all be None"
+            )
+        credentials = None
+        if awsAccessKeyId is not None or stsAssumeRoleArn is not None:
+            shared = AWSCredentials(
+                access_key_id=awsAccessKeyId,
+                secret_access_key=awsSecretKey,
+                role_arn=stsAssumeRoleArn,
+                role_session_name=stsSessionName,
+                external_id=stsExternalId,
+                sts_endpoint_url=stsEndpointUrl,
+            )
+            credentials = {"kinesis": shared, "dynamodb": shared, "cloudwatch": shared}
+        transform = (
+            messageHandler
+            if messageHandler is not None
+            else functools.partial(_decode_data, decoder)
+        )
+        settings = _settings(
+            ssc,
+            app_name=kinesisAppName,
+            stream_name=streamName,
+            endpoint_url=endpointUrl,
+            region_name=regionName,
+            initial_position=initialPositionInStream,
+            initial_timestamp=initialTimestamp,
+            checkpoint_interval_s=checkpointInterval,
+            metrics_level=metricsLevel,
+            storage_level=storageLevel,
+            transform=transform,
+            dynamodb_endpoint_url=dynamoDBEndpointUrl,
+            cloudwatch_endpoint_url=cloudWatchEndpointUrl,
+            failover_time_s=failoverTimeMs / 1000,
+            max_records_per_fetch=maxRecordsPerFetch,
+            fetch_interval_s=fetchIntervalMs / 1000,
+            max_buffer_records=maxBufferedRecords,
+            max_buffer_bytes=maxBufferedBytes,
+            retain_s=retainTimeMs / 1000,
+            max_leases_for_worker=maxLeasesForWorker,
+            max_leases_to_steal=maxLeasesToStealAtOneTime,
+            worker_id=workerId,
+            explicit_credentials=credentials is not None,
+        )
+        return _create(ssc, settings, credentials)
+
+
+def _settings(ssc: Any, **kw: Any) -> StreamSettings:
+    """Validate and build the settings; nothing starts here."""
+    if ssc is None or not hasattr(ssc, "textFileStream"):
+        raise TypeError(f"ssc must be a StreamingContext, got {ssc!r}")
+    for name in ("app_name", "stream_name"):
+        if not isinstance(kw[name], str) or not kw[name]:
+            label = {"app_name": "kinesisAppName", "stream_name": "streamName"}[name]
+            raise ValueError(f"{label} must be a non-empty string, got {kw[name]!r}")
+    name, timestamp = _position(kw.pop("initial_position"), kw.pop("initial_timestamp"))
+    interval = kw.pop("checkpoint_interval_s")
+    if isinstance(interval, timedelta):
+        interval = interval.total_seconds()
+    if not isinstance(interval, (int, float)) or isinstance(interval, bool) or interval <= 0:
+        raise ValueError(
+            f"checkpointInterval must be a positive number of seconds, got {interval!r}"
+        )
+    if kw["metrics_level"] not in (MetricsLevel.DETAILED, MetricsLevel.SUMMARY, MetricsLevel.NONE):
+        raise ValueError(
+            f"unknown metricsLevel {kw['metrics_level']!r}; accepted: MetricsLevel.DETAILED (0), "
+            "MetricsLevel.SUMMARY (1), MetricsLevel.NONE (2)"
+        )
+    if kw["storage_level"] is None:
+        from pyspark.storagelevel import StorageLevel
+
+        kw["storage_level"] = StorageLevel.MEMORY_AND_DISK_2
+    if not callable(kw["transform"]):
+        raise TypeError(f"decoder / messageHandler must be callable, got {kw['transform']!r}")
+    endpoint = kw.pop("endpoint_url")
+    region = resolve_region(kw.pop("region_name"))
+    return StreamSettings(
+        stream_id=uuid.uuid4().hex,
+        endpoint_url=endpoint or None,
+        region_name=region,
+        initial_position=name,
+        initial_timestamp=_aware(timestamp),
+        checkpoint_interval_s=float(interval),
+        **kw,
+    )
+
+
+class KinesisInputDStream:
+    """``KinesisInputDStream.builder()``: the Scala builder's methods, in Python."""
+
+    @staticmethod
+    def builder() -> _Builder:
+        return _Builder()
+
+
+class _Builder:
+    def __init__(self) -> None:
+        self._values: dict = {}
+        self._credentials: dict = {}
+
+    def _set(self, key: str, value: Any) -> _Builder:
+        self._values[key] = value
+        return self
+
+    def streamingContext(self, ssc: Any) -> _Builder:
+        return self._set("ssc", ssc)
+
+    def streamName(self, name: str) -> _Builder:
+        return self._set("stream_name", name)
+
+    def checkpointAppName(self, name: str) -> _Builder:
+        return self._set("app_name", name)
+
+    def endpointUrl(self, url: str) -> _Builder:
+        return self._set("endpoint_url", url)
+
+    def regionName(self, region: str) -> _Builder:
+        return self._set("region_name", region)
+
+    def initialPosition(self, position: Any) -> _Builder:
+        return self._set("initial_position", position)
+
+    def checkpointInterval(self, interval: Union[int, float, timedelta]) -> _Builder:
+        return self._set("checkpoint_interval_s", interval)
+
+    def storageLevel(self, level: Any) -> _Builder:
+        return self._set("storage_level", level)
+
+    def kinesisCredentials(self, credentials: AWSCredentials) -> _Builder:
+        self._credentials["kinesis"] = credentials
+        return self
+
+    def dynamoDBCredentials(self, credentials: AWSCredentials) -> _Builder:
+        self._credentials["dynamodb"] = credentials
+        return self
+
+    def cloudWatchCredentials(self, credentials: AWSCredentials) -> _Builder:
+        self._credentials["cloudwatch"] = credentials
+        return self
+
+    def metricsLevel(self, level: int) -> _Builder:
+        return self._set("metrics_level", level)
+
+    def metricsEnabledDimensions(self, dimensions: Any) -> _Builder:
+        return self._set("metrics_dimensions", frozenset(dimensions))
+
+    def dynamoDBEndpointUrl(self, url: str) -> _Builder:
+        return self._set("dynamodb_endpoint_url", url)
+
+    def cloudWatchEndpointUrl(self, url: str) -> _Builder:
+        return self._set("cloudwatch_endpoint_url", url)
+
+    def build(self) -> Any:
+        """A DStream of each record's data (bytes), as the Scala builder's ``build()``."""
+        return self._build(_raw_data)
+
+    def buildWithMessageHandler(self, handler: Callable[[KinesisRecord], Any]) -> Any:
+        """A DStream of ``handler(record)`` for each :class:`~kinesis_dstream.KinesisRecord`."""
+        return self._build(handler)
+
+    def _build(self, transform: Callable[[KinesisRecord], Any]) -> Any:
+        values = dict(self._values)
+        for key, method in (
+            ("ssc", "streamingContext"),
+            ("stream_name", "streamName"),
+            ("app_name", "checkpointAppName"),
+        ):
+            if key not in values:
+                raise ValueError(f"KinesisInputDStream.builder(): {method}(...) is required")
+        ssc = values.pop("ssc")
+        if "checkpoint_interval_s" not in values:  # the Scala default: the batch interval
+            values["checkpoint_interval_s"] = (
+                ssc._jssc.ssc().graph().batchDuration().milliseconds() / 1000
+            )
+        kinesis = self._credentials.get("kinesis")
+        credentials = None
+        if self._credentials:
+            credentials = {
+                "kinesis": kinesis,
+                "dynamodb": self._credentials.get("dynamodb", kinesis),
+                "cloudwatch": self._credentials.get("cloudwatch", kinesis),
+            }
+        metrics_dimensions = values.pop("metrics_dimensions", frozenset())
+        settings = _settings(
+            ssc,
+            app_name=values.pop("app_name"),
+            stream_name=values.pop("stream_name"),
+            endpoint_url=values.pop("endpoint_url", None),
+            region_name=values.pop("region_name", None),
+            initial_position=values.pop("initial_position", InitialPositionInStream.LATEST),
+            initial_timestamp=None,
+            checkpoint_interval_s=values.pop("checkpoint_interval_s"),
+            metrics_level=values.pop("metrics_level", MetricsLevel.DETAILED),
+            storage_level=values.pop("storage_level", None),
+            transform=transform,
+            metrics_dimensions=metrics_dimensions,
+            explicit_credentials=credentials is not None,
+            **values,
+        )
+        return _create(ssc, settings, credentials)

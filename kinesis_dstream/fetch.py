@@ -1,0 +1,167 @@
+"""The executor side of a fetch round: read one shard, hand back its records and range.
+
+A round is a Spark job with one partition per shard. Each task reads its shard with a
+:class:`~.reader.ShardReader` and emits a :class:`RangeHeader` followed by the records
+(decoded, or what the message handler returned). The job's RDD is persisted, so the data
+stays on the executors; the driver collects only the headers.
+
+The batch RDD built from a round checks each partition's header against the range the
+driver recorded. If a cached block was lost and Spark re-ran the fetch, the re-read may
+have started elsewhere (a LATEST iterator) or gone further (new records since): the
+partition then reads exactly the recorded range instead, so a batch recomputes to the
+same records, never to "whatever is there now".
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any, Callable, NamedTuple, Optional
+
+from .aws import ClientSpec
+from .errors import KinesisDStreamError
+from .reader import ReaderConfig, ShardReader, StartPosition
+
+log = logging.getLogger(__name__)
+
+
+class RangeHeader(NamedTuple):
+    """What one task of a round read: the first element of its partition."""
+
+    round_id: int
+    shard_id: str
+    records: int
+    first_esn: Optional[tuple]  # (sequence number as int, sub-sequence number)
+    last_esn: Optional[tuple]
+    data_bytes: int
+    millis_behind_latest: Optional[int]
+    shard_ended: bool
+    child_shard_ids: tuple
+    next_iterator: Optional[str]
+    get_records_calls: int
+    read_s: float
+
+
+@dataclass(frozen=True)
+class FetchPlan:
+    """One shard's part of a round; pickled into the task."""
+
+    round_id: int
+    stream_name: str
+    shard_id: str
+    client: ClientSpec
+    start: StartPosition
+    iterator: Optional[str]
+    hash_key_range: Optional[tuple]
+    max_records: int
+    max_bytes: int
+    max_time_s: float
+    config: ReaderConfig
+    transform: Callable[[Any], Any]
+
+    def reader(
+        self, start: Optional[StartPosition] = None, iterator: Optional[str] = None
+    ) -> ShardReader:
+        return ShardReader(
+            self.client,
+            self.stream_name,
+            self.shard_id,
+            start or self.start,
+            hash_key_range=self.hash_key_range,
+            config=self.config,
+            message_handler=self.transform,
+            iterator=iterator,
+        )
+
+
+class RecordsLostError(KinesisDStreamError):
+    """A recorded range can no longer be read whole (past the stream's retention)."""
+
+
+def fetch(plans: Iterable[FetchPlan]) -> Iterator:
+    """mapPartitions function of a round: header, then the records, for each plan."""
+    for plan in plans:
+        started = time.monotonic()
+        reader = plan.reader(iterator=plan.iterator)
+        batch = reader.read(
+            max_records=plan.max_records, max_bytes=plan.max_bytes, max_time_s=plan.max_time_s
+        )
+        yield RangeHeader(
+            plan.round_id,
+            plan.shard_id,
+            len(batch.records),
+            batch.first_esn,
+            batch.last_esn,
+            batch.data_bytes,
+            batch.millis_behind_latest,
+            batch.shard_ended,
+            tuple(batch.child_shard_ids),
+            reader.iterator,
+            batch.get_records_calls,
+            time.monotonic() - started,
+        )
+        yield from batch.records
+
+
+def first_only(items: Iterator) -> list:
+    """mapPartitions function that returns the header without reading the records."""
+    for item in items:
+        return [item]
+    return []
+
+
+def deliver(plans: list, headers: list) -> Callable[[int, Iterator], Iterator]:
+    """mapPartitionsWithIndex function of a batch: the round's records, exactly its range."""
+
+    def records(index: int, items: Iterator) -> Iterator:
+        expected = headers[index]
+        header = next(items, None)
+        if header is not None and _same_range(header, expected):
+            yield from items
+            return
+        if expected.records == 0:
+            return  # the round read nothing here; a re-read must deliver nothing either
+        yield from read_range(plans[index], expected)
+
+    return records
+
+
+def _same_range(header: RangeHeader, expected: RangeHeader) -> bool:
+    return (header.first_esn, header.last_esn, header.records) == (
+        expected.first_esn,
+        expected.last_esn,
+        expected.records,
+    )
+
+
+def read_range(plan: FetchPlan, expected: RangeHeader) -> list:
+    """Exactly the records from ``expected.first_esn`` to ``expected.last_esn``."""
+    assert expected.first_esn is not None and expected.last_esn is not None
+    log.warning(
+        "re-reading shard %s of %s from %s to %s (%d records): its cached block was lost",
+        plan.shard_id,
+        plan.stream_name,
+        expected.first_esn,
+        expected.last_esn,
+        expected.records,
+    )
+    first_seq, first_sub = expected.first_esn
+    reader = plan.reader(start=StartPosition.at_esn(str(first_seq), first_sub))
+    out: list = []
+    deadline = time.monotonic() + 300
+    while len(out) < expected.records and not reader.shard_ended:
+        batch = reader.read(until=expected.last_esn)
+        out += batch.records
+        if reader.last_delivered is not None and reader.last_delivered >= expected.last_esn:
+            break
+        if not batch.records and time.monotonic() > deadline:
+            break
+    if len(out) != expected.records or reader.last_delivered != expected.last_esn:
+        raise RecordsLostError(
+            f"cannot recompute shard {plan.shard_id} of stream {plan.stream_name!r} from "
+            f"{expected.first_esn} to {expected.last_esn}: read {len(out)} of "
+            f"{expected.records} records (past the stream's retention?)"
+        )
+    return out

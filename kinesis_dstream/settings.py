@@ -1,0 +1,78 @@
+"""The picklable settings of one input stream, defaults declared once.
+
+A :class:`StreamSettings` is what Spark pickles into its checkpoint (inside the batch
+function), so it holds no client, thread, lock or credential: explicit credentials stay
+in the driver's memory (:mod:`.credentials_registry`), referenced by ``stream_id``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Callable, Optional
+
+DEFAULT_FAILOVER_TIME_S = 10.0
+DEFAULT_FETCH_INTERVAL_S = 0.5
+DEFAULT_MAX_RECORDS_PER_FETCH = 10_000
+DEFAULT_MAX_BUFFER_RECORDS = 200_000
+DEFAULT_MAX_BUFFER_BYTES = 256 * 1024 * 1024
+DEFAULT_RETAIN_S = 60.0
+DEFAULT_SHARD_SYNC_INTERVAL_S = 60.0
+
+
+@dataclass(frozen=True)
+class StreamSettings:
+    """Everything a receiver needs to (re)build itself, and nothing secret."""
+
+    stream_id: str
+    app_name: str
+    stream_name: str
+    endpoint_url: Optional[str]
+    region_name: str
+    initial_position: str  # LATEST, TRIM_HORIZON or AT_TIMESTAMP
+    checkpoint_interval_s: float
+    storage_level: Any
+    transform: Callable[[Any], Any]  # KinesisRecord -> what the DStream holds
+    initial_timestamp: Optional[datetime] = None
+    metrics_level: int = 0
+    metrics_dimensions: frozenset = frozenset()
+    dynamodb_endpoint_url: Optional[str] = None
+    cloudwatch_endpoint_url: Optional[str] = None
+    failover_time_s: float = DEFAULT_FAILOVER_TIME_S
+    max_leases_for_worker: Optional[int] = None
+    max_leases_to_steal: int = 1
+    shard_sync_interval_s: float = DEFAULT_SHARD_SYNC_INTERVAL_S
+    fetch_interval_s: float = DEFAULT_FETCH_INTERVAL_S
+    max_records_per_fetch: int = DEFAULT_MAX_RECORDS_PER_FETCH
+    max_buffer_records: int = DEFAULT_MAX_BUFFER_RECORDS
+    max_buffer_bytes: int = DEFAULT_MAX_BUFFER_BYTES
+    #: Keep a round's cached data this long after its batch completes (windows reuse it;
+    #: older data is re-read from Kinesis, exactly, if a window needs it).
+    retain_s: float = DEFAULT_RETAIN_S
+    worker_id: Optional[str] = None
+    #: Explicit credentials were given (they are not here): after a restart from a Spark
+    #: checkpoint they are gone and the default credential chain is used.
+    explicit_credentials: bool = False
+    extra: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name in (
+            "checkpoint_interval_s",
+            "failover_time_s",
+            "fetch_interval_s",
+            "shard_sync_interval_s",
+        ):
+            value = getattr(self, name)
+            if not value > 0:
+                raise ValueError(f"{name} must be > 0, got {value!r}")
+        for name in ("max_records_per_fetch", "max_buffer_records", "max_buffer_bytes"):
+            value = getattr(self, name)
+            if not (isinstance(value, int) and value >= 1):
+                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+        if not 1 <= self.max_records_per_fetch <= 10_000:
+            raise ValueError(
+                f"max_records_per_fetch must be in [1, 10000] (GetRecords' limit), "
+                f"got {self.max_records_per_fetch}"
+            )
+        if self.retain_s < 0:
+            raise ValueError(f"retain_s must be >= 0, got {self.retain_s}")
