@@ -217,8 +217,26 @@ class KinesisReceiver:
         position = StartPosition.from_checkpoint(lease.checkpoint, self.settings.initial_timestamp)
         if position is None:
             return  # finished: nothing to read
+        iterator = None
+        if position.iterator_type == "LATEST":
+            # Pin "latest" to now, when the lease is gained, not to the first round.
+            iterator = self._latest_iterator(lease.lease_key)
         with self._lock:
-            self._shards[lease.lease_key] = _Shard(lease, position, checkpointed=lease.checkpoint)
+            self._shards[lease.lease_key] = _Shard(
+                lease, position, iterator=iterator, checkpointed=lease.checkpoint
+            )
+
+    def _latest_iterator(self, shard_id: str) -> Optional[str]:
+        try:
+            response = self.kinesis_spec.client().get_shard_iterator(
+                StreamName=self.settings.stream_name,
+                ShardId=shard_id,
+                ShardIteratorType="LATEST",
+            )
+        except Exception as exc:  # the first round will ask again
+            log.warning("could not get a LATEST iterator for shard %s: %s", shard_id, exc)
+            return None
+        return response["ShardIterator"]
 
     def _lease_lost(self, shard_id: str, reason: str) -> None:
         with self._lock:

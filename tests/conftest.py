@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 import uuid
 
 import pytest
@@ -60,3 +62,30 @@ def dynamodb_server(request):
 @pytest.fixture
 def dynamodb(dynamodb_server):
     return dynamodb_server.client("dynamodb")
+
+
+@pytest.fixture(scope="session")
+def spark(local_aws):
+    """One local[2] SparkContext for the session; its Python workers see the local AWS.
+
+    Credentials and region go into the environment before the JVM starts (executors
+    inherit it); endpoints are passed explicitly by each test.
+    """
+    saved = dict(os.environ)
+    os.environ.update({k: v for k, v in local_aws.env().items() if k != "AWS_ENDPOINT_URL"})
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    from pyspark import SparkConf, SparkContext
+
+    conf = (
+        SparkConf()
+        .setMaster("local[2]")
+        .setAppName("kinesis-dstream-tests")
+        .set("spark.ui.enabled", "false")
+        .set("spark.ui.showConsoleProgress", "false")
+    )
+    sc = SparkContext(conf=conf)
+    sc.setLogLevel("ERROR")
+    yield sc
+    sc.stop()
+    os.environ.clear()
+    os.environ.update(saved)
