@@ -169,6 +169,8 @@ class SparkAWSCredentials:
 
 # -- the per-process registry of receivers -------------------------------------------------
 
+#: Bound on waiting for a stop's last checkpoints and lease releases.
+_STOP_WAIT_S = 120.0
 _LOCK = threading.Lock()
 _RECEIVERS: dict = {}  # stream id -> KinesisReceiver
 _CREDENTIALS: dict = {}  # stream id -> {"kinesis": AWSCredentials, ...}; never pickled
@@ -230,9 +232,13 @@ def _attach(ssc: Any, stream_id: str) -> None:
 
     ssc.addStreamingListener(BatchListener())
     spark_stop = ssc.stop
+    spark_await = ssc.awaitTermination
+    spark_await_or_timeout = ssc.awaitTerminationOrTimeout
+    stopping, stopped = threading.Event(), threading.Event()
 
     @functools.wraps(spark_stop)
     def stop(stopSparkContext: bool = True, stopGraceFully: bool = False) -> None:
+        stopping.set()
         receivers = _receivers_of(ssc)
         for receiver in receivers:
             receiver.stop_fetching()  # no fetch job may outlive the SparkContext
@@ -242,8 +248,29 @@ def _attach(ssc: Any, stream_id: str) -> None:
             for receiver in receivers:
                 receiver.stop(release=stopGraceFully)
             _forget(ssc)
+            stopped.set()
+
+    def wait_for_our_stop() -> None:
+        # Spark's wait ends when the JVM context stops, before the last checkpoints and
+        # lease releases that follow it in stop(): wait for those too.
+        if stopping.is_set():
+            stopped.wait(timeout=_STOP_WAIT_S)
+
+    @functools.wraps(spark_await)
+    def awaitTermination(timeout: Optional[int] = None) -> None:
+        spark_await(timeout)
+        wait_for_our_stop()
+
+    @functools.wraps(spark_await_or_timeout)
+    def awaitTerminationOrTimeout(timeout: int) -> bool:
+        terminated = spark_await_or_timeout(timeout)
+        if terminated:
+            wait_for_our_stop()
+        return terminated
 
     ssc.stop = stop
+    ssc.awaitTermination = awaitTermination
+    ssc.awaitTerminationOrTimeout = awaitTerminationOrTimeout
 
 
 def _receivers_of(ssc: Any) -> list:
@@ -270,14 +297,42 @@ def _stop_all() -> None:
             log.debug("receiver stop at exit failed", exc_info=True)
 
 
-def _batch(settings: StreamSettings, time: datetime, rdd: Any) -> Any:
+class _BatchLog:
+    """Rides inside the ``transform`` function, so Spark's checkpoint carries it.
+
+    Pickled (each time Spark writes a checkpoint), it holds the settings and the recent
+    batches' ranges (plain data: shard, first and last position, count). After a restart
+    the batches Spark recomputes read exactly those ranges again, as kinesis-asl's
+    checkpointed block ranges do; batches whose records were checkpointed to DynamoDB
+    are therefore never lost from restored state.
+    """
+
+    def __init__(self, settings: StreamSettings) -> None:
+        self.settings = settings
+        self.restored: dict = {}
+
+    def __getstate__(self) -> dict:
+        with _LOCK:
+            receiver = _RECEIVERS.get(self.settings.stream_id)
+        ranges = receiver.batch_log() if receiver is not None else self.restored
+        return {"settings": self.settings, "restored": ranges}
+
+    def __setstate__(self, state: dict) -> None:
+        self.settings = state["settings"]
+        self.restored = state["restored"]
+
+
+def _batch(log_: _BatchLog, time: datetime, rdd: Any) -> Any:
     """The ``transform`` function's body: batch ``time``'s Kinesis records."""
-    receiver = _receiver(settings)
+    receiver = _receiver(log_.settings)
+    if log_.restored:  # unpickled from a checkpoint: the batches before the restart
+        receiver.restore_batch_log(log_.restored)
+        log_.restored = {}
     from pyspark.streaming import StreamingContext
 
     ssc = StreamingContext.getActive()
     if ssc is not None:  # after a restart from a checkpoint, createStream did not run
-        _attach(ssc, settings.stream_id)
+        _attach(ssc, log_.settings.stream_id)
     receiver.start(rdd.context)
     return receiver.batch_rdd(round(time.timestamp() * 1000), rdd.context)
 
@@ -288,9 +343,10 @@ def _create(ssc: Any, settings: StreamSettings, credentials: Optional[dict]) -> 
     _receiver(settings)
     _attach(ssc, settings.stream_id)
     tick = ssc.textFileStream(_tick_directory())
+    log_ = _BatchLog(settings)
 
     def batch(time: datetime, rdd: Any) -> Any:
-        return _batch(settings, time, rdd)
+        return _batch(log_, time, rdd)
 
     return tick.transform(batch)
 

@@ -24,13 +24,14 @@ import itertools
 import logging
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 from .aws import ClientSpec
 from .errors import LeaseLostError
 from .esn import ExtendedSequenceNumber
-from .fetch import FetchPlan, deliver, fetch, first_only
+from .fetch import FetchPlan, RangeHeader, deliver, fetch, first_only
 from .lease import Lease
 from .lease_coordinator import CheckpointError, LeaseCoordinator
 from .lease_table import LeaseTable
@@ -42,6 +43,9 @@ from .streams import require_stream
 log = logging.getLogger(__name__)
 
 _JOIN_TIMEOUT_S = 60.0
+#: How long batches' ranges are kept for recomputation after a restart (Spark may
+#: recompute windows and state from batches this old).
+BATCH_LOG_S = 900
 
 
 @dataclass(eq=False)
@@ -57,6 +61,16 @@ class _Shard:
     ended: bool = False
     children: tuple = ()
     blocked: bool = False  # a batch holding its records failed: no checkpoint past it
+
+
+class BatchRange(NamedTuple):
+    """One shard's records in one batch: enough to read them again exactly."""
+
+    shard_id: str
+    hash_key_range: Optional[tuple]
+    first_esn: tuple
+    last_esn: tuple
+    records: int
 
 
 @dataclass(eq=False)
@@ -124,7 +138,10 @@ class KinesisReceiver:
         self._shards: dict = {}  # shard id -> _Shard
         self._rounds: dict = {}  # round id -> _Round, until unpersisted
         self._unassigned: list = []  # rounds not yet given to a batch
-        self._batches: dict = {}  # batch time (ms) -> [_Round]
+        self._batches: dict = {}  # batch time (ms) -> [_Round], until it completes
+        #: batch time (ms) -> (BatchRange, ...): what each recent batch holds, oldest first.
+        #: It rides in Spark's checkpoint, so a restarted driver recomputes old batches.
+        self._batch_log: OrderedDict = OrderedDict()
         self._round_ids = itertools.count(1)
         self._sc: Any = None
         self._reader_config = ReaderConfig()
@@ -346,12 +363,26 @@ class KinesisReceiver:
     # -- batches ----------------------------------------------------------------------------
 
     def batch_rdd(self, batch_ms: int, sc: Any) -> Any:
-        """The RDD of batch ``batch_ms``: the rounds completed since the previous batch."""
+        """The RDD of batch ``batch_ms``: the rounds completed since the previous batch.
+
+        Asked again for the same time, it returns the same records; for a time known only
+        from a restored batch log (after a restart), it re-reads exactly those ranges.
+        """
         with self._lock:
             rounds = self._batches.get(batch_ms)
-            if rounds is None:
+            logged = self._batch_log.get(batch_ms)
+            if rounds is None and logged is None:
                 rounds, self._unassigned = self._unassigned, []
                 self._batches[batch_ms] = rounds
+                self._batch_log[batch_ms] = tuple(
+                    BatchRange(h.shard_id, p.hash_key_range, h.first_esn, h.last_esn, h.records)
+                    for r in rounds
+                    for p, h in zip(r.plans, r.headers)
+                    if h.records
+                )
+                self._trim_batch_log(batch_ms)
+        if rounds is None:
+            return self._range_rdd(sc, logged or ())
         parts = [
             r.rdd.mapPartitionsWithIndex(deliver(r.plans, r.headers), preservesPartitioning=True)
             for r in rounds
@@ -359,6 +390,52 @@ class KinesisReceiver:
         if not parts:
             return sc.parallelize([], 1)
         return parts[0] if len(parts) == 1 else sc.union(parts)
+
+    def _range_rdd(self, sc: Any, ranges: tuple) -> Any:
+        """Exactly the records of ``ranges``, read from Kinesis (a recovered batch)."""
+        if not ranges:
+            return sc.parallelize([], 1)
+        plans = [
+            FetchPlan(
+                round_id=0,
+                stream_name=self.settings.stream_name,
+                shard_id=r.shard_id,
+                client=self.kinesis_spec,
+                start=StartPosition.at_esn(str(r.first_esn[0]), r.first_esn[1]),
+                iterator=None,
+                hash_key_range=r.hash_key_range,
+                max_records=r.records,
+                max_bytes=self.settings.max_buffer_bytes,
+                max_time_s=self.settings.fetch_interval_s,
+                config=self._reader_config,
+                transform=self.settings.transform,
+            )
+            for r in ranges
+        ]
+        headers = [
+            RangeHeader(
+                0, r.shard_id, r.records, r.first_esn, r.last_esn, 0, None, False, (), None, 0, 0.0
+            )
+            for r in ranges
+        ]
+        # Empty partitions: deliver() finds no header and reads each recorded range.
+        return sc.parallelize([], len(plans)).mapPartitionsWithIndex(deliver(plans, headers))
+
+    def _trim_batch_log(self, newest_ms: int) -> None:
+        horizon = newest_ms - BATCH_LOG_S * 1000
+        while self._batch_log and next(iter(self._batch_log)) < horizon:
+            self._batch_log.popitem(last=False)
+
+    def batch_log(self) -> dict:
+        """Recent batches' ranges (plain data) for Spark's checkpoint."""
+        with self._lock:
+            return dict(self._batch_log)
+
+    def restore_batch_log(self, log_: dict) -> None:
+        """After a restart: remember what the batches before it held, to recompute them."""
+        with self._lock:
+            for batch_ms, ranges in sorted(log_.items()):
+                self._batch_log.setdefault(batch_ms, ranges)
 
     def batch_completed(self, batch_ms: int, succeeded: bool) -> None:
         """A batch ended; its records count as processed only if every output succeeded."""
