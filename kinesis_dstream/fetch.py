@@ -80,15 +80,24 @@ class RecordsLostError(KinesisDStreamError):
     """A recorded range can no longer be read whole (past the stream's retention)."""
 
 
-def fetch(plans: Iterable[FetchPlan]) -> Iterator:
-    """mapPartitions function of a round: header, then the records, for each plan."""
+def fetch(plans: Iterable[FetchPlan], headers: Any = None) -> Iterator:
+    """mapPartitions function of a round: header, then the records, for each plan.
+
+    ``headers`` is a Spark accumulator of lists: each header is also added there, so the
+    driver learns the ranges from the job that caches the data, with no second job
+    reading the cache (and no Python worker left with unread input, which Spark would
+    not reuse).
+    """
     for plan in plans:
         started = time.monotonic()
         reader = plan.reader(iterator=plan.iterator)
         batch = reader.read(
-            max_records=plan.max_records, max_bytes=plan.max_bytes, max_time_s=plan.max_time_s
+            max_records=plan.max_records,
+            max_bytes=plan.max_bytes,
+            max_time_s=plan.max_time_s,
+            max_calls=1,  # one GetRecords per shard per round: the round interval paces it
         )
-        yield RangeHeader(
+        header = RangeHeader(
             plan.round_id,
             plan.shard_id,
             len(batch.records),
@@ -102,14 +111,21 @@ def fetch(plans: Iterable[FetchPlan]) -> Iterator:
             batch.get_records_calls,
             time.monotonic() - started,
         )
+        if headers is not None:
+            headers.add([header])
+        yield header
         yield from batch.records
 
 
-def first_only(items: Iterator) -> list:
-    """mapPartitions function that returns the header without reading the records."""
-    for item in items:
-        return [item]
-    return []
+class HeaderList:
+    """Spark AccumulatorParam (by its two methods) gathering RangeHeaders from tasks."""
+
+    def zero(self, value: list) -> list:
+        return []
+
+    def addInPlace(self, value1: list, value2: list) -> list:  # Spark's name
+        value1.extend(value2)
+        return value1
 
 
 def deliver(plans: list, headers: list) -> Callable[[int, Iterator], Iterator]:

@@ -320,12 +320,15 @@ class ShardReader:
         max_bytes: Optional[int] = None,
         max_time_s: Optional[float] = None,
         until: Optional[tuple] = None,
+        max_calls: Optional[int] = None,
     ) -> ReadBatch:
         """Read up to the bounds; returns early when caught up or at shard end.
 
         ``until`` is an inclusive end ESN: records after it are not delivered and the
-        read stops there (deterministic range reads). With a message handler, the batch
-        holds what it returned for each record, in order.
+        read stops there (deterministic range reads). ``max_calls`` bounds the
+        GetRecords calls (a fetch round makes one per shard, as a KCL consumer does per
+        cycle, instead of chasing the tip of a busy shard). With a message handler, the
+        batch holds what it returned for each record, in order.
         """
         deadline = None if max_time_s is None else self._clock() + max_time_s
         out: list = []
@@ -337,6 +340,8 @@ class ShardReader:
             if max_bytes is not None and size >= max_bytes:
                 break
             if deadline is not None and calls and self._clock() >= deadline:
+                break
+            if max_calls is not None and calls >= max_calls:
                 break
             if self._iterator is None:
                 self._iterator = self._new_iterator()

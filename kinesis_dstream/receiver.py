@@ -20,6 +20,7 @@ holding it. Threads: the fetcher and checkpointer, each with a stop event and a 
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import threading
@@ -31,7 +32,7 @@ from typing import Any, NamedTuple, Optional
 from .aws import ClientSpec
 from .errors import LeaseLostError
 from .esn import ExtendedSequenceNumber
-from .fetch import FetchPlan, RangeHeader, deliver, fetch, first_only
+from .fetch import FetchPlan, HeaderList, RangeHeader, deliver, fetch
 from .lease import Lease
 from .lease_coordinator import CheckpointError, LeaseCoordinator
 from .lease_table import LeaseTable
@@ -144,6 +145,7 @@ class KinesisReceiver:
         self._batch_log: OrderedDict = OrderedDict()
         self._round_ids = itertools.count(1)
         self._sc: Any = None
+        self._headers: Any = None  # Spark accumulator of the rounds' range headers
         self._reader_config = ReaderConfig()
         self._max_rate = 0
         self._job_group = f"kinesis-dstream-{settings.stream_id}"
@@ -162,6 +164,7 @@ class KinesisReceiver:
                 return
             self._started = True
         self._sc = sc
+        self._headers = sc.accumulator([], HeaderList())
         conf = sc.getConf()
         self._reader_config = ReaderConfig.from_spark_conf(conf)
         self._max_rate = int(conf.get("spark.streaming.receiver.maxRate", "0") or 0)
@@ -320,9 +323,18 @@ class KinesisReceiver:
                 )
                 for shard_id, state in shards
             ]
-        rdd = self._sc.parallelize(plans, len(plans)).mapPartitions(fetch)
+        accumulator = self._headers
+        rdd = self._sc.parallelize(plans, len(plans)).mapPartitions(
+            functools.partial(fetch, headers=accumulator)
+        )
         rdd.persist(self.settings.storage_level)
-        headers = rdd.mapPartitions(first_only).collect()
+        rdd._jrdd.count()  # computes and caches the round in the JVM; no Python pass over it
+        by_shard = {h.shard_id: h for h in accumulator.value if h.round_id == round_id}
+        accumulator.value = []  # a recomputed old round may add headers: they are ignored
+        missing = [p.shard_id for p in plans if p.shard_id not in by_shard]
+        if missing:
+            raise RuntimeError(f"round {round_id}: no range reported for shards {missing}")
+        headers = [by_shard[p.shard_id] for p in plans]
         return self._record_round(round_id, rdd, plans, [s for _, s in shards], headers)
 
     def _record_round(

@@ -13,6 +13,8 @@ from typing import Any, Callable, Optional
 
 DEFAULT_FAILOVER_TIME_S = 10.0
 DEFAULT_FETCH_INTERVAL_S = 0.5
+#: A round makes one GetRecords per shard; Kinesis allows 5 a second per shard.
+MIN_FETCH_INTERVAL_S = 0.2
 DEFAULT_MAX_RECORDS_PER_FETCH = 10_000
 DEFAULT_MAX_BUFFER_RECORDS = 200_000
 DEFAULT_MAX_BUFFER_BYTES = 256 * 1024 * 1024
@@ -73,6 +75,11 @@ class StreamSettings:
             raise ValueError(
                 f"max_records_per_fetch must be in [1, 10000] (GetRecords' limit), "
                 f"got {self.max_records_per_fetch}"
+            )
+        if self.fetch_interval_s < MIN_FETCH_INTERVAL_S:
+            raise ValueError(
+                f"fetch_interval_s must be >= {MIN_FETCH_INTERVAL_S} (Kinesis allows 5 "
+                f"GetRecords a second per shard), got {self.fetch_interval_s}"
             )
         if self.retain_s < 0:
             raise ValueError(f"retain_s must be >= 0, got {self.retain_s}")

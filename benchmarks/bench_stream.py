@@ -1,0 +1,204 @@
+"""createStream end to end against a raw boto3 reader, and latency at a steady rate.
+
+    python -m benchmarks.bench_stream [--records 40000] [--latency-seconds 20]
+
+One local server (moto's, in a child process) for everything, on this 2-core machine.
+
+1. Throughput: N records of ~100 bytes preloaded over 4 shards, then in one run
+   (a) a raw boto3 reader, one thread per shard, GetRecords(Limit=10000) from
+       TRIM_HORIZON until it has read its shard;
+   (b) ``KinesisUtils.createStream`` from TRIM_HORIZON on local[2] with 1 s batches,
+       from ``ssc.start()`` until a ``foreachRDD`` has counted all N.
+   Prints records/s for both and (b)/(a).
+2. Latency: a producer puts 1,000 records/s, each carrying its put time, into a fresh
+   4-shard stream read by createStream (LATEST, 1 s batches); the output operation
+   records now - put time for every record. Prints p50/p99/max.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import threading
+import time
+import uuid
+
+from kinesis_dstream import InitialPositionInStream, KinesisProducer, KinesisUtils
+from kinesis_dstream.local import LocalAWS
+from kinesis_dstream.streams import ensure_stream, list_shard_ids
+
+SHARDS = 4
+
+
+def preload(kinesis, stream: str, n: int) -> None:
+    payload = "x" * 90
+    with KinesisProducer(stream, client=kinesis) as producer:
+        for i in range(n):
+            producer.put(f"{i:09d}{payload}", f"key-{i}")
+
+
+def raw_boto3(kinesis, stream: str, n: int) -> float:
+    """Seconds for one thread per shard to read the whole stream."""
+    counts: dict = {}
+
+    def read(shard_id: str) -> None:
+        iterator = kinesis.get_shard_iterator(
+            StreamName=stream, ShardId=shard_id, ShardIteratorType="TRIM_HORIZON"
+        )["ShardIterator"]
+        got = 0
+        while iterator:
+            page = kinesis.get_records(ShardIterator=iterator, Limit=10_000)
+            got += len(page["Records"])
+            iterator = page.get("NextShardIterator")
+            if not page["Records"] and page.get("MillisBehindLatest", 0) == 0:
+                break
+        counts[shard_id] = got
+
+    threads = [
+        threading.Thread(target=read, args=(shard,)) for shard in list_shard_ids(kinesis, stream)
+    ]
+    start = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    elapsed = time.perf_counter() - start
+    assert sum(counts.values()) == n, counts
+    return elapsed
+
+
+def streaming(sc, aws, stream: str, n: int) -> float:
+    """Seconds from ssc.start() until createStream delivered all n records."""
+    from pyspark.streaming import StreamingContext
+
+    ssc = StreamingContext(sc, 1)
+    lines = KinesisUtils.createStream(
+        ssc,
+        f"bench-{uuid.uuid4().hex[:8]}",
+        stream,
+        aws.endpoint_url,
+        aws.region_name,
+        InitialPositionInStream.TRIM_HORIZON,
+        5,
+        dynamoDBEndpointUrl=aws.endpoint_url,
+    )
+    counted = []
+    done = threading.Event()
+
+    def count(rdd):
+        counted.append(rdd.count())
+        if sum(counted) >= n:
+            done.set()
+
+    lines.foreachRDD(count)
+    start = time.perf_counter()
+    ssc.start()
+    if not done.wait(600):
+        raise SystemExit(f"createStream counted only {sum(counted)} of {n} in 600 s")
+    elapsed = time.perf_counter() - start
+    ssc.stop(stopSparkContext=False, stopGraceFully=True)
+    assert sum(counted) == n, sum(counted)
+    return elapsed
+
+
+def latency(sc, aws, kinesis, seconds: int, rate: int) -> list:
+    from pyspark.streaming import StreamingContext
+
+    stream = f"bench-latency-{uuid.uuid4().hex[:8]}"
+    ensure_stream(kinesis, stream, SHARDS)
+    ssc = StreamingContext(sc, 1)
+    app = f"bench-{uuid.uuid4().hex[:8]}"
+    lines = KinesisUtils.createStream(
+        ssc,
+        app,
+        stream,
+        aws.endpoint_url,
+        aws.region_name,
+        InitialPositionInStream.LATEST,
+        2,
+        dynamoDBEndpointUrl=aws.endpoint_url,
+    )
+    delays: list = []
+
+    def measure(rdd):
+        put_times = rdd.map(lambda line: float(line.split(" ")[0])).collect()
+        now = time.time()
+        delays.extend(now - t for t in put_times)
+
+    lines.foreachRDD(measure)
+    ssc.start()
+    dynamodb = aws.client("dynamodb")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # until every shard's lease is held: LATEST pinned
+        try:
+            items = dynamodb.scan(TableName=app, ConsistentRead=True)["Items"]
+        except dynamodb.exceptions.ResourceNotFoundException:
+            items = []
+        if len([i for i in items if "leaseOwner" in i]) == SHARDS:
+            break
+        time.sleep(0.2)
+    time.sleep(1)
+    sent = 0
+    with KinesisProducer(stream, client=kinesis) as producer:
+        start = time.monotonic()
+        for second in range(seconds):
+            for i in range(rate // 10):  # ten flushes a second: a steady stream
+                for j in range(10):
+                    producer.put(f"{time.time():.6f} {second}-{i}-{j}", f"k-{sent}")
+                    sent += 1
+                producer.flush()
+                wait = start + second + (i + 1) / (rate // 10) - time.monotonic()
+                if wait > 0:
+                    time.sleep(wait)
+    deadline = time.monotonic() + 60
+    while len(delays) < sent and time.monotonic() < deadline:
+        time.sleep(0.2)
+    ssc.stop(stopSparkContext=False, stopGraceFully=True)
+    assert len(delays) >= sent, (len(delays), sent)
+    return delays
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--records", type=int, default=40_000)
+    parser.add_argument("--latency-seconds", type=int, default=20)
+    args = parser.parse_args()
+    with LocalAWS() as aws:
+        os.environ.update({k: v for k, v in aws.env().items() if k != "AWS_ENDPOINT_URL"})
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        from pyspark import SparkConf, SparkContext
+
+        sc = SparkContext(
+            conf=SparkConf()
+            .setMaster("local[2]")
+            .setAppName("bench-stream")
+            .set("spark.ui.enabled", "false")
+            .set("spark.ui.showConsoleProgress", "false")
+        )
+        sc.setLogLevel("ERROR")
+        kinesis = aws.client("kinesis")
+        stream = f"bench-{uuid.uuid4().hex[:8]}"
+        ensure_stream(kinesis, stream, SHARDS)
+        preload(kinesis, stream, args.records)
+        raw_s = raw_boto3(kinesis, stream, args.records)
+        ours_s = streaming(sc, aws, stream, args.records)
+        raw_rate, ours_rate = args.records / raw_s, args.records / ours_s
+        print(f"{args.records:,} records of ~100 B over {SHARDS} shards, moto's server, local[2]")
+        print(f"  raw boto3, a thread per shard: {raw_rate:>9,.0f} records/s ({raw_s:.1f} s)")
+        print(f"  createStream, 1 s batches:     {ours_rate:>9,.0f} records/s ({ours_s:.1f} s)")
+        print(f"  ratio createStream / raw: {ours_rate / raw_rate:.2f} (target >= 0.8)")
+        delays = sorted(latency(sc, aws, kinesis, args.latency_seconds, 1000))
+        p50 = statistics.median(delays)
+        p99 = delays[int(len(delays) * 0.99) - 1]
+        print(
+            f"latency put -> batch output at 1,000 records/s, 1 s batches "
+            f"({len(delays):,} records): p50 {p50:.2f} s, p99 {p99:.2f} s, "
+            f"max {delays[-1]:.2f} s (target p99 <= 2.5 s)"
+        )
+        sc.stop()
+
+
+if __name__ == "__main__":
+    main()
