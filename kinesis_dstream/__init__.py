@@ -10,6 +10,7 @@ from .dstream import (
     KinesisUtils,
     MetricsLevel,
     SparkAWSCredentials,
+    progress,
     utf8_decoder,
 )
 from .errors import (
@@ -44,5 +45,6 @@ __all__ = [
     "SparkAWSCredentials",
     "StreamNotFoundError",
     "ThrottledError",
+    "progress",
     "utf8_decoder",
 ]

@@ -120,6 +120,7 @@ def call_with_retry(
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
     rng: Callable[[], float] = random.random,
+    on_retry: Optional[Callable[[BaseException], None]] = None,
 ) -> T:
     """Call ``fn`` until it succeeds or the backoff budget is spent.
 
@@ -161,5 +162,7 @@ def call_with_retry(
                 attempts,
                 delay,
             )
+            if on_retry is not None:
+                on_retry(exc)
             sleep(delay)
             retry += 1

@@ -36,6 +36,7 @@ from .settings import (
     DEFAULT_MAX_BUFFER_BYTES,
     DEFAULT_MAX_BUFFER_RECORDS,
     DEFAULT_MAX_RECORDS_PER_FETCH,
+    DEFAULT_METRICS_INTERVAL_S,
     DEFAULT_RETAIN_S,
     StreamSettings,
 )
@@ -49,6 +50,7 @@ __all__ = [
     "KinesisUtils",
     "MetricsLevel",
     "SparkAWSCredentials",
+    "progress",
     "utf8_decoder",
 ]
 
@@ -284,6 +286,13 @@ def _forget(ssc: Any) -> None:
             _RECEIVERS.pop(stream_id, None)
 
 
+def progress() -> list:
+    """A snapshot dict per running stream in this process: lag, throughput, leases, batches."""
+    with _LOCK:
+        receivers = list(_RECEIVERS.values())
+    return [receiver.progress() for receiver in receivers]
+
+
 @atexit.register
 def _stop_all() -> None:
     """At interpreter exit, stop receivers still running (leases left to expire)."""
@@ -384,6 +393,8 @@ class KinesisUtils:
         maxLeasesForWorker: Optional[int] = None,
         maxLeasesToStealAtOneTime: int = 1,
         workerId: Optional[str] = None,
+        metricsIntervalMs: int = int(DEFAULT_METRICS_INTERVAL_S * 1000),
+        metricsSink: str = "cloudwatch",
     ) -> Any:
         """Create an input stream that pulls messages from a Kinesis stream.
 
@@ -445,6 +456,8 @@ class KinesisUtils:
             max_leases_for_worker=maxLeasesForWorker,
             max_leases_to_steal=maxLeasesToStealAtOneTime,
             worker_id=workerId,
+            metrics_interval_s=metricsIntervalMs / 1000,
+            metrics_sink=metricsSink,
             explicit_credentials=credentials is not None,
         )
         return _create(ssc, settings, credentials)

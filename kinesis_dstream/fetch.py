@@ -42,6 +42,8 @@ class RangeHeader(NamedTuple):
     next_iterator: Optional[str]
     get_records_calls: int
     read_s: float
+    throttles: int = 0
+    aggregates_dropped: int = 0
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,8 @@ def fetch(plans: Iterable[FetchPlan], headers: Any = None) -> Iterator:
             reader.iterator,
             batch.get_records_calls,
             time.monotonic() - started,
+            reader.throttles,
+            reader.stats.aggregates_dropped,
         )
         if headers is not None:
             headers.add([header])

@@ -100,8 +100,9 @@ class LeaseCoordinator:
         self._clock = clock
         self._rng = rng or random.Random()
         self._observer = LeaseObserver(failover_time_s, clock)
-        self._lock = threading.Lock()  # guards _held
+        self._lock = threading.Lock()  # guards _held and _counts
         self._held: dict = {}  # lease key -> _Held
+        self._counts = {"taken": 0, "stolen": 0, "lost": 0}
         self._stop = threading.Event()
         self._threads: list = []
         self._last_sync: Optional[float] = None
@@ -188,6 +189,7 @@ class LeaseCoordinator:
             ]
             for key in stale:
                 del self._held[key]
+            self._counts["lost"] += len(stale)
         for key in stale:
             log.warning(
                 "lease %s not renewed within %.1fs: giving it up (self-fencing)",
@@ -195,6 +197,11 @@ class LeaseCoordinator:
                 self.failover_time_s,
             )
             self._tell_lost(key, "not renewed within the failover time")
+
+    def counts(self) -> dict:
+        """Leases taken, stolen and lost since start (for metrics)."""
+        with self._lock:
+            return dict(self._counts)
 
     # -- renewing ---------------------------------------------------------------------------
 
@@ -231,6 +238,7 @@ class LeaseCoordinator:
         with self._lock:
             if self._held.get(key) is entry:
                 del self._held[key]
+                self._counts["lost"] += 1
             else:
                 return
         log.info("lost lease %s: %s", key, reason)
@@ -284,10 +292,11 @@ class LeaseCoordinator:
                 continue  # another worker moved it first
             entry = _Held(won, sent_at)
             entry.ready = self._parents_done(won)
+            stolen = lease.lease_key not in expired
             with self._lock:
                 self._held[won.lease_key] = entry
+                self._counts["stolen" if stolen else "taken"] += 1
             taken.append(won.lease_key)
-            stolen = lease.lease_key not in expired
             log.info(
                 "worker %s %s lease %s%s",
                 self.worker_id,

@@ -23,7 +23,7 @@ from typing import Any, Callable, Optional
 
 from .aggregation import DeaggregationStats, deaggregate
 from .aws import ClientSpec
-from .backoff import Backoff, call_with_retry
+from .backoff import Backoff, call_with_retry, is_throttling
 from .conf import conf_get, parse_positive_int, parse_time_ms
 from .errors import KinesisServiceError, MessageHandlerError
 from .esn import ExtendedSequenceNumber
@@ -248,6 +248,8 @@ class ShardReader:
         self.shard_ended = False
         self.child_shard_ids: list = []
         self.iterators_renewed = 0
+        #: GetRecords calls answered with throttling (then retried).
+        self.throttles = 0
 
     @property
     def iterator(self) -> Optional[str]:
@@ -294,6 +296,10 @@ class ShardReader:
             **self._where("GetShardIterator"),
         )
         return response["ShardIterator"]
+
+    def _count_retry(self, exc: BaseException) -> None:
+        if is_throttling(exc):
+            self.throttles += 1
 
     def _children(self, response: dict) -> list:
         if "ChildShards" in response:
@@ -355,6 +361,7 @@ class ShardReader:
                     self._config.backoff,
                     sleep=self._sleep,
                     clock=self._clock,
+                    on_retry=self._count_retry,
                     **self._where("GetRecords"),
                 )
             except KinesisServiceError as exc:

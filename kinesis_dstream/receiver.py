@@ -36,6 +36,14 @@ from .fetch import FetchPlan, HeaderList, RangeHeader, deliver, fetch
 from .lease import Lease
 from .lease_coordinator import CheckpointError, LeaseCoordinator
 from .lease_table import LeaseTable
+from .metrics import (
+    DEFAULT_DIMENSIONS,
+    NONE,
+    CloudWatchMetrics,
+    LogMetrics,
+    Metrics,
+    NullMetrics,
+)
 from .reader import ReaderConfig, StartPosition
 from .settings import StreamSettings
 from .shard_sync import ShardSync
@@ -135,6 +143,9 @@ class KinesisReceiver:
             on_lease_lost=self._lease_lost,
         )
         self.stats = ReceiverStats()
+        self.metrics = _make_metrics(settings, credentials.get("cloudwatch"), self.coordinator)
+        self._published_counts = {"taken": 0, "stolen": 0, "lost": 0}
+        self._last_batch: dict = {}
         self._lock = threading.Lock()
         self._shards: dict = {}  # shard id -> _Shard
         self._rounds: dict = {}  # round id -> _Round, until unpersisted
@@ -150,7 +161,7 @@ class KinesisReceiver:
         self._max_rate = 0
         self._job_group = f"kinesis-dstream-{settings.stream_id}"
         self._stop_fetching = threading.Event()
-        self._stop_checkpointing = threading.Event()
+        self._stop_background = threading.Event()
         self._threads: list = []
         self._started = False
         self._stopped = False
@@ -180,6 +191,7 @@ class KinesisReceiver:
         for name, target in (
             ("fetcher", self._fetch_loop),
             ("checkpointer", self._checkpoint_loop),
+            ("metrics", self._metrics_loop),
         ):
             thread = threading.Thread(
                 target=target, name=f"kinesis-{name}-{self.settings.stream_id}", daemon=True
@@ -210,7 +222,7 @@ class KinesisReceiver:
                 return
             self._stopped = True
         self.stop_fetching()
-        self._stop_checkpointing.set()
+        self._stop_background.set()
         for thread in self._threads:
             thread.join(timeout=_JOIN_TIMEOUT_S)
             if thread.is_alive():
@@ -219,6 +231,7 @@ class KinesisReceiver:
         if self._started:
             self.checkpoint_now()
             self.coordinator.stop(release=release)
+            self.publish_metrics()
         with self._lock:
             rounds, self._rounds = list(self._rounds.values()), {}
             self._unassigned, self._batches = [], {}
@@ -368,6 +381,25 @@ class KinesisReceiver:
             if keep:
                 self._rounds[round_id] = round_
                 self._unassigned.append(round_)
+        for header in headers:
+            shard = header.shard_id
+            if header.millis_behind_latest is not None:
+                self.metrics.add(
+                    "MillisBehindLatest",
+                    header.millis_behind_latest,
+                    "Milliseconds",
+                    "ProcessTask",
+                    shard,
+                )
+            self.metrics.add(
+                "GetRecords.Success", header.get_records_calls, "Count", "KinesisDataFetcher", shard
+            )
+            self.metrics.add(
+                "GetRecords.Throttled", header.throttles, "Count", "KinesisDataFetcher", shard
+            )
+            self.metrics.add(
+                "AggregatesDropped", header.aggregates_dropped, "Count", "ProcessTask", shard
+            )
         if not keep:
             rdd.unpersist()
         return round_.records
@@ -481,6 +513,17 @@ class KinesisReceiver:
                     elif header.records and not state.blocked:
                         seq, sub = header.last_esn
                         state.processed_through = ExtendedSequenceNumber(str(seq), sub)
+            headers = [h for r in rounds for h in r.headers if h.records]
+            lags = [h.millis_behind_latest for r in rounds for h in r.headers]
+            self._last_batch = {
+                "batch_time_ms": batch_ms,
+                "succeeded": succeeded,
+                "records": sum(h.records for h in headers),
+                "bytes": sum(h.data_bytes for h in headers),
+                "shards_held": len(self._shards),
+                "max_millis_behind_latest": max((x for x in lags if x is not None), default=None),
+            }
+            last = dict(self._last_batch)
             expired = [
                 r
                 for r in self._rounds.values()
@@ -490,6 +533,23 @@ class KinesisReceiver:
                 del self._rounds[round_.round_id]
         for round_ in expired:
             _unpersist(round_)
+        if succeeded:
+            for header in headers:
+                shard = header.shard_id
+                self.metrics.add("RecordsProcessed", header.records, "Count", "ProcessTask", shard)
+                self.metrics.add(
+                    "DataBytesProcessed", header.data_bytes, "Bytes", "ProcessTask", shard
+                )
+        log.info(
+            "stream %s batch %d %s: %d records, %d bytes, %d shards held, max lag %s ms",
+            self.settings.stream_name,
+            batch_ms,
+            "done" if succeeded else "FAILED",
+            last["records"],
+            last["bytes"],
+            last["shards_held"],
+            last["max_millis_behind_latest"],
+        )
 
     def _is_current(self, shard_id: str, state: _Shard) -> bool:
         return self._shards.get(shard_id) is state
@@ -497,7 +557,7 @@ class KinesisReceiver:
     # -- checkpoints ------------------------------------------------------------------------
 
     def _checkpoint_loop(self) -> None:
-        while not self._stop_checkpointing.wait(self.settings.checkpoint_interval_s):
+        while not self._stop_background.wait(self.settings.checkpoint_interval_s):
             try:
                 self.checkpoint_now()
             except Exception:
@@ -519,6 +579,7 @@ class KinesisReceiver:
             ]
         written = 0
         for shard_id, state, esn in advance:
+            started = time.monotonic()
             try:
                 self.coordinator.checkpoint(shard_id, esn)
             except (LeaseLostError, CheckpointError) as exc:
@@ -526,6 +587,14 @@ class KinesisReceiver:
                 log.warning("checkpoint of shard %s at %s not written: %s", shard_id, esn, exc)
                 continue
             written += 1
+            self.metrics.add("Checkpoints", 1, "Count", "Checkpointer", shard_id)
+            self.metrics.add(
+                "Checkpoint.Time",
+                (time.monotonic() - started) * 1000,
+                "Milliseconds",
+                "Checkpointer",
+                shard_id,
+            )
             with self._lock:
                 state.checkpointed = esn
                 self.stats.checkpoints_written += 1
@@ -542,6 +611,55 @@ class KinesisReceiver:
                     del self._shards[shard_id]
         return written
 
+    # -- metrics and progress ---------------------------------------------------------------
+
+    def _metrics_loop(self) -> None:
+        while not self._stop_background.wait(self.settings.metrics_interval_s):
+            try:
+                self.publish_metrics()
+            except Exception:
+                log.exception("metrics pass failed for stream %s", self.settings.stream_name)
+
+    def publish_metrics(self) -> int:
+        """Add the lease gauges and counters, then publish (one call at most)."""
+        counts = self.coordinator.counts()
+        for name, metric in (
+            ("taken", "TakenLeases"),
+            ("stolen", "StolenLeases"),
+            ("lost", "LostLeases"),
+        ):
+            delta = counts[name] - self._published_counts[name]
+            self.metrics.add(metric, delta, "Count", "LeaseCoordinator")
+        self._published_counts = counts
+        held = len(self.coordinator.held_leases())
+        self.metrics.add("CurrentLeases", held, "Count", "LeaseCoordinator")
+        return self.metrics.publish()
+
+    def progress(self) -> dict:
+        """A snapshot of what this stream is doing: lag and throughput without CloudWatch."""
+        with self._lock:
+            lags = [x for x in self.stats.last_millis_behind.values() if x is not None]
+            waiting = [r for r in self._rounds.values() if r.completed_at is None]
+            return {
+                "stream": self.settings.stream_name,
+                "application": self.settings.app_name,
+                "worker_id": self.coordinator.worker_id,
+                "shards_held": sorted(self._shards),
+                "max_millis_behind_latest": max(lags, default=None),
+                "millis_behind_latest": dict(self.stats.last_millis_behind),
+                "records_fetched": self.stats.records,
+                "bytes_fetched": self.stats.data_bytes,
+                "rounds": self.stats.rounds,
+                "buffered_records": sum(r.records for r in waiting),
+                "batches_completed": self.stats.batches_completed,
+                "batches_failed": self.stats.batches_failed,
+                "checkpoints_written": self.stats.checkpoints_written,
+                "last_batch": dict(self._last_batch),
+                "metrics_level": self.settings.metrics_level,
+                "metrics_calls": self.metrics.calls,
+                "metrics_failures": self.metrics.failures,
+            }
+
     # -- introspection ----------------------------------------------------------------------
 
     def held_shards(self) -> list:
@@ -551,6 +669,26 @@ class KinesisReceiver:
     def buffered_records(self) -> int:
         with self._lock:
             return sum(r.records for r in self._rounds.values() if r.completed_at is None)
+
+
+def _make_metrics(
+    settings: StreamSettings, credentials: Any, coordinator: LeaseCoordinator
+) -> Metrics:
+    if settings.metrics_level == NONE:
+        return NullMetrics()
+    dimensions = settings.metrics_dimensions or DEFAULT_DIMENSIONS
+    if settings.metrics_sink == "log":
+        return LogMetrics(settings.metrics_level, dimensions, worker_id=coordinator.worker_id)
+    client = ClientSpec(
+        "cloudwatch", settings.region_name, settings.cloudwatch_endpoint_url, credentials
+    ).client()
+    return CloudWatchMetrics(
+        client,
+        settings.app_name,
+        level=settings.metrics_level,
+        dimensions=dimensions,
+        worker_id=coordinator.worker_id,
+    )
 
 
 def _unpersist(round_: _Round) -> None:

@@ -20,6 +20,7 @@ DEFAULT_MAX_BUFFER_RECORDS = 200_000
 DEFAULT_MAX_BUFFER_BYTES = 256 * 1024 * 1024
 DEFAULT_RETAIN_S = 60.0
 DEFAULT_SHARD_SYNC_INTERVAL_S = 60.0
+DEFAULT_METRICS_INTERVAL_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,10 @@ class StreamSettings:
     #: older data is re-read from Kinesis, exactly, if a window needs it).
     retain_s: float = DEFAULT_RETAIN_S
     worker_id: Optional[str] = None
+    #: Publish accumulated metrics at most once per this many seconds (one call each).
+    metrics_interval_s: float = DEFAULT_METRICS_INTERVAL_S
+    #: Where metrics go when the level is not NONE: "cloudwatch" or "log".
+    metrics_sink: str = "cloudwatch"
     #: Explicit credentials were given (they are not here): after a restart from a Spark
     #: checkpoint they are gone and the default credential chain is used.
     explicit_credentials: bool = False
@@ -63,6 +68,7 @@ class StreamSettings:
             "failover_time_s",
             "fetch_interval_s",
             "shard_sync_interval_s",
+            "metrics_interval_s",
         ):
             value = getattr(self, name)
             if not value > 0:
@@ -80,6 +86,10 @@ class StreamSettings:
             raise ValueError(
                 f"fetch_interval_s must be >= {MIN_FETCH_INTERVAL_S} (Kinesis allows 5 "
                 f"GetRecords a second per shard), got {self.fetch_interval_s}"
+            )
+        if self.metrics_sink not in ("cloudwatch", "log"):
+            raise ValueError(
+                f"metrics sink must be 'cloudwatch' or 'log', got {self.metrics_sink!r}"
             )
         if self.retain_s < 0:
             raise ValueError(f"retain_s must be >= 0, got {self.retain_s}")
