@@ -165,20 +165,13 @@ class LeaseTable:
 
     def create_lease(self, lease: Lease) -> bool:
         """Write a new lease if none exists with its key. False if one already does."""
-        self._count_write()
-        try:
-            self._call(
-                "PutItem",
-                lease.lease_key,
-                Item=lease.to_item(),
-                ConditionExpression="attribute_not_exists(#key)",
-                ExpressionAttributeNames={"#key": LEASE_KEY},
-            )
-        except KinesisServiceError as exc:
-            if exc.code == _CONDITION_FAILED:
-                return False
-            raise
-        return True
+        return self._conditional(
+            "PutItem",
+            lease.lease_key,
+            Item=lease.to_item(),
+            ConditionExpression="attribute_not_exists(#key)",
+            ExpressionAttributeNames={"#key": LEASE_KEY},
+        )
 
     def renew(self, lease: Lease) -> Optional[Lease]:
         """Bump the counter of a lease we own; None if it moved or changed owner."""
@@ -236,21 +229,14 @@ class LeaseTable:
 
     def delete(self, lease: Lease) -> bool:
         """Delete a lease if its counter has not moved since the caller read it."""
-        self._count_write()
-        try:
-            self._call(
-                "DeleteItem",
-                lease.lease_key,
-                Key=_key(lease.lease_key),
-                ConditionExpression="#counter = :expected",
-                ExpressionAttributeNames={"#counter": LEASE_COUNTER},
-                ExpressionAttributeValues={":expected": {"N": str(lease.lease_counter)}},
-            )
-        except KinesisServiceError as exc:
-            if exc.code == _CONDITION_FAILED:
-                return False
-            raise
-        return True
+        return self._conditional(
+            "DeleteItem",
+            lease.lease_key,
+            Key=_key(lease.lease_key),
+            ConditionExpression="#counter = :expected",
+            ExpressionAttributeNames={"#counter": LEASE_COUNTER},
+            ExpressionAttributeValues={":expected": {"N": str(lease.lease_counter)}},
+        )
 
     def _update(
         self,
@@ -282,22 +268,29 @@ class LeaseTable:
             names["#owner"] = LEASE_OWNER
             values[":owner"] = {"S": owner_must_be}
             condition += " AND #owner = :owner"
+        won = self._conditional(
+            "UpdateItem",
+            lease.lease_key,
+            Key=_key(lease.lease_key),
+            UpdateExpression=expression,
+            ConditionExpression=condition,
+            ExpressionAttributeNames=names,
+            ExpressionAttributeValues=values,
+        )
+        if not won:
+            return None
+        return replace(lease, lease_counter=lease.lease_counter + 1, **(changes or {}))
+
+    def _conditional(self, operation: str, lease_key: str, **kwargs: Any) -> bool:
+        """One conditional write: True if it landed, False if its condition failed."""
         self._count_write()
         try:
-            self._call(
-                "UpdateItem",
-                lease.lease_key,
-                Key=_key(lease.lease_key),
-                UpdateExpression=expression,
-                ConditionExpression=condition,
-                ExpressionAttributeNames=names,
-                ExpressionAttributeValues=values,
-            )
+            self._call(operation, lease_key, **kwargs)
         except KinesisServiceError as exc:
             if exc.code == _CONDITION_FAILED:
-                return None
+                return False
             raise
-        return replace(lease, lease_counter=lease.lease_counter + 1, **(changes or {}))
+        return True
 
 
 def _key(lease_key: str) -> dict:

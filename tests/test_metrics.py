@@ -133,6 +133,21 @@ def test_the_log_sink_writes_each_point(caplog):
     assert "metric RecordsProcessed[Operation=ProcessTask] n=4 sum=30" in caplog.text
 
 
+def detailed_stream(ssc, local_aws, name, **kwargs):
+    return KinesisUtils.createStream(
+        ssc,
+        name,
+        name,
+        local_aws.endpoint_url,
+        local_aws.region_name,
+        InitialPositionInStream.TRIM_HORIZON,
+        1,
+        MetricsLevel.DETAILED,
+        dynamoDBEndpointUrl=local_aws.endpoint_url,
+        **kwargs,
+    )
+
+
 @pytest.mark.spark
 def test_a_detailed_stream_on_eight_shards_publishes_at_most_once_an_interval(
     spark, local_aws, kinesis, cloudwatch, unique_name, caplog
@@ -142,16 +157,10 @@ def test_a_detailed_stream_on_eight_shards_publishes_at_most_once_an_interval(
     sent = put(kinesis, unique_name, 800)
     ssc = StreamingContext(spark, 0.5)
     got = Collected(
-        KinesisUtils.createStream(
+        detailed_stream(
             ssc,
+            local_aws,
             unique_name,
-            unique_name,
-            local_aws.endpoint_url,
-            local_aws.region_name,
-            InitialPositionInStream.TRIM_HORIZON,
-            1,
-            MetricsLevel.DETAILED,
-            dynamoDBEndpointUrl=local_aws.endpoint_url,
             cloudWatchEndpointUrl=local_aws.endpoint_url,
             metricsIntervalMs=2000,
             fetchIntervalMs=200,
@@ -190,16 +199,10 @@ def test_a_failing_cloudwatch_leaves_the_stream_running(spark, local_aws, kinesi
     sent = put(kinesis, unique_name, 200)
     ssc = StreamingContext(spark, 0.5)
     got = Collected(
-        KinesisUtils.createStream(
+        detailed_stream(
             ssc,
+            local_aws,
             unique_name,
-            unique_name,
-            local_aws.endpoint_url,
-            local_aws.region_name,
-            InitialPositionInStream.TRIM_HORIZON,
-            1,
-            MetricsLevel.DETAILED,
-            dynamoDBEndpointUrl=local_aws.endpoint_url,
             cloudWatchEndpointUrl="http://127.0.0.1:9",
             metricsIntervalMs=500,
         )
