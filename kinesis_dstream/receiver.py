@@ -169,11 +169,20 @@ class KinesisReceiver:
     # -- lifecycle ------------------------------------------------------------------------
 
     def start(self, sc: Any) -> None:
-        """Take leases and start fetching; idempotent."""
+        """Take leases and start fetching; idempotent. A failure (a missing stream, say)
+        is raised, and the next call tries again, so batches fail loudly, not empty."""
         with self._lock:
-            if self._started:
+            if self._started or self._stopped:
                 return
             self._started = True
+        try:
+            self._start(sc)
+        except BaseException:
+            with self._lock:
+                self._started = False
+            raise
+
+    def _start(self, sc: Any) -> None:
         self._sc = sc
         self._headers = sc.accumulator([], HeaderList())
         conf = sc.getConf()

@@ -365,3 +365,15 @@ def test_no_credential_reaches_the_logs_or_the_spark_checkpoint(
     logged = caplog.text + "".join(capfd.readouterr())
     assert secret not in logged and key_id not in logged
     assert sorted(dict(got.snapshot())) == sorted(sent)
+
+
+def test_a_missing_stream_fails_the_batches_loudly_naming_it(spark, local_aws, unique_name):
+    context = StreamingContext(spark, 0.5)
+    Collected(create(context, local_aws, unique_name, f"{unique_name}-missing"))
+    context.start()
+    try:
+        with pytest.raises(Exception, match=f"stream '{unique_name}-missing' does not exist"):
+            context.awaitTerminationOrTimeout(20)
+    finally:
+        context.stop(stopSparkContext=False, stopGraceFully=False)
+    assert our_threads() == []
