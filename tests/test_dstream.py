@@ -377,3 +377,37 @@ def test_a_missing_stream_fails_the_batches_loudly_naming_it(spark, local_aws, u
     finally:
         context.stop(stopSparkContext=False, stopGraceFully=False)
     assert our_threads() == []
+
+
+def test_the_buffer_bound_pauses_fetching_and_max_rate_caps_rounds(
+    spark, local_aws, kinesis, unique_name
+):
+    ensure_stream(kinesis, unique_name, 1)
+    put(kinesis, unique_name, 500)
+    settings = StreamSettings(
+        stream_id=unique_name,
+        app_name=unique_name,
+        stream_name=unique_name,
+        endpoint_url=local_aws.endpoint_url,
+        region_name=local_aws.region_name,
+        initial_position="TRIM_HORIZON",
+        checkpoint_interval_s=60,
+        storage_level=StorageLevel.MEMORY_ONLY,
+        transform=lambda record: record.data,
+        dynamodb_endpoint_url=local_aws.endpoint_url,
+        max_records_per_fetch=60,
+        max_buffer_records=100,
+    )
+    receiver = KinesisReceiver(settings)
+    receiver.start(spark)
+    try:
+        receiver.stop_fetching()  # rounds are driven by hand below
+        assert [receiver.fetch_round() for _ in range(3)] == [60, 60, 0]  # 120 >= 100: pause
+        assert receiver.stats.rounds_skipped_full_buffer == 1
+        assert receiver.progress()["buffered_records"] == 120
+        assert len(receiver.batch_rdd(1000, spark).collect()) == 120
+        receiver.batch_completed(1000, True)
+        receiver._max_rate = 40  # spark.streaming.receiver.maxRate, records/s per stream
+        assert receiver.fetch_round() == 20  # 40/s x a 0.5 s round, one shard
+    finally:
+        receiver.stop(release=True)
