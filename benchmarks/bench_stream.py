@@ -84,6 +84,7 @@ def streaming(sc, aws, stream: str, n: int) -> float:
         InitialPositionInStream.TRIM_HORIZON,
         5,
         dynamoDBEndpointUrl=aws.endpoint_url,
+        cloudWatchEndpointUrl=aws.endpoint_url,
     )
     counted = []
     outputs: list = []  # (time, running total) after each non-empty batch
@@ -142,6 +143,7 @@ def latency(sc, aws, kinesis, seconds: int, rate: int) -> list:
         InitialPositionInStream.LATEST,
         2,
         dynamoDBEndpointUrl=aws.endpoint_url,
+        cloudWatchEndpointUrl=aws.endpoint_url,
     )
     delays: list = []
 

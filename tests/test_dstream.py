@@ -55,6 +55,7 @@ def create(ssc, local_aws, app, stream, position=InitialPositionInStream.TRIM_HO
         position,
         1,
         dynamoDBEndpointUrl=local_aws.endpoint_url,
+        cloudWatchEndpointUrl=local_aws.endpoint_url,
         **{**FAST, **kw},
     )
 

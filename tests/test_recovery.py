@@ -1,7 +1,8 @@
 """Whole applications in their own processes, killed with SIGKILL mid-stream.
 
 - Two processes with one application name share 8 shards; one is killed: the other takes
-  its shards and, together, they delivered every record (duplicates counted and printed).
+  its shards and, together, they delivered every record (duplicates counted and printed);
+  the killed one, restarted, takes shards back.
 - A stateful application (updateStateByKey + reduceByKeyAndWindow) is killed and
   restarted from its Spark checkpoint: every word is counted at least once.
 """
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.reliability import Report, save
 from kinesis_dstream import KinesisProducer
 from kinesis_dstream.lease_table import LeaseTable
 from kinesis_dstream.streams import ensure_stream
@@ -78,6 +80,7 @@ def owners(table):
 def test_two_processes_share_eight_shards_and_a_kill_loses_nothing(
     local_aws, kinesis, unique_name, tmp_path
 ):
+    test_started = time.monotonic()
     ensure_stream(kinesis, unique_name, 8)
     out = tmp_path / "out"
     out.mkdir()
@@ -114,8 +117,11 @@ def test_two_processes_share_eight_shards_and_a_kill_loses_nothing(
 
         wait_until(lambda: set(sent) <= set(delivered()), 120, "every record delivered", b)
         wait_until(lambda: owners(table) == {"b": 8}, 30, "b holds all 8", b)
-        (out / "STOP-b").touch()
-        assert b.wait(120) == 0, b.tail()
+        a = App(local_aws, tmp_path, "worker_app.py", *args, "a", tag="a-restarted")
+        wait_until(lambda: owners(table).get("a", 0) >= 1, 120, "restarted a takes leases", a)
+        for name, app in (("a", a), ("b", b)):
+            (out / f"STOP-{name}").touch()
+            assert app.wait(120) == 0, app.tail()
     finally:
         for app in (a, b):
             if app is not None and app.proc.poll() is None:
@@ -127,11 +133,23 @@ def test_two_processes_share_eight_shards_and_a_kill_loses_nothing(
         f"two workers, one killed: {len(lines)} delivered for {len(sent)} sent, "
         f"{duplicates} duplicates"
     )
+    save(
+        Report(
+            "kill -9 one of two workers mid-stream, restart it (4,000 records, 8 shards)",
+            len(sent),
+            len(set(lines) & set(sent)),
+            len(set(sent) - set(lines)),
+            duplicates,
+            0,  # one record per partition key: no order to break
+            -1.0,  # lag not measured here
+            time.monotonic() - test_started,
+        )
+    )
     assert set(lines) == set(sent)
     from_a = {line for path in out.glob("a-*.txt") for line in path.read_text().splitlines()}
     # only records a delivered after its last checkpoint may come again, from b
     assert {record for record, n in counts.items() if n > 1} <= from_a
-    assert all(lease.lease_owner is None for lease in table.list_leases())  # b released
+    assert all(lease.lease_owner is None for lease in table.list_leases())  # both released
 
 
 def latest(out, kind):
@@ -142,6 +160,7 @@ def latest(out, kind):
 def test_a_killed_driver_restarts_from_its_checkpoint_and_counts_every_word(
     local_aws, kinesis, unique_name, tmp_path
 ):
+    test_started = time.monotonic()
     ensure_stream(kinesis, unique_name, 2)
     out = tmp_path / "out"
     out.mkdir()
@@ -192,6 +211,18 @@ def test_a_killed_driver_restarts_from_its_checkpoint_and_counts_every_word(
         for app in (first, second):
             if app is not None and app.proc.poll() is None:
                 app.kill()
+    save(
+        Report(
+            "driver kill -9, restart with getOrCreate (words counted)",
+            sum(sent.values()),
+            sum(min(totals.get(w, 0), n) for w, n in sent.items()),
+            sum(max(0, n - totals.get(w, 0)) for w, n in sent.items()),
+            max(0, sum(totals.values()) - sum(sent.values())),
+            0,  # counts per word: no order to check
+            -1.0,  # lag not measured here
+            time.monotonic() - test_started,
+        )
+    )
     assert str(second.proc.pid) in name  # the restarted driver wrote the final totals
     assert all(totals[w] >= before_kill.get(w, 0) for w in WORDS)  # state carried over
     overcount = sum(totals.values()) - sum(sent.values())
