@@ -284,6 +284,13 @@ class LeaseCoordinator:
                 continue
             sent_at = self._clock()
             try:
+                if lease.lease_key not in expired:
+                    # A steal: its owner renews every failover/3, so the scanned counter is
+                    # likely stale; read it again right before the write (as the KCL does).
+                    fresh = self.table.get_lease(lease.lease_key)
+                    if fresh is None or fresh.lease_owner != lease.lease_owner:
+                        continue
+                    lease = fresh
                 won = self.table.take(lease, self.worker_id)
             except Exception as exc:
                 log.warning("could not take lease %s: %s", lease.lease_key, exc)
@@ -292,7 +299,7 @@ class LeaseCoordinator:
                 continue  # another worker moved it first
             entry = _Held(won, sent_at)
             entry.ready = self._parents_done(won)
-            stolen = lease.lease_key not in expired
+            stolen = won.lease_key not in expired
             with self._lock:
                 self._held[won.lease_key] = entry
                 self._counts["stolen" if stolen else "taken"] += 1
