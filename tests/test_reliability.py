@@ -229,6 +229,7 @@ def test_soak_short(spark, local_aws, kinesis, unique_name):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(2400)  # 10 minutes of producing against moto, then the catch-up
 def test_soak_ten_minutes(spark, local_aws, kinesis, unique_name):
     report = soak(spark, local_aws, kinesis, unique_name, 600)
     assert report.produced == 600_000
