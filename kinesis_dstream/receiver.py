@@ -329,19 +329,13 @@ class KinesisReceiver:
                 budget = self._max_rate * self.settings.fetch_interval_s
                 per_shard = max(1, min(per_shard, int(budget / len(shards))))
             plans = [
-                FetchPlan(
-                    round_id=round_id,
-                    stream_name=self.settings.stream_name,
-                    shard_id=shard_id,
-                    client=self.kinesis_spec,
-                    start=state.position,
-                    iterator=state.iterator,
-                    hash_key_range=state.lease.hash_key_range,
-                    max_records=per_shard,
-                    max_bytes=self.settings.max_buffer_bytes,
-                    max_time_s=self.settings.fetch_interval_s,
-                    config=self._reader_config,
-                    transform=self.settings.transform,
+                self._plan(
+                    round_id,
+                    shard_id,
+                    state.position,
+                    state.iterator,
+                    state.lease.hash_key_range,
+                    per_shard,
                 )
                 for shard_id, state in shards
             ]
@@ -358,6 +352,31 @@ class KinesisReceiver:
             raise RuntimeError(f"round {round_id}: no range reported for shards {missing}")
         headers = [by_shard[p.shard_id] for p in plans]
         return self._record_round(round_id, rdd, plans, [s for _, s in shards], headers)
+
+    def _plan(
+        self,
+        round_id: int,
+        shard_id: str,
+        start: StartPosition,
+        iterator: Optional[str],
+        hash_key_range: Optional[tuple],
+        max_records: int,
+    ) -> FetchPlan:
+        """One shard's read, for a fetch round or for re-reading a recovered batch."""
+        return FetchPlan(
+            round_id=round_id,
+            stream_name=self.settings.stream_name,
+            shard_id=shard_id,
+            client=self.kinesis_spec,
+            start=start,
+            iterator=iterator,
+            hash_key_range=hash_key_range,
+            max_records=max_records,
+            max_bytes=self.settings.max_buffer_bytes,
+            max_time_s=self.settings.fetch_interval_s,
+            config=self._reader_config,
+            transform=self.settings.transform,
+        )
 
     def _record_round(
         self, round_id: int, rdd: Any, plans: list, states: list, headers: list
@@ -449,19 +468,13 @@ class KinesisReceiver:
         if not ranges:
             return sc.parallelize([], 1)
         plans = [
-            FetchPlan(
-                round_id=0,
-                stream_name=self.settings.stream_name,
-                shard_id=r.shard_id,
-                client=self.kinesis_spec,
-                start=StartPosition.at_esn(str(r.first_esn[0]), r.first_esn[1]),
-                iterator=None,
-                hash_key_range=r.hash_key_range,
-                max_records=r.records,
-                max_bytes=self.settings.max_buffer_bytes,
-                max_time_s=self.settings.fetch_interval_s,
-                config=self._reader_config,
-                transform=self.settings.transform,
+            self._plan(
+                0,
+                r.shard_id,
+                StartPosition.at_esn(str(r.first_esn[0]), r.first_esn[1]),
+                None,
+                r.hash_key_range,
+                r.records,
             )
             for r in ranges
         ]

@@ -294,22 +294,32 @@ def test_a_stop_that_is_not_graceful_leaves_leases_to_expire(
     assert our_threads() == []
 
 
-def test_a_lost_block_recomputes_to_exactly_the_recorded_range(
-    spark, local_aws, kinesis, unique_name
-):
-    ensure_stream(kinesis, unique_name, 2)
-    put(kinesis, unique_name, 300, prefix="first")
-    settings = StreamSettings(
-        stream_id=unique_name,
-        app_name=unique_name,
-        stream_name=unique_name,
+def receiver_settings(local_aws, name, transform, **overrides):
+    """Settings for a receiver driven by hand: TRIM_HORIZON, no timed checkpoints."""
+    return StreamSettings(
+        stream_id=name,
+        app_name=name,
+        stream_name=name,
         endpoint_url=local_aws.endpoint_url,
         region_name=local_aws.region_name,
         initial_position="TRIM_HORIZON",
         checkpoint_interval_s=60,
         storage_level=StorageLevel.MEMORY_ONLY,
-        transform=lambda record: (record.shard_id, record.data.decode()),
+        transform=transform,
         dynamodb_endpoint_url=local_aws.endpoint_url,
+        **overrides,
+    )
+
+
+def test_a_lost_block_recomputes_to_exactly_the_recorded_range(
+    spark, local_aws, kinesis, unique_name
+):
+    ensure_stream(kinesis, unique_name, 2)
+    put(kinesis, unique_name, 300, prefix="first")
+    settings = receiver_settings(
+        local_aws,
+        unique_name,
+        lambda record: (record.shard_id, record.data.decode()),
         max_records_per_fetch=100,  # a round stops part-way through each shard
     )
     receiver = KinesisReceiver(settings)
@@ -385,17 +395,10 @@ def test_the_buffer_bound_pauses_fetching_and_max_rate_caps_rounds(
 ):
     ensure_stream(kinesis, unique_name, 1)
     put(kinesis, unique_name, 500)
-    settings = StreamSettings(
-        stream_id=unique_name,
-        app_name=unique_name,
-        stream_name=unique_name,
-        endpoint_url=local_aws.endpoint_url,
-        region_name=local_aws.region_name,
-        initial_position="TRIM_HORIZON",
-        checkpoint_interval_s=60,
-        storage_level=StorageLevel.MEMORY_ONLY,
-        transform=lambda record: record.data,
-        dynamodb_endpoint_url=local_aws.endpoint_url,
+    settings = receiver_settings(
+        local_aws,
+        unique_name,
+        lambda record: record.data,
         max_records_per_fetch=60,
         max_buffer_records=100,
     )
