@@ -21,7 +21,7 @@ from aws_kinesis_agg import deaggregator as agg_deaggregator
 from aws_kinesis_agg.aggregator import RecordAggregator as AggRecordAggregator
 from google.protobuf.internal import api_implementation
 
-from kinesis_dstream.aggregation import MAX_HASH_KEY, RecordAggregator, ShardMap, deaggregate
+from kinesis_dstream.kpl import MAX_HASH_KEY, RecordAggregator, ShardMap, deaggregate
 
 QUARTER = (MAX_HASH_KEY + 1) // 4
 SHARDS = ShardMap([(f"shardId-{i:012d}", i * QUARTER, (i + 1) * QUARTER - 1) for i in range(4)])
@@ -64,7 +64,7 @@ def aggregates_for_shard0(count: int, per_aggregate: int) -> list:
 
 
 def _hk(key: str) -> int:
-    from kinesis_dstream.aggregation import effective_hash_key
+    from kinesis_dstream.kpl import effective_hash_key
 
     return effective_hash_key(key)
 

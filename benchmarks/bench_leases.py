@@ -16,9 +16,9 @@ import logging
 import time
 import uuid
 
-from kinesis_dstream.lease import Lease
-from kinesis_dstream.lease_coordinator import LeaseCoordinator
-from kinesis_dstream.lease_table import LeaseTable
+from kinesis_dstream.leases.coordinator import LeaseCoordinator
+from kinesis_dstream.leases.dynamodb import LeaseTable
+from kinesis_dstream.leases.lease import Lease
 from kinesis_dstream.local import LocalAWS
 
 LEASES = 8

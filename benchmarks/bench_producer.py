@@ -19,7 +19,7 @@ import time
 from kinesis_dstream.demo.word_producer import make_record, produce
 from kinesis_dstream.local import LocalAWS
 from kinesis_dstream.producer import KinesisProducer
-from kinesis_dstream.streams import ensure_stream
+from kinesis_dstream.retrieval.streams import ensure_stream
 
 
 def payloads(n: int) -> list:

@@ -31,8 +31,8 @@ import botocore.session
 from aws_kinesis_agg.deaggregator import iter_deaggregate_records
 from botocore.parsers import create_parser
 
-from kinesis_dstream.aggregation import MAX_HASH_KEY, RecordAggregator
-from kinesis_dstream.reader import ReaderConfig, ShardReader, StartPosition
+from kinesis_dstream.kpl import MAX_HASH_KEY, RecordAggregator
+from kinesis_dstream.retrieval.reader import ReaderConfig, ShardReader, StartPosition
 
 RECORD_BYTES = 1024
 PAGE_RECORDS = 10_000

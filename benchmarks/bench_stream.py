@@ -28,7 +28,7 @@ import uuid
 
 from kinesis_dstream import InitialPositionInStream, KinesisProducer, KinesisUtils
 from kinesis_dstream.local import LocalAWS
-from kinesis_dstream.streams import ensure_stream, list_shard_ids
+from kinesis_dstream.retrieval.streams import ensure_stream, list_shard_ids
 
 SHARDS = 4
 

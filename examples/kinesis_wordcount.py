@@ -80,7 +80,7 @@ def run_local(seconds):
     from kinesis_dstream import KinesisProducer
     from kinesis_dstream.demo.word_producer import produce
     from kinesis_dstream.local import LocalAWS
-    from kinesis_dstream.streams import ensure_stream
+    from kinesis_dstream.retrieval.streams import ensure_stream
 
     with LocalAWS() as aws:
         os.environ.update(aws.env())  # the driver and Spark's Python workers use it

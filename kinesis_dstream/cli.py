@@ -29,7 +29,7 @@ def _local_aws(args: argparse.Namespace) -> int:
 
 def _lease_table(args: argparse.Namespace) -> Any:
     from .aws import create_client
-    from .lease_table import LeaseTable
+    from .leases.dynamodb import LeaseTable
 
     client = create_client("dynamodb", region_name=args.region, endpoint_url=args.endpoint_url)
     table = LeaseTable(client, args.app)

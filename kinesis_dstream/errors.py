@@ -59,6 +59,18 @@ class LeaseLostError(KinesisDStreamError):
     """This worker no longer holds the lease: another worker took it or it expired."""
 
 
+class LeaseTableError(KinesisServiceError):
+    """The lease table is missing, unusable, or has a key schema that is not the KCL's."""
+
+
+class CheckpointError(KinesisDStreamError, ValueError):
+    """A checkpoint that would move a shard's position backwards; nothing was written."""
+
+
+class RecordsLostError(KinesisDStreamError):
+    """Records that must be delivered can no longer be read (past the stream's retention)."""
+
+
 class MessageHandlerError(KinesisDStreamError):
     """The user's decoder or message handler raised; names the stream, shard and record."""
 

@@ -22,11 +22,11 @@ import time
 from collections import Counter
 from typing import Any, Callable, Optional, Union
 
-from .aggregation import DEFAULT_MAX_AGGREGATE_BYTES, RecordAggregator, ShardMap
 from .aws import create_client
 from .backoff import Backoff, call_with_retry
 from .errors import KinesisServiceError, ProducerError
-from .streams import list_shards
+from .kpl import DEFAULT_MAX_AGGREGATE_BYTES, RecordAggregator, ShardMap
+from .retrieval.streams import list_shards
 
 log = logging.getLogger(__name__)
 

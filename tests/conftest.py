@@ -9,7 +9,7 @@ import uuid
 import pytest
 
 from kinesis_dstream.local import LocalAWS
-from kinesis_dstream.streams import ensure_stream
+from kinesis_dstream.retrieval.streams import ensure_stream
 
 from .npm_servers import NodeServer
 

@@ -10,7 +10,7 @@ from aws_kinesis_agg.aggregator import RecordAggregator as AggRecordAggregator
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kinesis_dstream.aggregation import (
+from kinesis_dstream.kpl import (
     MAGIC,
     MAX_HASH_KEY,
     AggregatedRecord,
@@ -150,7 +150,7 @@ def test_round_trip_any_keys_data_and_sizes(records, max_bytes):
 
 
 def test_an_aggregate_can_fill_the_one_mib_limit_exactly():
-    from kinesis_dstream.aggregation import MAX_AGGREGATE_BYTES
+    from kinesis_dstream.kpl import MAX_AGGREGATE_BYTES
 
     records = [(bytes([i % 251]) * 9000, f"k{i}", None) for i in range(200)]
     entries = ours_aggregate(records, max_bytes=MAX_AGGREGATE_BYTES)

@@ -9,9 +9,9 @@ import boto3
 import pytest
 
 from kinesis_dstream.esn import ESN_SHARD_END, ESN_TRIM_HORIZON, ExtendedSequenceNumber
-from kinesis_dstream.lease import Lease
-from kinesis_dstream.lease_coordinator import LeaseCoordinator
-from kinesis_dstream.lease_table import LeaseTable
+from kinesis_dstream.leases.coordinator import LeaseCoordinator
+from kinesis_dstream.leases.dynamodb import LeaseTable
+from kinesis_dstream.leases.lease import Lease
 
 SEQ = "49590338271490256608559692538361571095921575989136588898"
 

@@ -17,12 +17,12 @@ from kinesis_dstream import (
     MetricsLevel,
     SparkAWSCredentials,
 )
+from kinesis_dstream.dstream.receiver import KinesisReceiver
 from kinesis_dstream.esn import ExtendedSequenceNumber
-from kinesis_dstream.lease import Lease
-from kinesis_dstream.lease_table import LeaseTable
-from kinesis_dstream.receiver import KinesisReceiver
+from kinesis_dstream.leases.dynamodb import LeaseTable
+from kinesis_dstream.leases.lease import Lease
+from kinesis_dstream.retrieval.streams import ensure_stream
 from kinesis_dstream.settings import StreamSettings
-from kinesis_dstream.streams import ensure_stream
 
 from .streaming import Collected, our_threads
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kinesis_dstream import KinesisProducer
-from kinesis_dstream.streams import ensure_stream
+from kinesis_dstream.retrieval.streams import ensure_stream
 
 pytestmark = pytest.mark.spark
 

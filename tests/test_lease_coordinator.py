@@ -10,10 +10,11 @@ import time
 import pytest
 
 from kinesis_dstream import LeaseLostError
+from kinesis_dstream.errors import CheckpointError
 from kinesis_dstream.esn import ExtendedSequenceNumber
-from kinesis_dstream.lease import Lease
-from kinesis_dstream.lease_coordinator import CheckpointError, LeaseCoordinator
-from kinesis_dstream.lease_table import LeaseTable
+from kinesis_dstream.leases.coordinator import LeaseCoordinator
+from kinesis_dstream.leases.dynamodb import LeaseTable
+from kinesis_dstream.leases.lease import Lease
 
 from .faults import CallErrors
 

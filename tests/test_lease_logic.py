@@ -11,8 +11,8 @@ from kinesis_dstream.esn import (
     ESN_TRIM_HORIZON,
     ExtendedSequenceNumber,
 )
-from kinesis_dstream.lease import Lease
-from kinesis_dstream.lease_taker import LeaseObserver, lease_counts, leases_to_take
+from kinesis_dstream.leases.lease import Lease
+from kinesis_dstream.leases.taker import LeaseObserver, lease_counts, leases_to_take
 
 ESN = ExtendedSequenceNumber
 KINESALITE_SEQ = "49680425625131456410559944140152037382098193786771341314"  # 56 digits

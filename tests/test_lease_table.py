@@ -3,9 +3,10 @@
 import pytest
 
 from kinesis_dstream import ThrottledError
+from kinesis_dstream.errors import LeaseTableError
 from kinesis_dstream.esn import ESN_SHARD_END, ESN_TRIM_HORIZON, ExtendedSequenceNumber
-from kinesis_dstream.lease import Lease
-from kinesis_dstream.lease_table import LeaseTable, LeaseTableError
+from kinesis_dstream.leases.dynamodb import LeaseTable
+from kinesis_dstream.leases.lease import Lease
 
 from .faults import CallErrors
 

@@ -16,7 +16,7 @@ from kinesis_dstream.metrics import (
     LogMetrics,
     NullMetrics,
 )
-from kinesis_dstream.streams import ensure_stream
+from kinesis_dstream.retrieval.streams import ensure_stream
 
 from .streaming import Collected
 from .test_dstream import put
@@ -152,7 +152,7 @@ def detailed_stream(ssc, local_aws, name, **kwargs):
 def test_a_detailed_stream_on_eight_shards_publishes_at_most_once_an_interval(
     spark, local_aws, kinesis, cloudwatch, unique_name, caplog
 ):
-    caplog.set_level(logging.INFO, logger="kinesis_dstream.receiver")
+    caplog.set_level(logging.INFO, logger="kinesis_dstream.dstream.receiver")
     ensure_stream(kinesis, unique_name, 8)
     sent = put(kinesis, unique_name, 800)
     ssc = StreamingContext(spark, 0.5)

@@ -125,8 +125,8 @@ def test_concurrent_puts_from_many_threads_all_arrive_once(kinesis, stream):
 
 
 def test_aggregate_true_delivers_every_user_record_once_on_its_own_shard(kinesis, unique_name):
-    from kinesis_dstream.aggregation import deaggregate
-    from kinesis_dstream.streams import ensure_stream, list_shards
+    from kinesis_dstream.kpl import deaggregate
+    from kinesis_dstream.retrieval.streams import ensure_stream, list_shards
 
     ensure_stream(kinesis, unique_name, 4)
     calls = CallCounter(kinesis, "kinesis", "PutRecords")

@@ -18,8 +18,13 @@ from kinesis_dstream import (
 )
 from kinesis_dstream.aws import ClientSpec
 from kinesis_dstream.backoff import Backoff
-from kinesis_dstream.reader import ReaderConfig, ShardReader, StartPosition, esn_key
-from kinesis_dstream.streams import ensure_stream, list_shard_ids, list_shards, wait_active
+from kinesis_dstream.retrieval.reader import ReaderConfig, ShardReader, StartPosition, esn_key
+from kinesis_dstream.retrieval.streams import (
+    ensure_stream,
+    list_shard_ids,
+    list_shards,
+    wait_active,
+)
 
 from .faults import CallCounter, CallErrors
 

@@ -22,8 +22,8 @@ import pytest
 
 from benchmarks.reliability import Report, save
 from kinesis_dstream import KinesisProducer
-from kinesis_dstream.lease_table import LeaseTable
-from kinesis_dstream.streams import ensure_stream
+from kinesis_dstream.leases.dynamodb import LeaseTable
+from kinesis_dstream.retrieval.streams import ensure_stream
 
 pytestmark = pytest.mark.spark
 

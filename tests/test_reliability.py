@@ -13,8 +13,8 @@ from pyspark.streaming import StreamingContext
 
 from benchmarks.reliability import Producer, check, save
 from kinesis_dstream import InitialPositionInStream, KinesisUtils
-from kinesis_dstream.lease_table import LeaseTable
-from kinesis_dstream.streams import ensure_stream, wait_active
+from kinesis_dstream.leases.dynamodb import LeaseTable
+from kinesis_dstream.retrieval.streams import ensure_stream, wait_active
 
 from .fault_proxy import EXPIRED, THROTTLED, UNREACHABLE, FaultProxy
 

@@ -10,11 +10,11 @@ import pytest
 
 from kinesis_dstream import KinesisProducer
 from kinesis_dstream.esn import ESN_LATEST, ESN_TRIM_HORIZON, ExtendedSequenceNumber
-from kinesis_dstream.lease_coordinator import LeaseCoordinator
-from kinesis_dstream.lease_table import LeaseTable
-from kinesis_dstream.reader import ReaderConfig, ShardReader, StartPosition
-from kinesis_dstream.shard_sync import ShardSync
-from kinesis_dstream.streams import ensure_stream, list_shards, wait_active
+from kinesis_dstream.leases.coordinator import LeaseCoordinator
+from kinesis_dstream.leases.dynamodb import LeaseTable
+from kinesis_dstream.leases.shard_sync import ShardSync
+from kinesis_dstream.retrieval.reader import ReaderConfig, ShardReader, StartPosition
+from kinesis_dstream.retrieval.streams import ensure_stream, list_shards, wait_active
 
 FAST = ReaderConfig(min_call_interval_s=0.0)
 

@@ -6,7 +6,7 @@ from collections import Counter
 
 from kinesis_dstream.demo import word_producer
 from kinesis_dstream.demo.readback import read_all_records
-from kinesis_dstream.streams import ensure_stream
+from kinesis_dstream.retrieval.streams import ensure_stream
 
 
 def parse_totals(text, title="Totals for the words sent"):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..streams import list_shard_ids
+from ..retrieval.streams import list_shard_ids
 
 # Real Kinesis may return empty pages while still behind; bound them so the loop ends.
 _MAX_EMPTY_PAGES = 100

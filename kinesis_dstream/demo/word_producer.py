@@ -22,7 +22,7 @@ from typing import Any, Optional
 from ..aws import create_client
 from ..errors import KinesisDStreamError, StreamNotFoundError
 from ..producer import KinesisProducer
-from ..streams import ensure_stream, require_stream
+from ..retrieval.streams import ensure_stream, require_stream
 
 WORDS = ("spark", "you", "are", "my", "father")
 DEFAULT_LOCAL_STREAM = "kinesis-dstream-demo"
@@ -70,7 +70,7 @@ def print_totals(
 
 
 def count_words_in_stream(client: Any, stream_name: str) -> Counter:
-    from ..aggregation import deaggregate
+    from ..kpl import deaggregate
     from .readback import read_all_records
 
     totals: Counter = Counter()

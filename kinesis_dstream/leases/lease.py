@@ -15,7 +15,7 @@ from typing import Any, Optional
 
 from boto3.dynamodb.types import TypeDeserializer
 
-from .esn import ESN_SHARD_END, ESN_TRIM_HORIZON, ExtendedSequenceNumber
+from ..esn import ESN_SHARD_END, ESN_TRIM_HORIZON, ExtendedSequenceNumber
 
 LEASE_KEY = "leaseKey"
 LEASE_OWNER = "leaseOwner"

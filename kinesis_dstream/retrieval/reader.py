@@ -21,13 +21,13 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Callable, Optional
 
-from .aggregation import DeaggregationStats, deaggregate
-from .aws import ClientSpec
-from .backoff import Backoff, call_with_retry, is_throttling
-from .conf import conf_get, parse_positive_int, parse_time_ms
-from .errors import KinesisServiceError, MessageHandlerError
-from .esn import ExtendedSequenceNumber
-from .record import KinesisRecord
+from ..aws import ClientSpec
+from ..backoff import Backoff, call_with_retry, is_throttling
+from ..conf import conf_get, parse_positive_int, parse_time_ms
+from ..errors import KinesisServiceError, MessageHandlerError
+from ..esn import ExtendedSequenceNumber
+from ..kpl import DeaggregationStats, deaggregate
+from ..record import KinesisRecord
 from .streams import child_shard_ids
 
 ITERATOR_TYPES = (

@@ -20,9 +20,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple, Optional
 
-from .aws import ClientSpec
-from .errors import KinesisDStreamError
-from .reader import ReaderConfig, ShardReader, StartPosition
+from ..aws import ClientSpec
+from ..errors import RecordsLostError
+from ..retrieval.reader import ReaderConfig, ShardReader, StartPosition
 
 log = logging.getLogger(__name__)
 
@@ -76,10 +76,6 @@ class FetchPlan:
             message_handler=self.transform,
             iterator=iterator,
         )
-
-
-class RecordsLostError(KinesisDStreamError):
-    """A recorded range can no longer be read whole (past the stream's retention)."""
 
 
 def fetch(plans: Iterable[FetchPlan], headers: Any = None) -> Iterator:

@@ -29,14 +29,14 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Optional
 
-from .aws import ClientSpec
-from .errors import LeaseLostError
-from .esn import ExtendedSequenceNumber
-from .fetch import FetchPlan, HeaderList, RangeHeader, deliver, fetch
-from .lease import Lease
-from .lease_coordinator import CheckpointError, LeaseCoordinator
-from .lease_table import LeaseTable
-from .metrics import (
+from ..aws import ClientSpec
+from ..errors import CheckpointError, LeaseLostError
+from ..esn import ExtendedSequenceNumber
+from ..leases.coordinator import LeaseCoordinator
+from ..leases.dynamodb import LeaseTable
+from ..leases.lease import Lease
+from ..leases.shard_sync import ShardSync
+from ..metrics import (
     DEFAULT_DIMENSIONS,
     NONE,
     CloudWatchMetrics,
@@ -44,10 +44,11 @@ from .metrics import (
     Metrics,
     NullMetrics,
 )
-from .reader import ReaderConfig, StartPosition
-from .settings import StreamSettings
-from .shard_sync import ShardSync
-from .streams import require_stream
+from ..retrieval.reader import ReaderConfig, StartPosition
+from ..retrieval.streams import require_stream
+from ..settings import StreamSettings
+from .compat import context_alive, count_in_jvm
+from .fetch import FetchPlan, HeaderList, RangeHeader, deliver, fetch
 
 log = logging.getLogger(__name__)
 
@@ -211,7 +212,7 @@ class KinesisReceiver:
     def stop_fetching(self) -> None:
         """Stop starting rounds and wait for the one in flight (before Spark stops)."""
         self._stop_fetching.set()
-        if self._sc is not None and self._sc._jsc is not None:
+        if context_alive(self._sc):
             try:
                 self._sc.cancelJobGroup(self._job_group)
             except Exception:  # the context may be stopping under us
@@ -244,7 +245,7 @@ class KinesisReceiver:
         with self._lock:
             rounds, self._rounds = list(self._rounds.values()), {}
             self._unassigned, self._batches = [], {}
-        if self._sc is not None and self._sc._jsc is not None:
+        if context_alive(self._sc):
             for round_ in rounds:
                 _unpersist(round_)
         log.info(
@@ -295,7 +296,7 @@ class KinesisReceiver:
             try:
                 self.fetch_round()
             except Exception:
-                if self._stop_fetching.is_set() or self._sc._jsc is None:
+                if self._stop_fetching.is_set() or not context_alive(self._sc):
                     break
                 log.exception("fetch round failed for stream %s", self.settings.stream_name)
             self._stop_fetching.wait(max(0.0, interval - (time.monotonic() - started)))
@@ -344,7 +345,7 @@ class KinesisReceiver:
             functools.partial(fetch, headers=accumulator)
         )
         rdd.persist(self.settings.storage_level)
-        rdd._jrdd.count()  # computes and caches the round in the JVM; no Python pass over it
+        count_in_jvm(rdd)  # computes and caches the round in the JVM; no Python pass over it
         by_shard = {h.shard_id: h for h in accumulator.value if h.round_id == round_id}
         accumulator.value = []  # a recomputed old round may add headers: they are ignored
         missing = [p.shard_id for p in plans if p.shard_id not in by_shard]

@@ -17,9 +17,9 @@ import time
 from dataclasses import replace
 from typing import Any, Callable, Optional
 
-from .backoff import Backoff, call_with_retry
-from .errors import KinesisServiceError
-from .esn import ExtendedSequenceNumber
+from ..backoff import Backoff, call_with_retry
+from ..errors import KinesisServiceError, LeaseTableError
+from ..esn import ExtendedSequenceNumber
 from .lease import (
     CHECKPOINT,
     CHECKPOINT_SUB,
@@ -40,10 +40,6 @@ DEFAULT_LEASE_BACKOFF = Backoff(
 )
 _CONDITION_FAILED = "ConditionalCheckFailedException"
 _TABLE_WAIT_S = 120.0
-
-
-class LeaseTableError(KinesisServiceError):
-    """The lease table is missing, unusable, or has a key schema that is not the KCL's."""
 
 
 class LeaseTable:

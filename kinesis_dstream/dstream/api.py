@@ -27,10 +27,9 @@ import uuid
 from datetime import datetime, timedelta
 from typing import Any, Callable, Optional, Union
 
-from .aws import AWSCredentials, resolve_region
-from .receiver import KinesisReceiver
-from .record import KinesisRecord
-from .settings import (
+from ..aws import AWSCredentials, resolve_region
+from ..record import KinesisRecord
+from ..settings import (
     DEFAULT_FAILOVER_TIME_S,
     DEFAULT_FETCH_INTERVAL_S,
     DEFAULT_MAX_BUFFER_BYTES,
@@ -40,6 +39,8 @@ from .settings import (
     DEFAULT_RETAIN_S,
     StreamSettings,
 )
+from .compat import batch_interval_s
+from .receiver import KinesisReceiver
 
 log = logging.getLogger(__name__)
 
@@ -587,9 +588,7 @@ class _Builder:
                 raise ValueError(f"KinesisInputDStream.builder(): {method}(...) is required")
         ssc = values.pop("ssc")
         if "checkpoint_interval_s" not in values:  # the Scala default: the batch interval
-            values["checkpoint_interval_s"] = (
-                ssc._jssc.ssc().graph().batchDuration().milliseconds() / 1000
-            )
+            values["checkpoint_interval_s"] = batch_interval_s(ssc)
         kinesis = self._credentials.get("kinesis")
         credentials = None
         if self._credentials:

@@ -7,8 +7,8 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from .backoff import error_code
-from .errors import StreamNotFoundError
+from ..backoff import error_code
+from ..errors import StreamNotFoundError
 
 _ACTIVE_TIMEOUT_S = 60.0
 _POLL_S = 0.1

@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Optional
 
-from .esn import (
+from ..esn import (
     AT_TIMESTAMP,
     ESN_AT_TIMESTAMP,
     ESN_LATEST,
@@ -26,9 +26,9 @@ from .esn import (
     TRIM_HORIZON,
     ExtendedSequenceNumber,
 )
+from ..retrieval.streams import list_shards
+from .dynamodb import LeaseTable
 from .lease import Lease
-from .lease_table import LeaseTable
-from .streams import list_shards
 
 log = logging.getLogger(__name__)
 

@@ -28,12 +28,12 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from .errors import LeaseLostError
-from .esn import ESN_SHARD_END, ExtendedSequenceNumber
+from ..errors import CheckpointError, LeaseLostError
+from ..esn import ESN_SHARD_END, ExtendedSequenceNumber
+from .dynamodb import LeaseTable
 from .lease import Lease
-from .lease_table import LeaseTable
-from .lease_taker import LeaseObserver, leases_to_take
 from .shard_sync import ShardSync
+from .taker import LeaseObserver, leases_to_take
 
 log = logging.getLogger(__name__)
 
@@ -41,10 +41,6 @@ DEFAULT_FAILOVER_TIME_S = 10.0
 DEFAULT_SHARD_SYNC_INTERVAL_S = 60.0
 #: The KCL adds this to the failover time for its taker interval.
 _EPSILON_S = 0.025
-
-
-class CheckpointError(ValueError):
-    """A checkpoint that would move a shard's position backwards; nothing was written."""
 
 
 @dataclass

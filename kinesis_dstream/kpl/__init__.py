@@ -1,0 +1,30 @@
+"""KPL aggregated records: the format, de-aggregation as the KCL does it, aggregation."""
+
+from .aggregation import RecordAggregator, ShardMap
+from .deaggregation import deaggregate
+from .format import (
+    DEFAULT_MAX_AGGREGATE_BYTES,
+    DIGEST_SIZE,
+    MAGIC,
+    MAX_AGGREGATE_BYTES,
+    MAX_HASH_KEY,
+    AggregatedRecord,
+    DeaggregationStats,
+    effective_hash_key,
+    is_aggregated,
+)
+
+__all__ = [
+    "DEFAULT_MAX_AGGREGATE_BYTES",
+    "DIGEST_SIZE",
+    "MAGIC",
+    "MAX_AGGREGATE_BYTES",
+    "MAX_HASH_KEY",
+    "AggregatedRecord",
+    "DeaggregationStats",
+    "RecordAggregator",
+    "ShardMap",
+    "deaggregate",
+    "effective_hash_key",
+    "is_aggregated",
+]

@@ -1,0 +1,1 @@
+"""Reading shards: the shard reader (GetRecords, retries, de-aggregation) and listing."""
