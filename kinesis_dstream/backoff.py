@@ -10,17 +10,30 @@ import logging
 import random
 import time
 from dataclasses import dataclass
-from typing import Callable, Optional, TypeVar
+from typing import Any, Callable, Optional, TypeVar
 
 from botocore.exceptions import (
+    BotoCoreError,
     ClientError,
     ConnectionClosedError,
     ConnectTimeoutError,
+    CredentialRetrievalError,
     EndpointConnectionError,
+    NoCredentialsError,
+    PartialCredentialsError,
+    ProxyConnectionError,
     ReadTimeoutError,
+    ResponseStreamingError,
 )
 
-from .errors import DependencyError, KinesisServiceError, StreamNotFoundError, ThrottledError
+from .errors import (
+    CredentialsError,
+    DependencyError,
+    KinesisDStreamError,
+    KinesisServiceError,
+    StreamNotFoundError,
+    ThrottledError,
+)
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -45,7 +58,27 @@ TRANSPORT_ERRORS = (
     EndpointConnectionError,
     ConnectionClosedError,
     ConnectTimeoutError,
+    ProxyConnectionError,
     ReadTimeoutError,
+    ResponseStreamingError,
+)
+#: Raised by botocore before a request is sent: no (complete) credentials were found.
+MISSING_CREDENTIALS_ERRORS = (NoCredentialsError, PartialCredentialsError, CredentialRetrievalError)
+#: Codes with which Kinesis, DynamoDB, CloudWatch and STS reject the credentials sent.
+REJECTED_CREDENTIALS_CODES = frozenset(
+    {
+        "UnrecognizedClientException",
+        "InvalidClientTokenId",
+        "InvalidSignatureException",
+        "ExpiredTokenException",
+        "ExpiredToken",
+    }
+)
+CREDENTIALS_HELP = (
+    "configure credentials the AWS SDK way: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY "
+    "(and AWS_SESSION_TOKEN) in the environment, the shared files ~/.aws/credentials and "
+    "~/.aws/config (or AWS_SHARED_CREDENTIALS_FILE and AWS_CONFIG_FILE), a profile "
+    "(AWS_PROFILE), or a container or instance role"
 )
 
 
@@ -109,6 +142,45 @@ def is_retriable(exc: BaseException) -> bool:
     return is_throttling(exc) or is_unavailable(exc)
 
 
+def endpoint_of(client: Any) -> dict:
+    """The ``endpoint`` and ``region`` of a boto3 client, as error keyword arguments."""
+    meta = getattr(client, "meta", None)
+    if meta is None:
+        return {}
+    return {"endpoint": meta.endpoint_url, "region": meta.region_name}
+
+
+def credentials_error(exc: BaseException, **where: Any) -> CredentialsError:
+    """The :class:`CredentialsError` for a botocore credentials failure or rejection.
+
+    ``where`` takes :class:`KinesisServiceError`'s keyword arguments (operation, stream,
+    endpoint, ...). botocore's messages name a provider or a variable, never a value.
+    """
+    code = error_code(exc)
+    if code is not None:
+        problem = f"the service rejected the AWS credentials ({code}: {exc})"
+    elif isinstance(exc, CredentialRetrievalError):
+        # Its detail may quote a credential process's output: name the provider only.
+        problem = f"no AWS credentials: retrieving them from {exc.kwargs.get('provider')} failed"
+    else:
+        problem = f"no AWS credentials ({exc})"
+    return CredentialsError(f"{problem}; {CREDENTIALS_HELP}", code=code, **where)
+
+
+def _final_error(exc: BaseException, where: dict) -> Optional[KinesisServiceError]:
+    """The error of our tree that ``exc`` becomes when it is not retried; None if not AWS's."""
+    code = error_code(exc)
+    if isinstance(exc, MISSING_CREDENTIALS_ERRORS) or code in REJECTED_CREDENTIALS_CODES:
+        return credentials_error(exc, **where)
+    if code == "ResourceNotFoundException":
+        return StreamNotFoundError(f"not found: {exc}", code=code, **where)
+    if isinstance(exc, ClientError):
+        return KinesisServiceError(f"{code}: {exc}", code=code, **where)
+    if isinstance(exc, BotoCoreError):
+        return KinesisServiceError(f"{type(exc).__name__}: {exc}", **where)
+    return None
+
+
 def call_with_retry(
     fn: Callable[[], T],
     backoff: Backoff,
@@ -116,6 +188,7 @@ def call_with_retry(
     operation: str,
     stream_name: Optional[str] = None,
     shard_id: Optional[str] = None,
+    client: Any = None,
     retriable: Callable[[BaseException], bool] = is_retriable,
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
@@ -125,40 +198,46 @@ def call_with_retry(
     """Call ``fn`` until it succeeds or the backoff budget is spent.
 
     Retriable failures are retried; when the budget runs out they become
-    :class:`ThrottledError` or :class:`DependencyError`. ``ResourceNotFoundException``
-    becomes :class:`StreamNotFoundError` at once; any other failure is re-raised as
-    :class:`KinesisServiceError` naming the operation, stream and shard.
+    :class:`ThrottledError` or :class:`DependencyError`. Missing or rejected credentials
+    become :class:`CredentialsError` and ``ResourceNotFoundException``
+    :class:`StreamNotFoundError`, at once; any other AWS failure is re-raised as
+    :class:`KinesisServiceError`. Each names the operation, stream and shard, and, given
+    ``client`` (the boto3 client ``fn`` calls), its endpoint and region. Errors of our
+    tree (from a nested call) and non-AWS exceptions pass through unchanged.
     """
+    where: dict = dict(
+        operation=operation, stream_name=stream_name, shard_id=shard_id, **endpoint_of(client)
+    )
     start = clock()
     retry = 0
     while True:
         try:
             return fn()
+        except KinesisDStreamError:
+            raise  # already classified and named, by a nested call_with_retry
         except Exception as exc:  # classified below; nothing is swallowed
-            code = error_code(exc)
-            where: dict = dict(operation=operation, stream_name=stream_name, shard_id=shard_id)
-            if code == "ResourceNotFoundException":
-                raise StreamNotFoundError(f"not found: {exc}", code=code, **where) from exc
-            if not retriable(exc):
-                if isinstance(exc, ClientError):
-                    raise KinesisServiceError(f"{code}: {exc}", code=code, **where) from exc
-                raise
+            if error_code(exc) == "ResourceNotFoundException" or not retriable(exc):
+                final = _final_error(exc, where)
+                if final is None:
+                    raise
+                raise final from exc
             attempts = retry + 1
             elapsed = clock() - start
             if attempts >= backoff.max_attempts or elapsed >= backoff.max_elapsed_s:
                 kind = ThrottledError if is_throttling(exc) else DependencyError
                 raise kind(
                     f"gave up after {attempts} attempts in {elapsed:.1f}s: {exc}",
-                    code=code,
+                    code=error_code(exc),
                     **where,
                 ) from exc
             delay = min(backoff.delay_s(retry, rng), max(0.0, backoff.max_elapsed_s - elapsed))
             log.debug(
-                "%s on %s (stream=%s, shard=%s), retry %d in %.3fs",
-                code or type(exc).__name__,
+                "%s on %s (stream=%s, shard=%s, endpoint=%s), retry %d in %.3fs",
+                error_code(exc) or type(exc).__name__,
                 operation,
                 stream_name,
                 shard_id,
+                where.get("endpoint"),
                 attempts,
                 delay,
             )

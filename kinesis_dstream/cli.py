@@ -7,8 +7,13 @@ import logging
 import sys
 import threading
 import time
+import traceback
 from collections.abc import Sequence
 from typing import Any, Optional
+
+from .errors import KinesisDStreamError
+
+PROG = "kinesis-dstream"
 
 
 def _local_aws(args: argparse.Namespace) -> int:
@@ -29,14 +34,18 @@ def _local_aws(args: argparse.Namespace) -> int:
 
 def _lease_table(args: argparse.Namespace) -> Any:
     from .aws import create_client
+    from .backoff import endpoint_of
+    from .errors import LeaseTableError
     from .leases.dynamodb import LeaseTable
 
     client = create_client("dynamodb", region_name=args.region, endpoint_url=args.endpoint_url)
     table = LeaseTable(client, args.app)
     if not table.exists():
-        raise SystemExit(
-            f"no lease table {args.app!r} at {client.meta.endpoint_url}: "
-            "is the application name right?"
+        raise LeaseTableError(
+            f"no lease table {args.app!r}: is the application name right?",
+            operation="DescribeTable",
+            code="ResourceNotFoundException",
+            **endpoint_of(client),
         )
     return table
 
@@ -85,17 +94,16 @@ def _leases(args: argparse.Namespace) -> int:
         if now is None or now.lease_counter != lease.lease_counter
     )
     if moved:
-        print(
+        _error(
             f"refusing to reset application {args.app!r}: lease counters still moving "
             f"({', '.join(moved)}) over {args.watch_s:g}s, so a worker is running; "
-            "stop every worker first",
-            file=sys.stderr,
+            "stop every worker first"
         )
         return 1
     esn = ExtendedSequenceNumber(args.reset_to)
     failed = [lease.lease_key for lease in leases if table.reset_checkpoint(lease, esn) is None]
     if failed:
-        print(f"not reset (changed meanwhile): {', '.join(failed)}", file=sys.stderr)
+        _error(f"not reset (changed meanwhile): {', '.join(failed)}")
         return 1
     print(f"reset {len(leases)} lease(s) of {args.app!r} to {args.reset_to}")
     print_leases(table.list_leases())
@@ -107,17 +115,25 @@ def _by_key(fresh: list, leases: list) -> list:
     return [index.get(lease.lease_key) for lease in leases]
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    parser = argparse.ArgumentParser(prog="kinesis-dstream")
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=PROG)
+    debug_help = "on failure, print the full traceback (and log this library's retries)"
+    parser.add_argument("--debug", action="store_true", help=debug_help)
+    # Also accepted after the subcommand; SUPPRESS keeps it from resetting the one above.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=debug_help)
     commands = parser.add_subparsers(dest="command", required=True)
-    local = commands.add_parser("local-aws", help="run the embedded local AWS (moto) until Ctrl-C")
+    local = commands.add_parser(
+        "local-aws", parents=[common], help="run the embedded local AWS (moto) until Ctrl-C"
+    )
     local.add_argument(
         "--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)"
     )
     local.set_defaults(func=_local_aws)
     leases = commands.add_parser(
-        "leases", help="show an application's lease table; --reset-to rewrites checkpoints"
+        "leases",
+        parents=[common],
+        help="show an application's lease table; --reset-to rewrites checkpoints",
     )
     leases.add_argument("--app", required=True, help="application name (= lease table name)")
     leases.add_argument("--endpoint-url", help="DynamoDB endpoint (default: the AWS SDK's)")
@@ -135,8 +151,34 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         "the default failover time)",
     )
     leases.set_defaults(func=_leases)
-    args = parser.parse_args(argv)
-    return int(args.func(args))
+    return parser
+
+
+def _error(message: str) -> None:
+    print(f"{PROG}: error: {' '.join(message.split())}", file=sys.stderr)  # one line
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run a subcommand. Failures are one line on stderr and exit 1 (``--debug``: traceback)."""
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    args = _parser().parse_args(argv)
+    if args.debug:
+        # Only ours: botocore's debug log shows request headers, session tokens included.
+        logging.getLogger("kinesis_dstream").setLevel(logging.DEBUG)
+    try:
+        return int(args.func(args))
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # the user gets one line, not a botocore stack
+        if args.debug:
+            traceback.print_exc()
+        if isinstance(exc, (KinesisDStreamError, ValueError)):  # they name what to fix
+            _error(str(exc))
+        else:
+            hint = "" if args.debug else " (--debug shows the traceback)"
+            _error(f"{type(exc).__name__}: {exc}{hint}")
+        return 1
 
 
 if __name__ == "__main__":

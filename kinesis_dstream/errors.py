@@ -16,7 +16,12 @@ class KinesisDStreamError(Exception):
 
 
 class KinesisServiceError(KinesisDStreamError):
-    """An AWS call failed: names the operation, stream and shard, and the service's code."""
+    """An AWS call failed: names the operation, stream, shard and endpoint, and the code.
+
+    ``endpoint`` and ``region`` are the client's (``client.meta``) when the caller knew
+    the client; they are part of the message because "which account and server?" is the
+    first question an operator asks.
+    """
 
     def __init__(
         self,
@@ -26,10 +31,18 @@ class KinesisServiceError(KinesisDStreamError):
         stream_name: Optional[str] = None,
         shard_id: Optional[str] = None,
         code: Optional[str] = None,
+        endpoint: Optional[str] = None,
+        region: Optional[str] = None,
     ) -> None:
         where = ", ".join(
             f"{k}={v}"
-            for k, v in (("operation", operation), ("stream", stream_name), ("shard", shard_id))
+            for k, v in (
+                ("operation", operation),
+                ("stream", stream_name),
+                ("shard", shard_id),
+                ("endpoint", endpoint),
+                ("region", region),
+            )
             if v
         )
         super().__init__(f"{message} ({where})" if where else message)
@@ -37,6 +50,8 @@ class KinesisServiceError(KinesisDStreamError):
         self.stream_name = stream_name
         self.shard_id = shard_id
         self.code = code
+        self.endpoint = endpoint
+        self.region = region
 
 
 class ThrottledError(KinesisServiceError):
@@ -53,6 +68,23 @@ class DependencyError(KinesisServiceError):
 
 class StreamNotFoundError(KinesisServiceError):
     """The stream (or table) does not exist at the endpoint."""
+
+
+class StreamNotActiveError(KinesisServiceError, TimeoutError):
+    """The stream did not become ACTIVE in time (still CREATING, UPDATING or DELETING).
+
+    Also a :class:`TimeoutError`, which is what waiting for a stream used to raise.
+    """
+
+    retriable = True
+
+
+class CredentialsError(KinesisServiceError):
+    """No usable AWS credentials: none found, only part found, or rejected by the service.
+
+    The message says where the default chain looks; it never contains a secret. A
+    :class:`KinesisServiceError`, so code handling "an AWS call failed" handles it too.
+    """
 
 
 class LeaseLostError(KinesisDStreamError):

@@ -1,10 +1,19 @@
 """Pure-logic tests of the retry policy and loop, with an injected clock and sleeper."""
 
+import boto3
 import pytest
-from botocore.exceptions import ClientError, EndpointConnectionError
+from botocore.exceptions import (
+    ClientError,
+    CredentialRetrievalError,
+    EndpointConnectionError,
+    NoCredentialsError,
+    ParamValidationError,
+    PartialCredentialsError,
+)
 
 from kinesis_dstream.backoff import Backoff, call_with_retry
 from kinesis_dstream.errors import (
+    CredentialsError,
     DependencyError,
     KinesisServiceError,
     StreamNotFoundError,
@@ -152,3 +161,108 @@ def test_other_client_errors_fail_at_once_with_their_code():
         )
     assert info.value.code == "AccessDeniedException"
     assert t.sleeps == []
+
+
+def real_client(endpoint="http://127.0.0.1:9", region="eu-west-1"):
+    """A real boto3 client: only its endpoint and region are read, nothing is sent."""
+    return boto3.client(
+        "kinesis",
+        endpoint_url=endpoint,
+        region_name=region,
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
+
+
+def test_the_client_puts_endpoint_and_region_into_every_error():
+    t = FakeTime()
+    unreachable = EndpointConnectionError(endpoint_url="http://127.0.0.1:9")
+    with pytest.raises(DependencyError) as info:
+        call_with_retry(
+            failing([unreachable] * 3),
+            Backoff(max_attempts=3),
+            operation="ListShards",
+            stream_name="orders",
+            client=real_client(),
+            sleep=t.sleep,
+            clock=t.clock,
+        )
+    assert info.value.endpoint == "http://127.0.0.1:9" and info.value.region == "eu-west-1"
+    assert str(info.value).endswith(
+        "(operation=ListShards, stream=orders, endpoint=http://127.0.0.1:9, region=eu-west-1)"
+    )
+
+
+def test_without_a_client_errors_still_name_operation_stream_and_shard():
+    t = FakeTime()
+    with pytest.raises(KinesisServiceError) as info:
+        call_with_retry(
+            failing([client_error("AccessDeniedException")]),
+            Backoff(),
+            operation="GetRecords",
+            stream_name="orders",
+            shard_id="shardId-000000000001",
+            sleep=t.sleep,
+            clock=t.clock,
+        )
+    assert info.value.endpoint is None and "endpoint=" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "error, says",
+    [
+        (NoCredentialsError(), "Unable to locate credentials"),
+        (
+            PartialCredentialsError(provider="env", cred_var="AWS_SECRET_ACCESS_KEY"),
+            "missing: AWS_SECRET_ACCESS_KEY",
+        ),
+        (client_error("UnrecognizedClientException"), "rejected the AWS credentials"),
+        (client_error("ExpiredTokenException"), "rejected the AWS credentials"),
+    ],
+)
+def test_missing_or_rejected_credentials_fail_at_once_with_how_to_configure(error, says):
+    t = FakeTime()
+    with pytest.raises(CredentialsError) as info:
+        call_with_retry(
+            failing([error]),
+            Backoff(max_attempts=10),
+            operation="DescribeStreamSummary",
+            stream_name="orders",
+            client=real_client(),
+            sleep=t.sleep,
+            clock=t.clock,
+        )
+    assert t.sleeps == []
+    message = str(info.value)
+    assert says in message and "AWS_ACCESS_KEY_ID" in message and "instance role" in message
+    assert "operation=DescribeStreamSummary" in message and "endpoint=http://127.0.0.1:9" in message
+    assert isinstance(info.value, KinesisServiceError) and info.value.__cause__ is error
+
+
+def test_a_credential_process_failure_names_the_provider_not_its_output():
+    error = CredentialRetrievalError(provider="custom-process", error_msg="token=hunter2")
+    with pytest.raises(CredentialsError, match="from custom-process failed") as info:
+        call_with_retry(failing([error]), Backoff(), operation="ListShards")
+    assert "hunter2" not in str(info.value)
+
+
+def test_other_botocore_errors_become_service_errors_naming_the_operation():
+    error = ParamValidationError(report="Invalid length for parameter StreamName")
+    with pytest.raises(KinesisServiceError, match="ParamValidationError") as info:
+        call_with_retry(failing([error]), Backoff(), operation="ListShards", stream_name="")
+    assert "operation=ListShards" in str(info.value)
+
+
+def test_errors_of_our_tree_pass_through_a_nested_retry_unchanged():
+    t = FakeTime()
+    inner = DependencyError("gave up", operation="ListShards", stream_name="orders")
+    with pytest.raises(DependencyError) as info:
+        call_with_retry(
+            failing([inner]), Backoff(max_attempts=5), operation="X", sleep=t.sleep, clock=t.clock
+        )
+    assert info.value is inner and t.sleeps == []
+
+
+def test_non_aws_exceptions_are_not_wrapped():
+    with pytest.raises(KeyError):
+        call_with_retry(failing([KeyError("Shards")]), Backoff(), operation="ListShards")

@@ -2,8 +2,10 @@
 
 import os
 import signal
+import socket
 import subprocess
 import sys
+import time
 
 import boto3
 import pytest
@@ -108,8 +110,72 @@ def test_leases_prints_the_table(local_aws, app):
 
 def test_leases_of_an_unknown_app_is_one_clear_line(local_aws):
     done = run_cli(local_aws, "leases", "--app", "no-such-app")
-    assert done.returncode != 0
-    assert "no lease table 'no-such-app'" in done.stderr
+    assert done.returncode == 1
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("kinesis-dstream: error: no lease table 'no-such-app'")
+    assert f"endpoint={local_aws.endpoint_url}" in line
+
+
+def without_credentials(tmp_path):
+    """The environment minus anything the default credential chain could use."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    env.update(
+        AWS_SHARED_CREDENTIALS_FILE=str(tmp_path / "no-credentials"),
+        AWS_CONFIG_FILE=str(tmp_path / "no-config"),
+        AWS_EC2_METADATA_DISABLED="true",
+    )
+    return env
+
+
+def run_leases(env, *args):
+    return subprocess.run(
+        [sys.executable, "-m", "kinesis_dstream.cli", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_missing_credentials_are_one_line_and_exit_1(local_aws, tmp_path):
+    args = ("--app", "my-app", "--region", "us-east-1", "--endpoint-url", local_aws.endpoint_url)
+    done = run_leases(without_credentials(tmp_path), "leases", *args)
+    assert done.returncode == 1
+    assert done.stdout == ""
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("kinesis-dstream: error: no AWS credentials")
+    assert "AWS_ACCESS_KEY_ID" in line and "DescribeTable" in line and "'my-app'" in line
+
+    debug = run_leases(without_credentials(tmp_path), "leases", *args, "--debug")
+    assert debug.returncode == 1
+    assert "Traceback (most recent call last)" in debug.stderr
+    assert "NoCredentialsError" in debug.stderr
+    assert debug.stderr.splitlines()[-1] == line
+
+
+def test_an_unreachable_endpoint_is_one_line_naming_it_and_exit_1(local_aws):
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    started = time.monotonic()
+    done = run_leases(
+        {**os.environ, **local_aws.env()}, "leases", "--app", "my-app", "--endpoint-url", dead
+    )
+    assert time.monotonic() - started < 30
+    assert done.returncode == 1
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("kinesis-dstream: error: gave up after")
+    assert dead in line and "DescribeTable" in line
+
+
+def test_debug_is_accepted_before_the_subcommand(local_aws):
+    done = run_cli(local_aws, "--debug", "leases", "--app", "no-such-app")
+    assert done.returncode == 1
+    assert "Traceback" in done.stderr and "no lease table 'no-such-app'" in done.stderr
+
+
+def test_usage_errors_exit_2(local_aws):
+    assert run_cli(local_aws, "leases").returncode == 2
 
 
 def test_reset_is_refused_while_a_worker_renews_and_done_once_stopped(local_aws, app):

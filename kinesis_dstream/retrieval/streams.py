@@ -1,75 +1,118 @@
-"""Stream administration used by the demos and tests: exists, create, wait until ACTIVE."""
+"""Stream administration: exists, require, create, wait until ACTIVE, list shards.
+
+Every call goes through :func:`~..backoff.call_with_retry` with a short, bounded
+:class:`~..backoff.Backoff`, so throttling, 5xx answers and connection errors are retried
+and what remains is an error of our tree naming the operation, stream and endpoint.
+"""
 
 from __future__ import annotations
 
+import functools
 import time
 from typing import Any
 
-from botocore.exceptions import ClientError
+from botocore import xform_name
 
-from ..backoff import error_code
-from ..errors import StreamNotFoundError
+from ..backoff import Backoff, call_with_retry, endpoint_of
+from ..errors import KinesisServiceError, StreamNotActiveError, StreamNotFoundError
+
+#: Admin calls are cheap to repeat; bounded so an unreachable endpoint fails in about a
+#: second (refused) or ten (unanswered connects) instead of stalling a job's start.
+ADMIN_BACKOFF = Backoff(initial_delay_s=0.1, max_delay_s=1.0, max_attempts=4, max_elapsed_s=10.0)
 
 _ACTIVE_TIMEOUT_S = 60.0
 _POLL_S = 0.1
 
 
-def stream_exists(client: Any, stream_name: str) -> bool:
+def _call(client: Any, operation: str, stream_name: str, backoff: Backoff, **kwargs: Any) -> Any:
+    method = getattr(client, xform_name(operation))
+    return call_with_retry(
+        functools.partial(method, **kwargs),
+        backoff,
+        operation=operation,
+        stream_name=stream_name,
+        client=client,
+    )
+
+
+def stream_exists(client: Any, stream_name: str, *, backoff: Backoff = ADMIN_BACKOFF) -> bool:
+    """True if the stream exists (in any status) at the client's endpoint."""
     try:
-        client.describe_stream_summary(StreamName=stream_name)
-    except ClientError as exc:
-        if error_code(exc) == "ResourceNotFoundException":
-            return False
-        raise
+        _call(client, "DescribeStreamSummary", stream_name, backoff, StreamName=stream_name)
+    except StreamNotFoundError:
+        return False
     return True
 
 
-def require_stream(client: Any, stream_name: str) -> None:
+def require_stream(client: Any, stream_name: str, *, backoff: Backoff = ADMIN_BACKOFF) -> None:
     """Raise StreamNotFoundError naming the stream and endpoint if it does not exist."""
-    if not stream_exists(client, stream_name):
+    if not stream_exists(client, stream_name, backoff=backoff):
         raise StreamNotFoundError(
-            f"stream {stream_name!r} does not exist at {client.meta.endpoint_url} "
-            f"(region {client.meta.region_name})",
+            f"stream {stream_name!r} does not exist: is the name, region or endpoint wrong?",
             operation="DescribeStreamSummary",
             stream_name=stream_name,
             code="ResourceNotFoundException",
+            **endpoint_of(client),
         )
 
 
-def ensure_stream(client: Any, stream_name: str, shard_count: int) -> bool:
+def ensure_stream(
+    client: Any, stream_name: str, shard_count: int, *, backoff: Backoff = ADMIN_BACKOFF
+) -> bool:
     """Create the stream if missing and wait until it is ACTIVE. True if it was created."""
     if shard_count < 1:
         raise ValueError(f"shard count must be >= 1, got {shard_count}")
     created = False
-    if not stream_exists(client, stream_name):
+    if not stream_exists(client, stream_name, backoff=backoff):
         try:
-            client.create_stream(StreamName=stream_name, ShardCount=shard_count)
+            _call(
+                client,
+                "CreateStream",
+                stream_name,
+                backoff,
+                StreamName=stream_name,
+                ShardCount=shard_count,
+            )
             created = True
-        except ClientError as exc:
-            if error_code(exc) != "ResourceInUseException":  # created concurrently: fine
+        except KinesisServiceError as exc:
+            if exc.code != "ResourceInUseException":  # created concurrently: fine
                 raise
-    wait_active(client, stream_name)
+    wait_active(client, stream_name, backoff=backoff)
     return created
 
 
-def wait_active(client: Any, stream_name: str, timeout_s: float = _ACTIVE_TIMEOUT_S) -> None:
+def wait_active(
+    client: Any,
+    stream_name: str,
+    timeout_s: float = _ACTIVE_TIMEOUT_S,
+    *,
+    backoff: Backoff = ADMIN_BACKOFF,
+) -> None:
+    """Poll until the stream is ACTIVE; StreamNotActiveError after ``timeout_s``."""
     deadline = time.monotonic() + timeout_s
     while True:
-        summary = client.describe_stream_summary(StreamName=stream_name)
+        summary = _call(
+            client, "DescribeStreamSummary", stream_name, backoff, StreamName=stream_name
+        )
         status = summary["StreamDescriptionSummary"]["StreamStatus"]
         if status == "ACTIVE":
             return
         if time.monotonic() > deadline:
-            raise TimeoutError(f"stream {stream_name!r} still {status} after {timeout_s:.0f}s")
+            raise StreamNotActiveError(
+                f"stream {stream_name!r} still {status} after {timeout_s:.0f}s",
+                operation="DescribeStreamSummary",
+                stream_name=stream_name,
+                **endpoint_of(client),
+            )
         time.sleep(_POLL_S)
 
 
-def list_shards(client: Any, stream_name: str) -> list:
+def list_shards(client: Any, stream_name: str, *, backoff: Backoff = ADMIN_BACKOFF) -> list:
     """Every shard of the stream (ListShards entries), following NextToken the AWS way."""
     shards: list = []
     kwargs: dict = {"StreamName": stream_name}
     while True:
-        page = client.list_shards(**kwargs)
+        page = _call(client, "ListShards", stream_name, backoff, **kwargs)
         shards.extend(page["Shards"])
         token = page.get("NextToken")
         if not token:
@@ -77,17 +120,19 @@ def list_shards(client: Any, stream_name: str) -> list:
         kwargs = {"NextToken": token}  # ListShards rejects StreamName beside NextToken
 
 
-def list_shard_ids(client: Any, stream_name: str) -> list:
-    return [shard["ShardId"] for shard in list_shards(client, stream_name)]
+def list_shard_ids(client: Any, stream_name: str, *, backoff: Backoff = ADMIN_BACKOFF) -> list:
+    return [shard["ShardId"] for shard in list_shards(client, stream_name, backoff=backoff)]
 
 
-def child_shard_ids(client: Any, stream_name: str, shard_id: str) -> list:
+def child_shard_ids(
+    client: Any, stream_name: str, shard_id: str, *, backoff: Backoff = ADMIN_BACKOFF
+) -> list:
     """Shards whose parent or adjacent parent is ``shard_id`` (after a split or merge).
 
     For servers whose GetRecords does not return ``ChildShards`` at shard end.
     """
     return [
         shard["ShardId"]
-        for shard in list_shards(client, stream_name)
+        for shard in list_shards(client, stream_name, backoff=backoff)
         if shard_id in (shard.get("ParentShardId"), shard.get("AdjacentParentShardId"))
     ]
