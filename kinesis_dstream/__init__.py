@@ -14,12 +14,16 @@ from .dstream import (
     utf8_decoder,
 )
 from .errors import (
+    CheckpointError,
+    CredentialsError,
     DependencyError,
     KinesisDStreamError,
     KinesisServiceError,
     LeaseLostError,
+    LeaseTableError,
     MessageHandlerError,
     ProducerError,
+    RecordsLostError,
     StreamNotFoundError,
     ThrottledError,
 )
@@ -29,6 +33,8 @@ from .record import KinesisRecord
 __version__ = "0.1.0"
 
 __all__ = [
+    "CheckpointError",
+    "CredentialsError",
     "DependencyError",
     "InitialPositionInStream",
     "KinesisDStreamError",
@@ -39,9 +45,11 @@ __all__ = [
     "KinesisServiceError",
     "KinesisUtils",
     "LeaseLostError",
+    "LeaseTableError",
     "MessageHandlerError",
     "MetricsLevel",
     "ProducerError",
+    "RecordsLostError",
     "SparkAWSCredentials",
     "StreamNotFoundError",
     "ThrottledError",

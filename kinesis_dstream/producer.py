@@ -184,12 +184,7 @@ class KinesisProducer:
             and now - self._shard_map_read_at < self._shard_map_refresh_s
         ):
             return
-        shards = call_with_retry(
-            functools.partial(list_shards, self._client, self.stream_name),
-            self._call_backoff,
-            operation="ListShards",
-            stream_name=self.stream_name,
-        )
+        shards = list_shards(self._client, self.stream_name, backoff=self._call_backoff)
         for outer in self._aggregator.flush():  # grouped by the old map: send as they are
             self._add(outer)
         self._aggregator.shard_map = ShardMap.from_list_shards(shards)
@@ -223,6 +218,7 @@ class KinesisProducer:
                     self._call_backoff,
                     operation="PutRecords",
                     stream_name=self.stream_name,
+                    client=self._client,
                 )
             except KinesisServiceError as exc:
                 raise ProducerError(

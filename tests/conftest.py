@@ -64,6 +64,20 @@ def dynamodb(dynamodb_server):
     return dynamodb_server.client("dynamodb")
 
 
+@pytest.fixture(autouse=True)
+def no_streaming_context_outlives_its_test():
+    """Stop any StreamingContext a test left running, even a failing test's: otherwise
+    every later Spark test fails with "Only one StreamingContext may be started"."""
+    yield
+    if "pyspark.streaming" not in sys.modules:
+        return
+    from pyspark.streaming import StreamingContext
+
+    active = StreamingContext.getActive()
+    if active is not None:
+        active.stop(stopSparkContext=False, stopGraceFully=False)
+
+
 @pytest.fixture(scope="session")
 def spark(local_aws):
     """One local[2] SparkContext for the session; its Python workers see the local AWS.

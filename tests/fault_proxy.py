@@ -9,11 +9,13 @@ models: throttling, an expired iterator, or an unreachable service (connection c
 
 from __future__ import annotations
 
+import base64
 import http.client
 import json
 import random
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Optional
 from urllib.parse import urlparse
 
 THROTTLED = "ProvisionedThroughputExceededException"
@@ -21,8 +23,23 @@ EXPIRED = "ExpiredIteratorException"
 UNREACHABLE = "unreachable"
 
 
+def moto_shard(body: bytes) -> str:
+    """The shard a request is about: its ShardId, or the one inside a moto iterator."""
+    request = json.loads(body or b"{}")
+    if "ShardId" in request:
+        return request["ShardId"]
+    iterator = request.get("ShardIterator")
+    if not iterator:
+        return ""
+    try:
+        return base64.b64decode(iterator).decode().split(":")[1]
+    except (ValueError, IndexError):
+        return ""
+
+
 class FaultProxy:
-    """``rules``: operation -> (error, probability). ``start()``/``stop()``; thread owned."""
+    """``rules``: operation -> (error, probability, shard or None). ``start()``/``stop()``;
+    thread owned. A rule with a shard applies only to requests about that shard."""
 
     def __init__(self, upstream: str, seed: int = 1) -> None:
         self.upstream = urlparse(upstream)
@@ -42,7 +59,7 @@ class FaultProxy:
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 target = self.headers.get("X-Amz-Target", "")
-                fault = proxy._fault(target.split(".")[-1])
+                fault = proxy._fault(target.split(".")[-1], body)
                 if fault == UNREACHABLE:
                     self.close_connection = True
                     self.connection.close()
@@ -69,17 +86,21 @@ class FaultProxy:
     def endpoint_url(self) -> str:
         return f"http://127.0.0.1:{self._server.server_address[1]}"
 
-    def set(self, operation: str, error: str, probability: float) -> None:
+    def set(
+        self, operation: str, error: str, probability: float, shard: Optional[str] = None
+    ) -> None:
         with self._lock:
-            self.rules[operation] = (error, probability)
+            self.rules[operation] = (error, probability, shard)
 
     def clear(self) -> None:
         with self._lock:
             self.rules.clear()
 
-    def _fault(self, operation: str):
+    def _fault(self, operation: str, body: bytes):
         with self._lock:
             rule = self.rules.get(operation)
+            if rule is not None and rule[2] is not None and moto_shard(body) != rule[2]:
+                rule = None
             if rule is None or self._rng.random() >= rule[1]:
                 self.forwarded += 1
                 return None

@@ -39,6 +39,12 @@ class Collected:
             self.items += rows
             self.batches += 1
 
+    def wait_batches(self, more: int, timeout_s: float = 60) -> None:
+        """Wait until ``more`` further batches reached the output (a positive event)."""
+        with self._lock:
+            target = self.batches + more
+        wait_until(lambda: self.batches >= target, timeout_s, f"{more} more batches")
+
     def snapshot(self) -> list:
         with self._lock:
             return list(self.items)
@@ -59,3 +65,36 @@ def our_threads() -> list:
     return sorted(
         t.name for t in threading.enumerate() if t.name.startswith(("kinesis-", "lease-"))
     )
+
+
+def wait_until(predicate: Callable[[], object], timeout_s: float, what: str) -> object:
+    """Poll ``predicate`` until it returns something true; fail naming ``what``."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {timeout_s:.0f}s: {what}")
+        time.sleep(0.1)
+
+
+def leases_of(dynamodb, app: str) -> dict:
+    """Lease key -> Lease of an application's table; empty while the table does not exist
+    yet (a receiver creates it when it starts)."""
+    from kinesis_dstream.errors import KinesisServiceError
+    from kinesis_dstream.leases.dynamodb import LeaseTable
+
+    try:
+        return {lease.lease_key: lease for lease in LeaseTable(dynamodb, app).list_leases()}
+    except KinesisServiceError as exc:
+        if exc.code == "ResourceNotFoundException":
+            return {}
+        raise
+
+
+def progress_of(stream_name: str) -> dict:
+    """kinesis_dstream.progress() of the stream in this process ({} if none)."""
+    from kinesis_dstream import progress
+
+    return next((p for p in progress() if p["stream"] == stream_name), {})

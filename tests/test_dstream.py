@@ -17,6 +17,7 @@ from kinesis_dstream import (
     MetricsLevel,
     SparkAWSCredentials,
 )
+from kinesis_dstream.dstream.context import _RECEIVERS
 from kinesis_dstream.dstream.receiver import KinesisReceiver
 from kinesis_dstream.esn import ExtendedSequenceNumber
 from kinesis_dstream.leases.dynamodb import LeaseTable
@@ -24,7 +25,7 @@ from kinesis_dstream.leases.lease import Lease
 from kinesis_dstream.retrieval.streams import ensure_stream
 from kinesis_dstream.settings import StreamSettings
 
-from .streaming import Collected, our_threads
+from .streaming import Collected, leases_of, our_threads, progress_of, wait_until
 
 pytestmark = pytest.mark.spark
 
@@ -61,10 +62,7 @@ def create(ssc, local_aws, app, stream, position=InitialPositionInStream.TRIM_HO
 
 
 def leases(local_aws, app):
-    return {
-        lease.lease_key: lease
-        for lease in LeaseTable(local_aws.client("dynamodb"), app).list_leases()
-    }
+    return leases_of(local_aws.client("dynamodb"), app)
 
 
 def test_ten_thousand_records_over_four_shards_arrive_exactly_and_are_checkpointed(
@@ -75,7 +73,7 @@ def test_ten_thousand_records_over_four_shards_arrive_exactly_and_are_checkpoint
     got = Collected(create(ssc, local_aws, unique_name, unique_name))
     ssc.start()
     items = got.wait_for(lambda items: len(items) >= 10_000, 90, "10,000 records")
-    time.sleep(1.5)  # a few more batches: nothing extra may arrive
+    got.wait_batches(3)  # a few more batches: nothing extra may arrive
     ssc.stop(stopSparkContext=False, stopGraceFully=True)
     assert sorted(got.snapshot()) == sorted(sent)
     assert len(items) == 10_000
@@ -144,7 +142,7 @@ def test_a_restart_inside_a_kpl_aggregate_resumes_at_the_next_sub_record(
     got = Collected(create(ssc, local_aws, unique_name, unique_name, failoverTimeMs=1000))
     ssc.start()
     got.wait_for(lambda items: len(items) >= 30, 60, "the last 30 sub-records")
-    time.sleep(1)
+    got.wait_batches(3)
     assert got.snapshot() == sent[20:]
 
 
@@ -240,7 +238,7 @@ def test_at_timestamp_from_python_reads_only_later_records(ssc, local_aws, kines
     )
     ssc.start()
     got.wait_for(lambda items: len(items) >= 10, 60, "the 10 later records")
-    time.sleep(1)
+    got.wait_batches(3)
     assert sorted(got.snapshot()) == sorted(later)
 
 
@@ -261,7 +259,13 @@ def test_a_failed_output_is_not_checkpointed_and_a_restart_delivers_it_again(
     create(first, local_aws, unique_name, unique_name).foreachRDD(fail_after_seeing)
     first.start()
     seen.wait_for(lambda items: len(items) >= 100, 60, "records reach the failing output")
-    time.sleep(2.5)  # two checkpoint intervals pass
+    passes = wait_until(lambda: progress_of(unique_name).get("checkpoint_passes"), 30, "a pass")
+    wait_until(
+        lambda: progress_of(unique_name)["checkpoint_passes"] >= passes + 2,
+        30,
+        "two more checkpoint passes after the failed batch",
+    )
+    assert progress_of(unique_name)["blocked_shards"], "the failed batch blocks its shard"
     first.stop(stopSparkContext=False, stopGraceFully=True)
     assert leases(local_aws, unique_name)["shardId-000000000000"].checkpoint == (
         ExtendedSequenceNumber("TRIM_HORIZON")
@@ -285,10 +289,11 @@ def test_a_stop_that_is_not_graceful_leaves_leases_to_expire(
     context = StreamingContext(spark, 0.5)
     Collected(create(context, local_aws, unique_name, unique_name))
     context.start()
-    deadline = time.monotonic() + 30
-    while len([x for x in leases(local_aws, unique_name).values() if x.lease_owner]) < 2:
-        assert time.monotonic() < deadline, "leases not taken"
-        time.sleep(0.1)
+    wait_until(
+        lambda: len([x for x in leases(local_aws, unique_name).values() if x.lease_owner]) == 2,
+        30,
+        "both leases taken",
+    )
     context.stop(stopSparkContext=False, stopGraceFully=False)
     assert all(lease.lease_owner for lease in leases(local_aws, unique_name).values())
     assert our_threads() == []
@@ -323,15 +328,14 @@ def test_a_lost_block_recomputes_to_exactly_the_recorded_range(
         max_records_per_fetch=100,  # a round stops part-way through each shard
     )
     receiver = KinesisReceiver(settings)
-    receiver.start(spark)
+    receiver.start(spark, fetcher=False)  # rounds are driven by hand below
     try:
-        receiver.stop_fetching()  # rounds are driven by hand below
         assert receiver.fetch_round() == 200
         batch = receiver.batch_rdd(1000, spark)
         before = batch.collect()
         assert len(before) == 200
         put(kinesis, unique_name, 300, prefix="second")  # the shards grow meanwhile
-        for round_ in receiver._rounds.values():
+        for round_ in receiver._book.rounds.values():
             round_.rdd.unpersist(blocking=True)  # the cached blocks are lost
         assert batch.collect() == before  # recomputed: the same records, in order
         assert receiver.batch_rdd(1000, spark).collect() == before  # asked again: same batch
@@ -366,7 +370,12 @@ def test_no_credential_reaches_the_logs_or_the_spark_checkpoint(
     got = Collected(counts)
     context.start()
     got.wait_for(lambda items: sum(n for _, n in items) >= 50, 60, "50 records counted")
-    time.sleep(1.5)  # checkpoints of the DStream graph and the state are written
+    wait_until(
+        lambda: any((tmp_path / "checkpoint").rglob("checkpoint-*")),
+        30,
+        "a Spark checkpoint written",
+    )
+    got.wait_batches(2)
     context.stop(stopSparkContext=False, stopGraceFully=True)
     assert any((tmp_path / "checkpoint").rglob("checkpoint-*")), "no Spark checkpoint written"
     for path in (tmp_path / "checkpoint").rglob("*"):
@@ -403,9 +412,8 @@ def test_the_buffer_bound_pauses_fetching_and_max_rate_caps_rounds(
         max_buffer_records=100,
     )
     receiver = KinesisReceiver(settings)
-    receiver.start(spark)
+    receiver.start(spark, fetcher=False)  # rounds are driven by hand below
     try:
-        receiver.stop_fetching()  # rounds are driven by hand below
         assert [receiver.fetch_round() for _ in range(3)] == [60, 60, 0]  # 120 >= 100: pause
         assert receiver.stats.rounds_skipped_full_buffer == 1
         assert receiver.progress()["buffered_records"] == 120
@@ -415,3 +423,30 @@ def test_the_buffer_bound_pauses_fetching_and_max_rate_caps_rounds(
         assert receiver.fetch_round() == 20  # 40/s x a 0.5 s round, one shard
     finally:
         receiver.stop(release=True)
+
+
+def test_max_rate_counts_user_records_and_a_round_may_end_inside_an_aggregate(
+    spark, local_aws, kinesis, unique_name
+):
+    ensure_stream(kinesis, unique_name, 1)
+    sent = put(kinesis, unique_name, 100, aggregate=True)  # one or two KPL aggregates
+    settings = receiver_settings(local_aws, unique_name, lambda record: record.data.decode())
+    receiver = KinesisReceiver(settings)
+    receiver.start(spark, fetcher=False)  # rounds are driven by hand below
+    try:
+        receiver._max_rate = 40  # spark.streaming.receiver.maxRate: user records/s
+        assert [receiver.fetch_round() for _ in range(5)] == [20] * 5  # 40/s x 0.5 s rounds
+        assert receiver.batch_rdd(1000, spark).collect() == sent  # each sub-record once
+    finally:
+        receiver.stop(release=True)
+
+
+def test_the_batch_log_keeps_what_the_graph_remembers(ssc, local_aws, kinesis, unique_name):
+    ensure_stream(kinesis, unique_name, 1)
+    put(kinesis, unique_name, 10)
+    windowed = create(ssc, local_aws, unique_name, unique_name).window(1200, 0.5)  # 20 min
+    got = Collected(windowed)
+    ssc.start()
+    got.wait_for(lambda items: len(items) >= 10, 60, "10 records")
+    (receiver,) = [r for r in _RECEIVERS.values() if r.settings.stream_name == unique_name]
+    assert receiver._batches.log.retention_ms >= 1_200_000  # not the old fixed 900 s

@@ -6,7 +6,7 @@ import time
 import pytest
 from pyspark.streaming import StreamingContext
 
-from kinesis_dstream import InitialPositionInStream, KinesisUtils, MetricsLevel, progress
+from kinesis_dstream import InitialPositionInStream, KinesisUtils, MetricsLevel
 from kinesis_dstream.aws import create_client
 from kinesis_dstream.metrics import (
     DETAILED,
@@ -18,7 +18,7 @@ from kinesis_dstream.metrics import (
 )
 from kinesis_dstream.retrieval.streams import ensure_stream
 
-from .streaming import Collected
+from .streaming import Collected, progress_of, wait_until
 from .test_dstream import put
 
 
@@ -152,7 +152,7 @@ def detailed_stream(ssc, local_aws, name, **kwargs):
 def test_a_detailed_stream_on_eight_shards_publishes_at_most_once_an_interval(
     spark, local_aws, kinesis, cloudwatch, unique_name, caplog
 ):
-    caplog.set_level(logging.INFO, logger="kinesis_dstream.dstream.receiver")
+    caplog.set_level(logging.INFO, logger="kinesis_dstream.dstream")
     ensure_stream(kinesis, unique_name, 8)
     sent = put(kinesis, unique_name, 800)
     ssc = StreamingContext(spark, 0.5)
@@ -170,8 +170,11 @@ def test_a_detailed_stream_on_eight_shards_publishes_at_most_once_an_interval(
     ssc.start()
     try:
         got.wait_for(lambda items: len(items) >= 800, 60, "800 records")
-        time.sleep(4.5)  # two more intervals
-        (snapshot,) = [p for p in progress() if p["stream"] == unique_name]
+        calls = progress_of(unique_name)["metrics_calls"]
+        wait_until(  # two more intervals, seen as two more publishing calls
+            lambda: progress_of(unique_name)["metrics_calls"] >= calls + 2, 30, "2 more calls"
+        )
+        snapshot = progress_of(unique_name)
         elapsed = time.monotonic() - started
     finally:
         ssc.stop(stopSparkContext=False, stopGraceFully=True)
@@ -210,8 +213,11 @@ def test_a_failing_cloudwatch_leaves_the_stream_running(spark, local_aws, kinesi
     ssc.start()
     try:
         got.wait_for(lambda items: len(items) >= 200, 60, "200 records")
-        time.sleep(1.2)
-        (snapshot,) = [p for p in progress() if p["stream"] == unique_name]
+        snapshot = wait_until(
+            lambda: progress_of(unique_name)["metrics_failures"] >= 1 and progress_of(unique_name),
+            30,
+            "a failed publish counted",
+        )
     finally:
         ssc.stop(stopSparkContext=False, stopGraceFully=True)
     assert sorted(got.snapshot()) == sorted(sent)

@@ -2,13 +2,13 @@
 
 PySpark's public Python API has no way to cache an RDD without a Python pass over it,
 to ask whether a SparkContext is still alive, or to read a StreamingContext's batch
-interval; these few helpers do it through the JVM objects, in one place, so a PySpark
-upgrade that moves them breaks one module.
+interval or how far back its graph may recompute; these few helpers do it through the
+JVM objects, in one place, so a PySpark upgrade that moves them breaks one module.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 
 def context_alive(sc: Any) -> bool:
@@ -24,3 +24,13 @@ def count_in_jvm(rdd: Any) -> int:
 def batch_interval_s(ssc: Any) -> float:
     """A StreamingContext's batch interval in seconds."""
     return ssc._jssc.ssc().graph().batchDuration().milliseconds() / 1000
+
+
+def remember_ms(ssc: Any) -> Optional[int]:
+    """How far back (ms) the graph's input streams must remember batches: window lengths
+    and state checkpoint intervals set it. None when Spark does not say."""
+    try:
+        duration = ssc._jssc.ssc().graph().getMaxInputStreamRememberDuration()
+        return None if duration is None else int(duration.milliseconds())
+    except Exception:  # not started yet, or an internal that moved
+        return None

@@ -1,9 +1,14 @@
 """The executor side of a fetch round: read one shard, hand back its records and range.
 
 A round is a Spark job with one partition per shard. Each task reads its shard with a
-:class:`~.reader.ShardReader` and emits a :class:`RangeHeader` followed by the records
-(decoded, or what the message handler returned). The job's RDD is persisted, so the data
-stays on the executors; the driver collects only the headers.
+:class:`~..retrieval.reader.ShardReader` and emits a :class:`RangeHeader` followed by the
+records (decoded, or what the message handler returned). The job's RDD is persisted, so
+the data stays on the executors; the driver collects only the headers.
+
+Failures are per shard: a task never fails because one shard did. A read that fails
+reports an empty range with the error's kind (``transient``: throttling or an
+unavailable service past the retry budget, retried next round; ``permanent``: the
+message handler raised, the stream is gone, ...) and message, and the task goes on.
 
 The batch RDD built from a round checks each partition's header against the range the
 driver recorded. If a cached block was lost and Spark re-ran the fetch, the re-read may
@@ -44,6 +49,10 @@ class RangeHeader(NamedTuple):
     read_s: float
     throttles: int = 0
     aggregates_dropped: int = 0
+    #: None when the read succeeded, else "transient" or "permanent".
+    error_kind: Optional[str] = None
+    error: Optional[str] = None  # the error's message: names stream, shard, record
+    error_type: Optional[str] = None  # its class name
 
 
 @dataclass(frozen=True)
@@ -87,34 +96,66 @@ def fetch(plans: Iterable[FetchPlan], headers: Any = None) -> Iterator:
     not reuse).
     """
     for plan in plans:
-        started = time.monotonic()
-        reader = plan.reader(iterator=plan.iterator)
+        header = _read_one(plan)
+        if headers is not None:
+            headers.add([header[0]])
+        yield header[0]
+        yield from header[1]
+
+
+def _read_one(plan: FetchPlan) -> tuple:
+    """(header, records) of one shard; a failure becomes an error header, not a raise."""
+    started = time.monotonic()
+    reader = plan.reader(iterator=plan.iterator)
+    try:
         batch = reader.read(
             max_records=plan.max_records,
             max_bytes=plan.max_bytes,
             max_time_s=plan.max_time_s,
             max_calls=1,  # one GetRecords per shard per round: the round interval paces it
         )
+    except Exception as exc:  # reported per shard; the round keeps the other shards
+        kind = "transient" if getattr(exc, "retriable", False) else "permanent"
+        log.warning(
+            "reading shard %s of %s failed (%s): %s", plan.shard_id, plan.stream_name, kind, exc
+        )
         header = RangeHeader(
             plan.round_id,
             plan.shard_id,
-            len(batch.records),
-            batch.first_esn,
-            batch.last_esn,
-            batch.data_bytes,
-            batch.millis_behind_latest,
-            batch.shard_ended,
-            tuple(batch.child_shard_ids),
+            0,
+            None,
+            None,
+            0,
+            None,
+            False,
+            (),
             reader.iterator,
-            batch.get_records_calls,
+            0,
             time.monotonic() - started,
             reader.throttles,
             reader.stats.aggregates_dropped,
+            kind,
+            str(exc) or repr(exc),
+            type(exc).__name__,
         )
-        if headers is not None:
-            headers.add([header])
-        yield header
-        yield from batch.records
+        return header, []
+    header = RangeHeader(
+        plan.round_id,
+        plan.shard_id,
+        len(batch.records),
+        batch.first_esn,
+        batch.last_esn,
+        batch.data_bytes,
+        batch.millis_behind_latest,
+        batch.shard_ended,
+        tuple(batch.child_shard_ids),
+        reader.iterator,
+        batch.get_records_calls,
+        time.monotonic() - started,
+        reader.throttles,
+        reader.stats.aggregates_dropped,
+    )
+    return header, batch.records
 
 
 class HeaderList:
@@ -128,10 +169,18 @@ class HeaderList:
         return value1
 
 
-def deliver(plans: list, headers: list) -> Callable[[int, Iterator], Iterator]:
-    """mapPartitionsWithIndex function of a batch: the round's records, exactly its range."""
+def deliver(
+    plans: list, headers: list, included: Optional[frozenset] = None
+) -> Callable[[int, Iterator], Iterator]:
+    """mapPartitionsWithIndex function of a batch: the round's records, exactly its range.
+
+    ``included`` names the partitions (shards) the batch holds; the others (a lost
+    lease's) deliver nothing.
+    """
 
     def records(index: int, items: Iterator) -> Iterator:
+        if included is not None and index not in included:
+            return
         expected = headers[index]
         header = next(items, None)
         if header is not None and _same_range(header, expected):

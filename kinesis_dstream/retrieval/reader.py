@@ -24,7 +24,7 @@ from typing import Any, Callable, Optional
 from ..aws import ClientSpec
 from ..backoff import Backoff, call_with_retry, is_throttling
 from ..conf import conf_get, parse_positive_int, parse_time_ms
-from ..errors import KinesisServiceError, MessageHandlerError
+from ..errors import DependencyError, KinesisServiceError, MessageHandlerError
 from ..esn import ExtendedSequenceNumber
 from ..kpl import DeaggregationStats, deaggregate
 from ..record import KinesisRecord
@@ -48,6 +48,9 @@ DEFAULT_READ_BACKOFF = Backoff(
 )
 #: Error codes meaning "this iterator is no longer usable": make a new one.
 _ITERATOR_GONE = frozenset({"ExpiredIteratorException"})
+#: Fresh iterators one read may make after expiries before it gives up (a loop that
+#: keeps expiring is a clock or service problem to report, not to spin on).
+MAX_ITERATOR_RENEWALS_PER_READ = 3
 
 
 def esn_key(sequence_number: str, sub_sequence_number: int = 0) -> tuple:
@@ -272,7 +275,12 @@ class ShardReader:
         return {**self.__dict__, "_client": None}
 
     def _where(self, operation: str) -> dict:
-        return {"operation": operation, "stream_name": self.stream_name, "shard_id": self.shard_id}
+        return {
+            "operation": operation,
+            "stream_name": self.stream_name,
+            "shard_id": self.shard_id,
+            "client": self.client,
+        }
 
     def _new_iterator(self) -> str:
         if self.last_delivered is None:
@@ -305,12 +313,8 @@ class ShardReader:
         if "ChildShards" in response:
             return [child["ShardId"] for child in response["ChildShards"]]
         # Older servers (and kinesalite) end a shard without ChildShards: ask ListShards.
-        return call_with_retry(
-            functools.partial(child_shard_ids, self.client, self.stream_name, self.shard_id),
-            self._config.backoff,
-            sleep=self._sleep,
-            clock=self._clock,
-            **self._where("ListShards"),
+        return child_shard_ids(
+            self.client, self.stream_name, self.shard_id, backoff=self._config.backoff
         )
 
     def _pace(self) -> None:
@@ -333,8 +337,10 @@ class ShardReader:
         ``until`` is an inclusive end ESN: records after it are not delivered and the
         read stops there (deterministic range reads). ``max_calls`` bounds the
         GetRecords calls (a fetch round makes one per shard, as a KCL consumer does per
-        cycle, instead of chasing the tip of a busy shard). With a message handler, the
-        batch holds what it returned for each record, in order.
+        cycle, instead of chasing the tip of a busy shard). ``max_records`` counts user
+        records: a read may stop inside a KPL aggregate, and the next one resumes at the
+        next sub-record. With a message handler, the batch holds what it returned for
+        each record, in order.
         """
         deadline = None if max_time_s is None else self._clock() + max_time_s
         out: list = []
@@ -342,6 +348,7 @@ class ShardReader:
         calls = 0
         millis_behind: Optional[int] = None
         first_esn: Optional[tuple] = None
+        renewals = 0
         while not self.shard_ended and len(out) < max_records:
             if max_bytes is not None and size >= max_bytes:
                 break
@@ -365,11 +372,22 @@ class ShardReader:
                     **self._where("GetRecords"),
                 )
             except KinesisServiceError as exc:
-                if exc.code in _ITERATOR_GONE:
-                    self._iterator = None
-                    self.iterators_renewed += 1
-                    continue
-                raise
+                if exc.code not in _ITERATOR_GONE:
+                    raise
+                if renewals >= MAX_ITERATOR_RENEWALS_PER_READ:  # retried on a later read
+                    raise DependencyError(
+                        f"{renewals + 1} shard iterators in a row expired before use",
+                        code=exc.code,
+                        operation="GetRecords",
+                        stream_name=self.stream_name,
+                        shard_id=self.shard_id,
+                        endpoint=exc.endpoint,
+                        region=exc.region,
+                    ) from exc
+                self._iterator = None
+                self.iterators_renewed += 1
+                renewals += 1
+                continue
             calls += 1
             millis_behind = response.get("MillisBehindLatest")
             users = deaggregate(
@@ -394,6 +412,11 @@ class ShardReader:
                 users = kept
             else:
                 done = False
+            if len(out) + len(users) > max_records:  # stop inside the aggregate
+                users = users[: max_records - len(out)]
+                done, truncated = True, True
+            else:
+                truncated = False
             if users:
                 out.extend(users if self._handler is None else self._handle(users))
                 size += sum(len(u.data) for u in users)
@@ -403,6 +426,11 @@ class ShardReader:
                 self.last_delivered = esn_key(last.sequence_number, last.sub_sequence_number)
                 done = done or (until is not None and self.last_delivered >= until)
             next_iterator = response.get("NextShardIterator")
+            if truncated:
+                # Resume at the next sub-record: a fresh iterator AT the last delivered
+                # sequence number, dropping what was delivered (see _new_iterator).
+                self._iterator = None
+                break
             if next_iterator is None:
                 self.shard_ended = True
                 self.child_shard_ids = self._children(response)

@@ -1,0 +1,163 @@
+"""What each batch holds: live rounds' partitions, and the log that survives a restart.
+
+Batch ``t`` gets the slices the ledger assigns to it; the RDD is the union of those
+rounds' cached partitions. Its ranges (shard, first and last position, count) go into a
+:class:`BatchLog` that rides in Spark's checkpoint (pickled with the ``transform``
+function), so a restarted driver recomputes an old batch by reading exactly those ranges
+again, as kinesis-asl's checkpointed block ranges do.
+
+The log keeps what the DStream graph can still recompute: its input streams' remember
+duration (window lengths, state checkpoint intervals), never less than
+:data:`MIN_RETENTION_MS`.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any, Callable, NamedTuple, Optional
+
+from ..ledger import Ledger
+from ..retrieval.reader import StartPosition
+from .fetch import RangeHeader, deliver
+
+#: Keep at least this much of the log whatever the graph says (Spark re-runs the batches
+#: pending at a checkpoint, which lie within a few batch intervals of it).
+MIN_RETENTION_MS = 60_000
+
+
+class BatchRange(NamedTuple):
+    """One shard's records in one batch: enough to read them again exactly."""
+
+    shard_id: str
+    hash_key_range: Optional[tuple]
+    first_esn: tuple  # (sequence number as int, sub-sequence number)
+    last_esn: tuple
+    records: int
+
+
+def ranges_of(slices: list, rounds: dict) -> tuple:
+    """The :class:`BatchRange` of every slice holding records."""
+    out = []
+    for slice_ in slices:
+        if not slice_.records:
+            continue
+        plan = next(p for p in rounds[slice_.round_id].plans if p.shard_id == slice_.shard_id)
+        out.append(
+            BatchRange(
+                slice_.shard_id,
+                plan.hash_key_range,
+                (int(slice_.first.sequence_number), slice_.first.sub_sequence_number),
+                (int(slice_.last.sequence_number), slice_.last.sub_sequence_number),
+                slice_.records,
+            )
+        )
+    return tuple(out)
+
+
+class BatchLog:
+    """Batch time (ms) -> the ranges it held, oldest first; trimmed by retention.
+
+    Not thread-safe: the receiver calls it under its lock.
+    """
+
+    def __init__(self, retention_ms: int = MIN_RETENTION_MS) -> None:
+        self._entries: OrderedDict = OrderedDict()
+        self.retention_ms = max(retention_ms, MIN_RETENTION_MS)
+
+    def set_retention(self, remember_ms: Optional[int]) -> None:
+        """Keep what the graph remembers (None: unknown, keep the minimum)."""
+        self.retention_ms = max(remember_ms or 0, MIN_RETENTION_MS)
+
+    def get(self, batch_ms: int) -> Optional[tuple]:
+        return self._entries.get(batch_ms)
+
+    def add(self, batch_ms: int, ranges: tuple) -> None:
+        self._entries[batch_ms] = ranges
+        self._entries.move_to_end(batch_ms)
+        horizon = batch_ms - self.retention_ms
+        while self._entries and next(iter(self._entries)) < horizon:
+            self._entries.popitem(last=False)
+
+    def restore(self, entries: dict) -> list:
+        """Add entries from a checkpoint (never overwriting); returns their times."""
+        for batch_ms, ranges in sorted(entries.items()):
+            self._entries.setdefault(batch_ms, ranges)
+        return sorted(entries)
+
+    def snapshot(self) -> dict:
+        return dict(self._entries)
+
+
+class BatchBook:
+    """Which rounds' partitions each batch holds, and the log of their ranges.
+
+    Not thread-safe: the receiver calls it under its lock.
+    """
+
+    def __init__(self) -> None:
+        self.live: dict = {}  # batch time (ms) -> [(Round, partitions)], until complete
+        self.log = BatchLog()
+
+    def take(self, batch_ms: int, ledger: Ledger, rounds: dict) -> tuple:
+        """(parts, logged ranges) of batch ``batch_ms``, assigning it slices if it is new.
+
+        Asked again for a live time: the same parts. A time known only from the log (a
+        restart): its ranges. A new time: the slices the ledger assigns to it.
+        """
+        parts = self.live.get(batch_ms)
+        logged = self.log.get(batch_ms)
+        if parts is None and logged is None:
+            slices = ledger.assign(batch_ms)
+            parts = []
+            for round_id in sorted({s.round_id for s in slices}):
+                round_ = rounds[round_id]
+                round_.batch_ms = batch_ms
+                parts.append((round_, round_.partitions(slices)))
+            if parts:
+                self.live[batch_ms] = parts
+                self.log.add(batch_ms, ranges_of(slices, rounds))
+        return parts, logged
+
+    def restore(self, entries: dict, ledger: Ledger) -> None:
+        """After a restart: the batches before it; live slices go only to later times."""
+        for batch_ms in self.log.restore(entries):
+            ledger.note_batch_time(batch_ms)
+
+
+def union_rdd(sc: Any, parts: list) -> Any:
+    """The records of a live batch: each round's included partitions, in round order."""
+    rdds = [
+        r.rdd.mapPartitionsWithIndex(
+            deliver(r.plans, r.headers, included), preservesPartitioning=True
+        )
+        for r, included in parts
+    ]
+    if not rdds:
+        return sc.parallelize([], 1)
+    return rdds[0] if len(rdds) == 1 else sc.union(rdds)
+
+
+def range_rdd(sc: Any, ranges: tuple, plan: Callable[..., Any]) -> Any:
+    """Exactly the records of ``ranges``, read from Kinesis (a recovered batch).
+
+    ``plan(shard_id, start, hash_key_range, records)`` builds each shard's FetchPlan.
+    """
+    if not ranges:
+        return sc.parallelize([], 1)
+    plans = [
+        plan(
+            r.shard_id,
+            StartPosition.at_esn(str(r.first_esn[0]), r.first_esn[1]),
+            r.hash_key_range,
+            r.records,
+        )
+        for r in ranges
+    ]
+    headers = [
+        RangeHeader(
+            0, r.shard_id, r.records, r.first_esn, r.last_esn, 0, None, False, (), None, 0, 0.0
+        )
+        for r in ranges
+    ]
+    # Empty partitions: deliver() finds no header and reads each recorded range.
+    return sc.parallelize([], len(plans)).mapPartitionsWithIndex(deliver(plans, headers))

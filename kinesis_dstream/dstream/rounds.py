@@ -1,0 +1,243 @@
+"""Fetch rounds on the driver: which shards a round reads, from where, and what came back.
+
+Every ``fetch_interval_s`` the receiver's fetcher thread plans a round (one task per held,
+ready, unblocked shard whose backoff has passed), runs it as a Spark job and records each
+shard's outcome here:
+
+- records (or the shard's end): the shard's :class:`Cursor` moves after them and the
+  ledger gets a :class:`~..ledger.Slice`;
+- a transient failure (throttling or an unavailable service past the retry budget): the
+  shard is retried on a later round after a backoff, counted and logged; the other
+  shards' records in the round are kept. After :data:`MAX_TRANSIENT_FAILURES` in a row
+  the failure is treated as permanent: a failure that does not heal fails loudly;
+- a permanent failure (the message handler raised, the stream was deleted): the shard is
+  blocked in the ledger (nothing at or past the failing record is checkpointed) and the
+  error is kept as :attr:`FetchBook.failure`, which fails the next batch.
+
+:class:`FetchBook` is not thread-safe: the receiver calls it under its one lock.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+from ..backoff import Backoff
+from ..errors import KinesisDStreamError, MessageHandlerError
+from ..esn import ExtendedSequenceNumber
+from ..ledger import Ledger, ShardPhase, Slice
+from ..retrieval.reader import StartPosition
+from .compat import count_in_jvm
+from .fetch import RangeHeader, fetch
+
+log = logging.getLogger(__name__)
+
+#: Consecutive transient failures of one shard before it fails the stream.
+MAX_TRANSIENT_FAILURES = 20
+#: Waits between a shard's failed rounds: up to 10 s, so 20 failures span minutes.
+SHARD_RETRY_BACKOFF = Backoff(
+    initial_delay_s=0.5, max_delay_s=10.0, max_attempts=MAX_TRANSIENT_FAILURES
+)
+
+
+class ShardReadError(KinesisDStreamError):
+    """A shard could not be read for good; names stream, shard, position and cause."""
+
+
+@dataclass(eq=False)
+class Cursor:
+    """Where the next round reads one held shard from (a new one per lease generation)."""
+
+    generation: int
+    position: StartPosition
+    hash_key_range: Optional[tuple]
+    iterator: Optional[str] = None
+    children: tuple = ()
+    failures: int = 0  # consecutive transient failures
+    retry_at: float = 0.0  # monotonic time before which the shard is not read
+
+
+@dataclass(eq=False)
+class Round:
+    """One fetch round: its cached RDD and what each partition (shard) read."""
+
+    round_id: int
+    rdd: Any
+    plans: list
+    headers: list
+    generations: list  # the lease generation each plan was made in
+    records: int
+    data_bytes: int
+    batch_ms: Optional[int] = None
+    completed_at: Optional[float] = None
+
+    def partitions(self, slices: list) -> frozenset:
+        """Indexes of the partitions holding ``slices`` (of this round)."""
+        wanted = {s.shard_id for s in slices if s.round_id == self.round_id}
+        return frozenset(i for i, p in enumerate(self.plans) if p.shard_id in wanted)
+
+
+@dataclass
+class FetchStats:
+    rounds: int = 0
+    records: int = 0
+    data_bytes: int = 0
+    rounds_skipped_full_buffer: int = 0
+    transient_failures: int = 0
+    last_millis_behind: dict = field(default_factory=dict)
+
+
+class FetchBook:
+    """Cursors of the held shards and the rounds still cached; guarded by the caller."""
+
+    def __init__(self, stream_name: str, ledger: Ledger, clock: Callable[[], float]) -> None:
+        self.stream_name = stream_name
+        self.ledger = ledger
+        self.cursors: dict = {}  # shard id -> Cursor
+        self.rounds: dict = {}  # round id -> Round, until unpersisted
+        self.stats = FetchStats()
+        #: The first permanent failure: every later batch fails with it.
+        self.failure: Optional[KinesisDStreamError] = None
+        self._clock = clock
+
+    def open(self, shard_id: str, cursor: Cursor) -> None:
+        self.cursors[shard_id] = cursor
+
+    def close(self, shard_id: str) -> list:
+        """The lease is gone: forget the cursor; returns rounds now holding nothing."""
+        self.cursors.pop(shard_id, None)
+        dropped = {s.round_id for s in self.ledger.lose(shard_id)}
+        empty = []
+        for round_id in dropped:
+            round_ = self.rounds.get(round_id)
+            if round_ is not None and round_.batch_ms is None and not self._live_slices(round_):
+                empty.append(self.rounds.pop(round_id))
+        return empty
+
+    def _live_slices(self, round_: Round) -> bool:
+        return any(s.round_id == round_.round_id for s in self.ledger.unassigned())
+
+    def buffered(self) -> tuple:
+        """(records, bytes) fetched whose batches have not completed."""
+        waiting = [r for r in self.rounds.values() if r.completed_at is None]
+        return sum(r.records for r in waiting), sum(r.data_bytes for r in waiting)
+
+    def readable(self, ready: set) -> list:
+        """(shard id, cursor) of every shard a round may read now, sorted."""
+        now = self._clock()
+        for shard_id in ready:
+            self.ledger.set_ready(shard_id)
+        return [
+            (shard_id, cursor)
+            for shard_id, cursor in sorted(self.cursors.items())
+            if self.ledger.phase(shard_id) is ShardPhase.READING and cursor.retry_at <= now
+        ]
+
+    def record(self, round_: Round) -> bool:
+        """Take in a round's outcomes. True if it holds anything a batch must deliver."""
+        keep = False
+        for plan, header, generation in zip(round_.plans, round_.headers, round_.generations):
+            cursor = self.cursors.get(plan.shard_id)
+            if cursor is None or cursor.generation != generation:
+                continue  # the lease was lost (and maybe regained) while the round ran
+            self.stats.last_millis_behind[plan.shard_id] = header.millis_behind_latest
+            if header.error_kind is not None:
+                self._failed(plan.shard_id, cursor, header)
+                continue
+            cursor.failures = 0
+            cursor.iterator = header.next_iterator
+            if header.records:
+                seq, sub = header.last_esn
+                cursor.position = StartPosition.after_checkpoint(str(seq), sub)
+            if header.shard_ended:
+                cursor.children = header.child_shard_ids
+            keep |= self.ledger.add(_slice(round_.round_id, generation, header))
+        self.stats.rounds += 1
+        self.stats.records += round_.records
+        self.stats.data_bytes += round_.data_bytes
+        if keep:
+            self.rounds[round_.round_id] = round_
+        return keep
+
+    def _failed(self, shard_id: str, cursor: Cursor, header: RangeHeader) -> None:
+        cursor.iterator = header.next_iterator
+        if header.error_kind == "transient" and cursor.failures + 1 < MAX_TRANSIENT_FAILURES:
+            self.stats.transient_failures += 1
+            delay = SHARD_RETRY_BACKOFF.ceiling_s(cursor.failures)
+            cursor.failures += 1
+            cursor.retry_at = self._clock() + delay
+            log.warning(
+                "shard %s of stream %s: read failed (%d in a row), retrying in %.1fs: %s",
+                shard_id,
+                self.stream_name,
+                cursor.failures,
+                delay,
+                header.error,
+            )
+            return
+        if header.error_kind == "transient":
+            cause = f"{MAX_TRANSIENT_FAILURES} reads in a row failed; the last: {header.error}"
+        else:
+            cause = header.error or "unknown error"
+        where = f"stream {self.stream_name!r}, shard {shard_id}, after position {_after(cursor)}"
+        error_class = (
+            MessageHandlerError if header.error_type == "MessageHandlerError" else ShardReadError
+        )
+        error = error_class(f"{where}: {cause}")
+        self.ledger.block(shard_id, str(error))
+        log.error("%s; nothing at or past it is checkpointed", error)
+        if self.failure is None:
+            self.failure = error
+
+
+def run_round(
+    sc: Any, round_id: int, plans: list, generations: list, headers: Any, storage_level: Any
+) -> Round:
+    """Run a round as a Spark job, cache its RDD, and collect only its range headers.
+
+    ``headers`` is the receiver's accumulator: each task adds its header there, so the
+    driver learns the ranges from the job that caches the data, with no second job.
+    """
+    rdd = sc.parallelize(plans, len(plans)).mapPartitions(functools.partial(fetch, headers=headers))
+    rdd.persist(storage_level)
+    count_in_jvm(rdd)  # computes and caches the round in the JVM; no Python pass over it
+    by_shard = {h.shard_id: h for h in headers.value if h.round_id == round_id}
+    headers.value = []  # a recomputed old round may add headers: they are ignored
+    missing = [p.shard_id for p in plans if p.shard_id not in by_shard]
+    if missing:
+        raise RuntimeError(f"round {round_id}: no range reported for shards {missing}")
+    ordered = [by_shard[p.shard_id] for p in plans]
+    return Round(
+        round_id,
+        rdd,
+        plans,
+        ordered,
+        generations,
+        records=sum(h.records for h in ordered),
+        data_bytes=sum(h.data_bytes for h in ordered),
+    )
+
+
+def _after(cursor: Cursor) -> str:
+    position = cursor.position
+    if position.drop_through is not None:
+        seq, sub = position.drop_through
+        return str(ExtendedSequenceNumber(str(seq), sub))
+    return position.sequence_number or position.iterator_type
+
+
+def _slice(round_id: int, generation: int, header: RangeHeader) -> Slice:
+    def esn(value: Optional[tuple]) -> Optional[ExtendedSequenceNumber]:
+        return None if value is None else ExtendedSequenceNumber(str(value[0]), value[1])
+
+    return Slice(
+        round_id,
+        header.shard_id,
+        generation,
+        header.records,
+        esn(header.first_esn),
+        esn(header.last_esn),
+        ends_shard=header.shard_ended,
+    )
