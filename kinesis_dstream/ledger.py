@@ -148,7 +148,9 @@ class Ledger:
 
     def _move(self, shard_id: str, book: _ShardBook, to: ShardPhase) -> None:
         if to not in TRANSITIONS[book.phase]:
-            raise IllegalTransition(f"shard {shard_id}: {book.phase.name} -> {to.name}")
+            raise IllegalTransition(
+                f"shard {shard_id}: no transition {book.phase.name} -> {to.name}"
+            )
         book.phase = to
 
     # -- slices and batches --------------------------------------------------------------

@@ -14,6 +14,7 @@ import http.client
 import json
 import random
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Optional
 from urllib.parse import urlparse
@@ -21,6 +22,8 @@ from urllib.parse import urlparse
 THROTTLED = "ProvisionedThroughputExceededException"
 EXPIRED = "ExpiredIteratorException"
 UNREACHABLE = "unreachable"
+#: Answer normally, but only after this many seconds (a slow or hung service).
+DELAYED = "delayed:"
 
 
 def moto_shard(body: bytes) -> str:
@@ -60,6 +63,9 @@ class FaultProxy:
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 target = self.headers.get("X-Amz-Target", "")
                 fault = proxy._fault(target.split(".")[-1], body)
+                if fault is not None and fault.startswith(DELAYED):
+                    time.sleep(float(fault[len(DELAYED) :]))
+                    fault = None
                 if fault == UNREACHABLE:
                     self.close_connection = True
                     self.connection.close()

@@ -450,3 +450,34 @@ def test_the_batch_log_keeps_what_the_graph_remembers(ssc, local_aws, kinesis, u
     got.wait_for(lambda items: len(items) >= 10, 60, "10 records")
     (receiver,) = [r for r in _RECEIVERS.values() if r.settings.stream_name == unique_name]
     assert receiver._batches.log.retention_ms >= 1_200_000  # not the old fixed 900 s
+
+
+def test_a_window_that_runs_jobs_every_fourth_batch_still_checkpoints(
+    ssc, local_aws, kinesis, unique_name
+):
+    ensure_stream(kinesis, unique_name, 1)
+    sent = put(kinesis, unique_name, 50)
+    # Jobs run every 2 s only; the batch times between produce RDDs but no completion.
+    got = Collected(create(ssc, local_aws, unique_name, unique_name).window(2, 2))
+    ssc.start()
+    got.wait_for(lambda items: len(items) >= 50, 60, "50 records")
+    lease = wait_until(
+        lambda: next(
+            (x for x in leases(local_aws, unique_name).values() if not x.checkpoint.is_sentinel),
+            None,
+        ),
+        30,
+        "a checkpoint at a record",
+    )
+    assert lease.checkpoint.sequence_number == max(
+        (r["SequenceNumber"] for r in _records(kinesis, unique_name)), key=int
+    )
+    assert sorted(got.snapshot()) == sorted(sent)
+    assert progress_of(unique_name)["batches_awaiting_completion"] == []
+
+
+def _records(kinesis, stream):
+    iterator = kinesis.get_shard_iterator(
+        StreamName=stream, ShardId="shardId-000000000000", ShardIteratorType="TRIM_HORIZON"
+    )["ShardIterator"]
+    return kinesis.get_records(ShardIterator=iterator, Limit=1000)["Records"]

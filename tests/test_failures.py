@@ -12,17 +12,20 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import replace
 
 import pytest
 from pyspark.streaming import StreamingContext
 
 from kinesis_dstream import InitialPositionInStream, KinesisProducer, KinesisUtils
 from kinesis_dstream.dstream.context import _stop_bound_s
+from kinesis_dstream.dstream.receiver import KinesisReceiver
 from kinesis_dstream.esn import ExtendedSequenceNumber
 from kinesis_dstream.retrieval.streams import ensure_stream
 
-from .fault_proxy import THROTTLED, UNREACHABLE, FaultProxy
+from .fault_proxy import DELAYED, THROTTLED, UNREACHABLE, FaultProxy
 from .streaming import Collected, leases_of, our_threads, progress_of, wait_until
+from .test_dstream import receiver_settings
 
 pytestmark = pytest.mark.spark
 
@@ -231,3 +234,21 @@ def test_a_stop_while_a_service_is_unreachable_leaves_no_thread(
     assert our_threads() == []
     assert elapsed < bound, f"stop took {elapsed:.1f}s, bound {bound:.1f}s"
     assert sorted(got.snapshot()) == sorted(sent[SHARD_0] + sent[SHARD_1])
+
+
+def test_a_stop_during_a_slow_start_leaves_no_worker_behind(
+    spark, local_aws, kinesis, proxy, unique_name
+):
+    ensure_stream(kinesis, unique_name, 1)
+    proxy.set("DescribeTable", f"{DELAYED}2", 1.0)  # the lease table answers slowly
+    settings = receiver_settings(local_aws, unique_name, lambda r: r.data)
+    receiver = KinesisReceiver(replace(settings, dynamodb_endpoint_url=proxy.endpoint_url))
+    starting = threading.Thread(target=receiver.start, args=(spark,), name="test-start")
+    starting.start()
+    wait_until(lambda: proxy.injected.get("DescribeTable"), 10, "the start reached DynamoDB")
+    receiver.stop(release=True)  # while the start is still waiting for the table
+    starting.join(30)
+    assert not starting.is_alive()
+    assert our_threads() == []
+    leases = leases_of(local_aws.client("dynamodb"), unique_name)
+    assert not any(lease.lease_owner for lease in leases.values())

@@ -96,13 +96,18 @@ class BatchBook:
 
     def __init__(self) -> None:
         self.live: dict = {}  # batch time (ms) -> [(Round, partitions)], until complete
+        #: batch time (ms) -> the job time whose completion reports it (itself, unless a
+        #: window makes the graph run jobs only every few batch times)
+        self.owners: dict = {}
+        self.newest_completed_ms: Optional[int] = None
         self.log = BatchLog()
 
-    def take(self, batch_ms: int, ledger: Ledger, rounds: dict) -> tuple:
+    def take(self, batch_ms: int, ledger: Ledger, rounds: dict, owner_ms: int) -> tuple:
         """(parts, logged ranges) of batch ``batch_ms``, assigning it slices if it is new.
 
         Asked again for a live time: the same parts. A time known only from the log (a
-        restart): its ranges. A new time: the slices the ledger assigns to it.
+        restart): its ranges. A new time: the slices the ledger assigns to it, reported
+        complete by job time ``owner_ms``.
         """
         parts = self.live.get(batch_ms)
         logged = self.log.get(batch_ms)
@@ -115,8 +120,25 @@ class BatchBook:
                 parts.append((round_, round_.partitions(slices)))
             if parts:
                 self.live[batch_ms] = parts
+                self.owners[batch_ms] = owner_ms
                 self.log.add(batch_ms, ranges_of(slices, rounds))
         return parts, logged
+
+    def complete(self, job_ms: int) -> list:
+        """Job time ``job_ms`` completed: ``[(batch time, parts)]`` of what it reports."""
+        self.newest_completed_ms = max(self.newest_completed_ms or job_ms, job_ms)
+        done = sorted(t for t, owner in self.owners.items() if owner == job_ms)
+        for batch_ms in done:
+            del self.owners[batch_ms]
+        return [(batch_ms, self.live.pop(batch_ms)) for batch_ms in done]
+
+    def stalled(self, after_ms: int) -> list:
+        """Live batch times whose job time is ``after_ms`` older than the newest completed
+        one: a completion Spark never reported (a lost listener event)."""
+        newest = self.newest_completed_ms
+        if newest is None:
+            return []
+        return sorted(t for t, owner in self.owners.items() if owner < newest - after_ms)
 
     def restore(self, entries: dict, ledger: Ledger) -> None:
         """After a restart: the batches before it; live slices go only to later times."""

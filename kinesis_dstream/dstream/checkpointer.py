@@ -36,7 +36,12 @@ def write_checkpoints(
             observer.checkpoint_refused(shard_id, position, exc)
             continue
         except Exception as exc:
-            log.warning("checkpoint of shard %s at %s failed: %s", shard_id, position, exc)
+            log.warning(
+                "checkpoint of shard %s at %s failed (retried next interval): %s",
+                shard_id,
+                position,
+                exc,
+            )
             continue
         written.append((shard_id, generation, position))
         observer.checkpoint_written(shard_id, time.monotonic() - started)

@@ -34,3 +34,22 @@ def remember_ms(ssc: Any) -> Optional[int]:
         return None if duration is None else int(duration.milliseconds())
     except Exception:  # not started yet, or an internal that moved
         return None
+
+
+def job_time_ms(ssc: Any, time_ms: int) -> int:
+    """The first batch time >= ``time_ms`` at which the graph runs jobs.
+
+    An output on a window sliding every 5 batches runs jobs only every 5th batch time;
+    the times in between produce RDDs (computed when the next job time is generated) but
+    no jobs, so Spark reports no completion for them: their records are processed by the
+    next job time's batch. Without outputs or on any surprise: ``time_ms`` itself.
+    """
+    try:
+        graph = ssc._jssc.ssc().graph()
+        zero = graph.zeroTime().milliseconds()
+        slides = [int(o.slideDuration().milliseconds()) for o in graph.getOutputStreams()]
+    except Exception:  # not started, or an internal that moved
+        return time_ms
+    if not slides or time_ms <= zero:
+        return time_ms
+    return min(zero + -(-(time_ms - zero) // slide) * slide for slide in slides if slide > 0)

@@ -24,7 +24,7 @@ from datetime import datetime
 from typing import Any, Optional
 
 from ..settings import StreamSettings
-from .compat import remember_ms
+from .compat import job_time_ms, remember_ms
 from .receiver import JOIN_TIMEOUT_S, KinesisReceiver
 
 log = logging.getLogger(__name__)
@@ -214,9 +214,12 @@ def _batch(log_: _BatchLog, time: datetime, rdd: Any) -> Any:
     if ssc is not None:  # after a restart from a checkpoint, createStream did not run
         _attach(ssc, log_.settings.stream_id)
     receiver.start(rdd.context)
+    batch_ms = round(time.timestamp() * 1000)
+    owner_ms = batch_ms
     if ssc is not None:
         receiver.remember(remember_ms(ssc))
-    return receiver.batch_rdd(round(time.timestamp() * 1000), rdd.context)
+        owner_ms = job_time_ms(ssc, batch_ms)
+    return receiver.batch_rdd(batch_ms, rdd.context, owner_ms)
 
 
 def create(ssc: Any, settings: StreamSettings, credentials: Optional[dict]) -> Any:

@@ -110,10 +110,17 @@ class ReceiverObserver:
         self.checkpoints_refused += 1
         log.warning("checkpoint of shard %s at %s not written: %s", shard_id, position, exc)
 
-    def checkpoint_pass(self, blocked: dict) -> None:
-        """After every checkpoint pass: count and name the blocked shards (every
-        interval, not once: a blocked shard must not go quiet)."""
+    def checkpoint_pass(self, blocked: dict, stalled: list) -> None:
+        """After every checkpoint pass: count and name the blocked shards and the batches
+        whose completion never came (every interval, not once: they must not go quiet)."""
         self.checkpoint_passes += 1
+        for batch_ms in stalled:
+            log.warning(
+                "stream %s batch %d never reported completion (a lost listener event?): its "
+                "shards are not checkpointed past it until the application restarts",
+                self.settings.stream_name,
+                batch_ms,
+            )
         self.metrics.add("BlockedShards", len(blocked), "Count", "Checkpointer")
         for shard_id, reason in blocked.items():
             log.warning(

@@ -31,11 +31,7 @@ import time
 from datetime import datetime, timezone
 from typing import Any, Optional
 
-from ..aws import ClientSpec
-from ..leases.coordinator import LeaseCoordinator
-from ..leases.dynamodb import LeaseTable
 from ..leases.lease import Lease
-from ..leases.shard_sync import ShardSync
 from ..ledger import Ledger
 from ..retrieval.reader import ReaderConfig, StartPosition
 from ..retrieval.streams import require_stream
@@ -46,11 +42,14 @@ from .compat import context_alive
 from .fetch import FetchPlan, HeaderList
 from .observe import ReceiverObserver
 from .rounds import Cursor, FetchBook, Round, run_round
+from .worker import Worker
 
 log = logging.getLogger(__name__)
 
 #: Bound on joining one of our threads at stop (a fetch job is cancelled first).
 JOIN_TIMEOUT_S = 15.0
+#: A batch still not reported complete this long after a later one was is warned about.
+STALLED_BATCH_MS = 60_000
 
 
 class ReceiverState(enum.Enum):
@@ -66,33 +65,10 @@ class KinesisReceiver:
     def __init__(self, settings: StreamSettings, credentials: Optional[dict] = None) -> None:
         credentials = credentials or {}
         self.settings = settings
-        self.kinesis_spec = ClientSpec(
-            "kinesis", settings.region_name, settings.endpoint_url, credentials.get("kinesis")
-        )
-        self.dynamodb_spec = ClientSpec(
-            "dynamodb",
-            settings.region_name,
-            settings.dynamodb_endpoint_url,
-            credentials.get("dynamodb"),
-        )
-        self.table = LeaseTable(self.dynamodb_spec.client(), settings.app_name)
-        self.shard_sync = ShardSync(
-            self.kinesis_spec.client(),
-            settings.stream_name,
-            self.table,
-            settings.initial_position,
-        )
-        self.coordinator = LeaseCoordinator(
-            self.table,
-            settings.worker_id,
-            failover_time_s=settings.failover_time_s,
-            max_leases_for_worker=settings.max_leases_for_worker,
-            max_leases_to_steal=settings.max_leases_to_steal,
-            shard_sync=self.shard_sync,
-            shard_sync_interval_s=settings.shard_sync_interval_s,
-            on_lease_gained=self._lease_gained,
-            on_lease_lost=self._lease_lost,
-        )
+        worker = Worker(settings, credentials, self._lease_gained, self._lease_lost)
+        self.kinesis_spec = worker.kinesis_spec
+        self.table, self.shard_sync = worker.table, worker.shard_sync
+        self.coordinator = worker.coordinator
         self.observer = ReceiverObserver(settings, credentials.get("cloudwatch"), self.coordinator)
         self._lock = threading.Lock()
         self._ledger = Ledger()
@@ -132,11 +108,10 @@ class KinesisReceiver:
                 if self._state is ReceiverState.STARTING:
                     self._state = ReceiverState.NEW
             raise
-        with self._lock:
-            if self._state is ReceiverState.STARTING:
-                self._state = ReceiverState.RUNNING
 
     def _start(self, sc: Any, fetcher: bool) -> None:
+        """Start; a :meth:`stop` meanwhile (the state went to STOPPED) is honoured after
+        each blocking step, so no worker outlives a stop that raced its start."""
         self._sc = sc
         self._headers = sc.accumulator([], HeaderList())
         conf = sc.getConf()
@@ -144,13 +119,26 @@ class KinesisReceiver:
         self._max_rate = int(conf.get("spark.streaming.receiver.maxRate", "0") or 0)
         require_stream(self.kinesis_spec.client(), self.settings.stream_name)
         self.table.create_if_missing()
+        with self._lock:
+            if self._state is ReceiverState.STOPPED:
+                return
         self.coordinator.start()
+        with self._lock:
+            stopped = self._state is ReceiverState.STOPPED
+            if not stopped:
+                self._start_threads(fetcher)
+                self._state = ReceiverState.RUNNING
+        if stopped:
+            self.coordinator.stop(release=False)
+            return
         log.info(
             "receiver %s started for stream %s (application %s)",
             self.coordinator.worker_id,
             self.settings.stream_name,
             self.settings.app_name,
         )
+
+    def _start_threads(self, fetcher: bool) -> None:
         loops = [("checkpointer", self._checkpoint_loop), ("metrics", self._metrics_loop)]
         if fetcher:
             loops.insert(0, ("fetcher", self._fetch_loop))
@@ -185,7 +173,8 @@ class KinesisReceiver:
         when an earlier one fails (DynamoDB or Kinesis down): no thread is left behind.
         """
         with self._lock:
-            started = self._state in (ReceiverState.STARTING, ReceiverState.RUNNING)
+            # A start still in progress sees STOPPED and unwinds itself (see _start).
+            started = self._state is ReceiverState.RUNNING
             if self._state is ReceiverState.STOPPED:
                 return
             self._state = ReceiverState.STOPPED
@@ -200,7 +189,11 @@ class KinesisReceiver:
                 try:
                     self.coordinator.stop(release=release)
                 except Exception:
-                    log.exception("stopping the lease coordinator failed")
+                    log.exception(
+                        "stopping the lease coordinator of stream %s (table %s) failed",
+                        self.settings.stream_name,
+                        self.settings.app_name,
+                    )
             self._unpersist_all()
         log.info(
             "receiver %s stopped (leases %s)",
@@ -247,6 +240,8 @@ class KinesisReceiver:
             pinned_at = datetime.now(timezone.utc)
             iterator = self._latest_iterator(lease.lease_key)
             position = StartPosition.at_timestamp(pinned_at)
+        if lease.lease_key not in self.coordinator.held_leases():
+            return  # a late callback: the lease was lost again meanwhile
         with self._lock:
             generation = self._ledger.open_shard(lease.lease_key, lease.checkpoint, ready=False)
             cursor = Cursor(generation, position, lease.hash_key_range, iterator)
@@ -260,16 +255,29 @@ class KinesisReceiver:
                 ShardIteratorType="LATEST",
             )
         except Exception as exc:  # the first round starts AT_TIMESTAMP of the pin instead
-            log.warning("could not get a LATEST iterator for shard %s: %s", shard_id, exc)
+            log.warning(
+                "stream %s shard %s: no LATEST iterator (%s); reading starts AT_TIMESTAMP "
+                "of the pin instead",
+                self.settings.stream_name,
+                shard_id,
+                exc,
+            )
             return None
         return response["ShardIterator"]
 
     def _lease_lost(self, shard_id: str, reason: str) -> None:
+        if shard_id in self.coordinator.held_leases():
+            return  # a late callback: the lease was lost and taken again meanwhile
         with self._lock:
             empty = self._book.close(shard_id)
         for round_ in empty:
             _unpersist(round_)
-        log.info("stopped reading shard %s: lease lost (%s)", shard_id, reason)
+        log.info(
+            "stream %s: stopped reading shard %s: lease lost (%s)",
+            self.settings.stream_name,
+            shard_id,
+            reason,
+        )
 
     # -- fetching ---------------------------------------------------------------------------
 
@@ -347,8 +355,9 @@ class KinesisReceiver:
 
     # -- batches ----------------------------------------------------------------------------
 
-    def batch_rdd(self, batch_ms: int, sc: Any) -> Any:
-        """The RDD of batch ``batch_ms``: the slices the ledger assigns to it.
+    def batch_rdd(self, batch_ms: int, sc: Any, owner_ms: Optional[int] = None) -> Any:
+        """The RDD of batch ``batch_ms``: the slices the ledger assigns to it; the
+        completion of job time ``owner_ms`` (default: ``batch_ms``) reports them.
 
         Asked again for the same time, it returns the same records; for a time known only
         from a restored batch log (after a restart), it re-reads exactly those ranges. A
@@ -357,7 +366,9 @@ class KinesisReceiver:
         with self._lock:
             failure = self._book.failure
             if failure is None:
-                parts, logged = self._batches.take(batch_ms, self._ledger, self._book.rounds)
+                parts, logged = self._batches.take(
+                    batch_ms, self._ledger, self._book.rounds, owner_ms or batch_ms
+                )
         if failure is not None:
             raise failure
         if parts is None:
@@ -381,15 +392,19 @@ class KinesisReceiver:
             self._batches.restore(entries, self._ledger)
 
     def batch_completed(self, batch_ms: int, succeeded: bool) -> None:
-        """A batch ended; its slices count as processed only if every output succeeded."""
+        """Job time ``batch_ms`` ended; the slices it reports (its own, and those of the
+        batch times before it that ran no jobs of their own) count as processed only if
+        every output succeeded."""
         now = time.monotonic()
         with self._lock:
-            parts = self._batches.live.pop(batch_ms, None)
-            if parts is None:
+            done = self._batches.complete(batch_ms)
+            if not done:
                 return  # a batch from before this receiver (recovery) or with no rounds
-            blocked = self._ledger.complete(batch_ms, succeeded)
-            for round_, _ in parts:
-                round_.completed_at = now
+            blocked = []
+            for time_ms, parts in done:
+                blocked += self._ledger.complete(time_ms, succeeded)
+                for round_, _ in parts:
+                    round_.completed_at = now
             expired = [
                 r
                 for r in self._book.rounds.values()
@@ -402,11 +417,13 @@ class KinesisReceiver:
             _unpersist(round_)
         for shard_id in blocked:
             log.warning(
-                "batch %d failed: shard %s will not be checkpointed past its last "
+                "stream %s batch %d failed: shard %s will not be checkpointed past its last "
                 "checkpoint until the application restarts",
+                self.settings.stream_name,
                 batch_ms,
                 shard_id,
             )
+        parts = [part for _, time_parts in done for part in time_parts]
         self.observer.batch_completed(batch_ms, succeeded, parts, held)
 
     # -- checkpoints ------------------------------------------------------------------------
@@ -417,7 +434,8 @@ class KinesisReceiver:
                 self.checkpoint_now()
                 with self._lock:
                     blocked = self._ledger.blocked()
-                self.observer.checkpoint_pass(blocked)
+                    stalled = self._batches.stalled(STALLED_BATCH_MS)
+                self.observer.checkpoint_pass(blocked, stalled)
             except Exception:
                 log.exception("checkpointing failed for stream %s", self.settings.stream_name)
 
@@ -431,6 +449,8 @@ class KinesisReceiver:
         )
         with self._lock:
             for shard_id, generation, position in written:
+                if self._ledger.generation(shard_id) != generation:
+                    continue  # lost and regained during the write: not this generation's
                 self._ledger.checkpointed(shard_id, generation, position)
                 if position.is_shard_end:
                     self._book.cursors.pop(shard_id, None)

@@ -153,7 +153,10 @@ class FetchBook:
                 cursor.position = StartPosition.after_checkpoint(str(seq), sub)
             if header.shard_ended:
                 cursor.children = header.child_shard_ids
-            keep |= self.ledger.add(_slice(round_.round_id, generation, header))
+            try:
+                keep |= self.ledger.add(_slice(round_.round_id, generation, header))
+            except ValueError as exc:  # a range out of order: a bug or a broken server
+                self._block(plan.shard_id, cursor, str(exc), None)
         self.stats.rounds += 1
         self.stats.records += round_.records
         self.stats.data_bytes += round_.data_bytes
@@ -181,10 +184,12 @@ class FetchBook:
             cause = f"{MAX_TRANSIENT_FAILURES} reads in a row failed; the last: {header.error}"
         else:
             cause = header.error or "unknown error"
+        self._block(shard_id, cursor, cause, header.error_type)
+
+    def _block(self, shard_id: str, cursor: Cursor, cause: str, error_type: Optional[str]) -> None:
+        """The shard failed for good: block it, and fail every later batch."""
         where = f"stream {self.stream_name!r}, shard {shard_id}, after position {_after(cursor)}"
-        error_class = (
-            MessageHandlerError if header.error_type == "MessageHandlerError" else ShardReadError
-        )
+        error_class = MessageHandlerError if error_type == "MessageHandlerError" else ShardReadError
         error = error_class(f"{where}: {cause}")
         self.ledger.block(shard_id, str(error))
         log.error("%s; nothing at or past it is checkpointed", error)
@@ -225,6 +230,8 @@ def _after(cursor: Cursor) -> str:
     if position.drop_through is not None:
         seq, sub = position.drop_through
         return str(ExtendedSequenceNumber(str(seq), sub))
+    if position.timestamp is not None:
+        return f"{position.iterator_type} {position.timestamp.isoformat()}"
     return position.sequence_number or position.iterator_type
 
 
