@@ -21,6 +21,8 @@ import botocore.session
 from botocore.config import Config
 from botocore.credentials import AssumeRoleCredentialFetcher, DeferredRefreshableCredentials
 
+from .backoff import MISSING_CREDENTIALS_ERRORS, credentials_error
+
 DEFAULT_CONNECT_TIMEOUT_S = 5.0
 DEFAULT_READ_TIMEOUT_S = 30.0
 
@@ -63,16 +65,20 @@ def create_client(
         )
     config = Config(
         retries={"total_max_attempts": 1},
-        connect_timeout=DEFAULT_CONNECT_TIMEOUT_S,
+        # A client with a short read timeout (the lease client's) connects as briefly.
+        connect_timeout=min(DEFAULT_CONNECT_TIMEOUT_S, max(1.0, read_timeout_s)),
         read_timeout=read_timeout_s,
         max_pool_connections=max_pool_connections,
     )
-    return session.client(
-        service,
-        region_name=resolve_region(region_name),
-        endpoint_url=endpoint_url or None,
-        config=config,
-    )
+    region = resolve_region(region_name)
+    try:
+        return session.client(
+            service, region_name=region, endpoint_url=endpoint_url or None, config=config
+        )
+    except MISSING_CREDENTIALS_ERRORS as exc:  # e.g. a key id without its secret
+        raise credentials_error(
+            exc, operation=f"create {service} client", endpoint=endpoint_url, region=region
+        ) from exc
 
 
 @dataclass(frozen=True)
@@ -159,6 +165,8 @@ class ClientSpec:
     region_name: Optional[str] = None
     endpoint_url: Optional[str] = None
     credentials: Optional[AWSCredentials] = None
+    #: Per-call read timeout; lease clients ask for one that fits a failover third.
+    read_timeout_s: float = DEFAULT_READ_TIMEOUT_S
 
     def client(self) -> Any:
         key = (os.getpid(), self)  # a forked worker must not reuse its parent's client
@@ -172,12 +180,16 @@ class ClientSpec:
     def _build(self) -> Any:
         if self.credentials is None:
             return create_client(
-                self.service, region_name=self.region_name, endpoint_url=self.endpoint_url
+                self.service,
+                region_name=self.region_name,
+                endpoint_url=self.endpoint_url,
+                read_timeout_s=self.read_timeout_s,
             )
         return create_client(
             self.service,
             region_name=self.region_name,
             endpoint_url=self.endpoint_url,
+            read_timeout_s=self.read_timeout_s,
             session=self.credentials.session(self.region_name),
         )
 

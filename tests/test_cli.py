@@ -145,6 +145,7 @@ def test_missing_credentials_are_one_line_and_exit_1(local_aws, tmp_path):
     (line,) = done.stderr.splitlines()
     assert line.startswith("kinesis-dstream: error: no AWS credentials")
     assert "AWS_ACCESS_KEY_ID" in line and "DescribeTable" in line and "'my-app'" in line
+    assert f"endpoint={local_aws.endpoint_url}" in line
 
     debug = run_leases(without_credentials(tmp_path), "leases", *args, "--debug")
     assert debug.returncode == 1

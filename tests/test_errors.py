@@ -186,3 +186,10 @@ def test_credentials_the_service_rejects_are_a_credentials_error(local_aws, kine
     assert rejected.calls == 1  # not retried
     assert info.value.code == "UnrecognizedClientException"
     assert "rejected the AWS credentials" in str(info.value)
+
+
+def test_partial_credentials_name_what_is_missing(no_credentials, monkeypatch, local_aws):
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+    with pytest.raises(CredentialsError, match="missing: AWS_SECRET_ACCESS_KEY") as info:
+        create_client("kinesis", region_name="us-east-1", endpoint_url=local_aws.endpoint_url)
+    assert f"endpoint={local_aws.endpoint_url}" in str(info.value)

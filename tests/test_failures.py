@@ -240,15 +240,25 @@ def test_a_stop_during_a_slow_start_leaves_no_worker_behind(
     spark, local_aws, kinesis, proxy, unique_name
 ):
     ensure_stream(kinesis, unique_name, 1)
-    proxy.set("DescribeTable", f"{DELAYED}2", 1.0)  # the lease table answers slowly
+    # The lease table answers slowly, yet inside the lease client's 0.5 s read timeout.
+    proxy.set("DescribeTable", f"{DELAYED}0.4", 1.0)
     settings = receiver_settings(local_aws, unique_name, lambda r: r.data)
     receiver = KinesisReceiver(replace(settings, dynamodb_endpoint_url=proxy.endpoint_url))
-    starting = threading.Thread(target=receiver.start, args=(spark,), name="test-start")
+    errors: list = []
+
+    def start():
+        try:
+            receiver.start(spark)
+        except Exception as exc:  # the start must succeed: only the stop may end it
+            errors.append(exc)
+
+    starting = threading.Thread(target=start, name="test-start")
     starting.start()
     wait_until(lambda: proxy.injected.get("DescribeTable"), 10, "the start reached DynamoDB")
     receiver.stop(release=True)  # while the start is still waiting for the table
     starting.join(30)
-    assert not starting.is_alive()
+    assert not starting.is_alive() and errors == []
+    assert proxy.injected["DescribeTable"] >= 2  # the start went on after the stop
     assert our_threads() == []
     leases = leases_of(local_aws.client("dynamodb"), unique_name)
     assert not any(lease.lease_owner for lease in leases.values())

@@ -4,19 +4,21 @@ Real threads, real conditional writes; times are bounded by the protocol's own i
 (failover time, renewal interval = failover / 3, taker interval ~ 2 x failover).
 """
 
+import socket
 import threading
 import time
 
 import pytest
 
 from kinesis_dstream import LeaseLostError
+from kinesis_dstream.aws import create_client
 from kinesis_dstream.errors import CheckpointError
 from kinesis_dstream.esn import ExtendedSequenceNumber
 from kinesis_dstream.leases.coordinator import LeaseCoordinator
 from kinesis_dstream.leases.dynamodb import LeaseTable
 from kinesis_dstream.leases.lease import Lease
 
-from .faults import CallErrors
+from .faults import CallCounter, CallErrors
 
 FAILOVER_S = 1.0
 SLACK_S = 1.5  # scheduling and HTTP round trips on a loaded 2-core machine
@@ -119,14 +121,19 @@ def test_one_worker_takes_all_then_a_second_balances_to_four_each(workers, dynam
     wait_for(lambda: checker.polls >= 1, 10, "the checker's first look")
     b = workers.start("worker-b")  # its start pass steals one
     assert len(b.held_leases()) == 1
+    scans = CallCounter(b.table.client, "dynamodb", "Scan")
     # ... and each later pass one more: 4/4 within 3 more taker passes
     wait_for(
         lambda: workers.counts() == {"worker-a": 4, "worker-b": 4},
         3 * b.taker_interval_s + SLACK_S,
         "a 4/4 split",
     )
-    time.sleep(b.taker_interval_s)  # and it stays balanced: no flapping
+    changes, balanced_at = checker.owner_changes, scans.count
+    # and it stays balanced: b's next whole taker pass (its scan, then the next one's)
+    wait_for(lambda: scans.count >= balanced_at + 2, 3 * b.taker_interval_s, "two more scans")
+    scans.remove()
     assert workers.counts() == {"worker-a": 4, "worker-b": 4}
+    assert checker.owner_changes == changes  # no flapping
     checker.stop()
     assert checker.polls > 10 and checker.owner_changes >= 4
     assert checker.violations == []
@@ -218,3 +225,59 @@ def test_a_worker_that_cannot_renew_fences_itself_within_the_failover_time(worke
     faults.remove()
     assert {key for _, key, reason in workers.lost if "not renewed" in reason} == held
     print(f"fenced {took:.2f}s after renewals began failing")
+
+
+def test_the_renewal_pool_leaves_two_of_the_clients_connections_free(workers):
+    a = workers.start("a")
+    assert a.renewal_threads == 8  # botocore's default max_pool_connections is 10
+    assert len([t for t in threading.enumerate() if t.name.startswith("lease-writer-a-")]) == 8
+
+
+@pytest.fixture(params=["refused", "silent"])
+def unreachable(request):
+    """An endpoint where DynamoDB is down: nothing listens, or a socket never answers."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    if request.param == "refused":
+        listener.close()
+    else:
+        listener.listen(64)  # connections complete in the kernel; no byte ever comes back
+    yield f"http://127.0.0.1:{port}"
+    listener.close()
+
+
+def test_stop_returns_within_the_bound_when_dynamodb_is_unreachable(
+    workers, dynamodb_server, unreachable
+):
+    a = workers.start("a", max_leases_for_worker=4)
+    held = set(a.held_leases())
+    assert len(held) == 4
+    a.table.client = create_client(  # what the receiver's lease client would be
+        "dynamodb",
+        region_name=dynamodb_server.region_name,
+        endpoint_url=unreachable,
+        aws_access_key_id=dynamodb_server.access_key_id,
+        aws_secret_access_key=dynamodb_server.secret_access_key,
+        read_timeout_s=a.timings.client_read_timeout_s,
+    )
+    started = time.monotonic()
+    a.stop(release=True)
+    took = time.monotonic() - started
+    workers.running.remove(a)
+    bound = a.timings.release_timeout_s + a.timings.join_timeout_s
+    print(f"stop with DynamoDB unreachable took {took:.2f}s (bound {bound:.2f}s)")
+    assert took < bound + SLACK_S
+    assert {key for name, key, _ in workers.lost if name == "a"} == held
+    wait_for(
+        lambda: (
+            not [
+                t
+                for t in threading.enumerate()
+                if t.name.startswith(("lease-", "a-"))
+                and (t.name.endswith("-a") or "-a-" in t.name)
+            ]
+        ),
+        a.timings.client_read_timeout_s * 3 + SLACK_S,
+        "every lease thread of worker a ends",
+    )

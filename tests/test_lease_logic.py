@@ -1,6 +1,10 @@
-"""Pure lease logic with an injected clock: ESN order, expiry by observation, taking."""
+"""Pure lease logic with an injected clock: ESN order, expiry by observation, taking,
+timings, the held-lease state table, and the bounded worker pool."""
 
 import random
+import threading
+import time
+from dataclasses import replace
 
 import pytest
 
@@ -11,8 +15,12 @@ from kinesis_dstream.esn import (
     ESN_TRIM_HORIZON,
     ExtendedSequenceNumber,
 )
+from kinesis_dstream.leases.dynamodb import DEFAULT_RENEW_BACKOFF
+from kinesis_dstream.leases.held import HeldLease, HeldLeases, LeaseState
 from kinesis_dstream.leases.lease import Lease
+from kinesis_dstream.leases.pool import WorkerPool
 from kinesis_dstream.leases.taker import LeaseObserver, lease_counts, leases_to_take
+from kinesis_dstream.leases.timing import LeaseTimings
 
 ESN = ExtendedSequenceNumber
 KINESALITE_SEQ = "49680425625131456410559944140152037382098193786771341314"  # 56 digits
@@ -150,3 +158,87 @@ def test_max_leases_for_worker_caps_the_target():
     assert len(taken) == 3
     mine = [owned(f"s{i}", "me") for i in range(3)] + [Lease(f"t{i}") for i in range(5)]
     assert leases_to_take(mine, {f"t{i}" for i in range(5)}, "me", max_leases_for_worker=3) == []
+
+
+# -- timings: one number, and a renewal call always fits half a renewal interval ----------
+
+
+def test_every_timing_is_derived_from_the_failover_time():
+    t = LeaseTimings.from_failover(10.0)
+    assert (t.renewal_interval_s, t.renewal_timeout_s) == pytest.approx((10 / 3, 10 / 6))
+    assert t.taker_interval_s == pytest.approx(20.05)
+    assert (t.client_read_timeout_s, t.join_timeout_s, t.release_timeout_s) == (0.5, 5.0, 10.0)
+    assert t.renew_backoff.max_elapsed_s == pytest.approx(0.35)
+    assert t.renew_backoff == DEFAULT_RENEW_BACKOFF  # the table's default fits 10 s
+
+
+@pytest.mark.parametrize("failover_s", [10.0, 20.0, 60.0, 300.0])
+def test_a_renewal_call_fits_well_inside_a_renewal_interval(failover_s):
+    t = LeaseTimings.from_failover(failover_s)
+    # the renewal retry budget + the write + the read-back after a retried write
+    assert t.renewal_call_bound_s <= t.renewal_timeout_s <= t.renewal_interval_s / 2 + 1e-9
+
+
+def test_nonsense_timings_are_refused_by_name():
+    with pytest.raises(ValueError, match="failover_time_s"):
+        LeaseTimings.from_failover(0)
+    with pytest.raises(ValueError, match="renewal_interval_s"):
+        replace(LeaseTimings.from_failover(3.0), renewal_interval_s=3.0)
+
+
+# -- the held-lease state table -------------------------------------------------------------
+
+
+def test_held_leases_move_only_along_the_state_table_and_fence_beyond_the_failover_time():
+    clock = Clock()
+    held = HeldLeases(10.0, clock)
+    entry = HeldLease(owned("s0", "me"), renewed_at=clock.now)
+    assert held.add(entry, stolen=False)
+    assert not held.move(entry, LeaseState.GAINING)
+    assert held.move(entry, LeaseState.WAITING_ON_PARENTS)
+    assert not held.move(entry, LeaseState.GAINING)
+    assert held.move(entry, LeaseState.READY)
+    assert not held.move(entry, LeaseState.WAITING_ON_PARENTS)
+    clock.now += 10.0
+    assert held.fence() == []
+    assert held.written(entry, owned("s0", "me", 2), sent_at=clock.now - 1)
+    clock.now += 9.0 + 1e-6
+    assert held.fence() == [entry] and held.counts()["lost"] == 1
+    assert not held.written(entry, owned("s0", "me", 3), sent_at=clock.now)  # gone
+    assert held.close() == [] and not held.add(entry, stolen=False)  # closed at stop
+
+
+# -- the worker pool: bounded threads, bounded shutdown ----------------------------------
+
+
+def test_the_pool_runs_calls_and_hands_back_results_and_errors():
+    pool = WorkerPool("test-pool", 2).start()
+    try:
+        assert pool.submit(lambda x: x * 2, 21).result(timeout=10) == 42
+        with pytest.raises(ZeroDivisionError):
+            pool.submit(lambda: 1 / 0).result(timeout=10)
+    finally:
+        assert pool.shutdown(10) == []
+    with pytest.raises(RuntimeError, match="not running"):
+        pool.submit(print)
+
+
+def test_shutdown_cancels_queued_calls_and_reports_a_thread_still_in_a_call():
+    pool = WorkerPool("test-hung", 1).start()
+    entered, release = threading.Event(), threading.Event()
+
+    def hang():
+        entered.set()
+        release.wait(30)
+
+    running = pool.submit(hang)
+    queued = pool.submit(print, "never")
+    assert entered.wait(10)
+    assert pool.shutdown(0.05) == ["test-hung-0"]
+    assert queued.cancelled() and not running.done()
+    release.set()
+    assert running.result(timeout=10) is None
+    deadline = time.monotonic() + 10
+    while any(t.name == "test-hung-0" for t in threading.enumerate()):
+        assert time.monotonic() < deadline, "the pool's thread did not end after its call"
+        time.sleep(0.005)

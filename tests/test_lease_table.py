@@ -1,12 +1,20 @@
-"""The lease table on moto's server and on dynalite: KCL format, every write a CAS."""
+"""The lease table on moto's server and on dynalite: KCL format, every write a CAS.
+
+The in-memory store runs the conformance test beside them: same conditions, same results.
+"""
+
+from dataclasses import replace
 
 import pytest
+from botocore.exceptions import ReadTimeoutError
 
 from kinesis_dstream import ThrottledError
-from kinesis_dstream.errors import LeaseTableError
+from kinesis_dstream.errors import LeaseTableError, StreamNotFoundError
 from kinesis_dstream.esn import ESN_SHARD_END, ESN_TRIM_HORIZON, ExtendedSequenceNumber
 from kinesis_dstream.leases.dynamodb import LeaseTable
 from kinesis_dstream.leases.lease import Lease
+from kinesis_dstream.leases.memory import InMemoryLeaseRefresher
+from kinesis_dstream.leases.refresher import LeaseRefresher
 
 from .faults import CallErrors
 
@@ -201,3 +209,128 @@ def test_throttling_past_the_budget_names_the_table_and_lease(table):
     ):
         patient.take(patient.get_lease("s0"), "a")
     faults.remove()
+
+
+# -- one protocol, three stores: the in-memory store must behave exactly like DynamoDB --
+
+
+@pytest.fixture(params=["memory", "moto", "dynalite"])
+def store(request, unique_name):
+    if request.param == "memory":
+        return InMemoryLeaseRefresher(unique_name)
+    server = request.getfixturevalue("local_aws" if request.param == "moto" else "dynalite")
+    table = LeaseTable(server.client("dynamodb"), unique_name)
+    table.create_if_missing()
+    return table
+
+
+def test_every_store_has_the_same_conditional_semantics(store):
+    assert isinstance(store, LeaseRefresher)
+    assert store.create_lease(Lease("s1")) and store.create_lease(Lease("s0"))
+    assert not store.create_lease(Lease("s0", lease_counter=7))  # the key exists
+    assert [lease.lease_key for lease in store.list_leases()] == ["s0", "s1"]
+    fresh = store.get_lease("s0")
+    assert fresh == Lease("s0") and store.get_lease("nope") is None
+    taken = store.take(fresh, "a")
+    assert (taken.lease_owner, taken.lease_counter, taken.owner_switches_since_checkpoint) == (
+        "a",
+        1,
+        1,
+    )
+    assert store.take(fresh, "b") is None  # stale counter
+    renewed = store.renew(taken)
+    assert renewed.lease_counter == 2 and store.renew(taken) is None
+    impostor = replace(renewed, lease_owner="b")  # right counter, wrong owner
+    assert store.renew(impostor) is None
+    assert store.evict(impostor) is None
+    assert store.checkpoint(impostor, ExtendedSequenceNumber(SEQ)) is None
+    stolen = store.take(renewed, "b")
+    assert (stolen.lease_owner, stolen.owner_switches_since_checkpoint) == ("b", 2)
+    done = store.checkpoint(stolen, ESN_SHARD_END, frozenset({"s2", "s3"}))
+    assert (done.checkpoint, done.child_shard_ids, done.owner_switches_since_checkpoint) == (
+        ESN_SHARD_END,
+        {"s2", "s3"},
+        0,
+    )
+    released = store.evict(done)
+    assert released.lease_owner is None and released.lease_counter == 5
+    assert store.get_lease("s0") == released
+    unowned_renewal = store.renew(released)  # no owner to condition on: counter only
+    assert unowned_renewal.lease_counter == 6
+    assert store.reset_checkpoint(released, ESN_TRIM_HORIZON) is None
+    reset = store.reset_checkpoint(store.take(unowned_renewal, "c"), ESN_TRIM_HORIZON)
+    assert (reset.checkpoint, reset.lease_owner, reset.lease_counter) == (ESN_TRIM_HORIZON, None, 8)
+    assert store.get_lease("s0") == reset
+    assert store.delete(released) is False and store.delete(reset) is True
+    assert store.get_lease("s0") is None
+    assert store.renew(reset) is None and store.take(reset, "a") is None  # a missing item
+    assert store.writes == 21  # every conditional write counts, won or lost
+
+
+def test_every_store_names_a_missing_table(dynamodb, unique_name):
+    for missing in (
+        InMemoryLeaseRefresher(unique_name, exists=False),
+        LeaseTable(dynamodb, unique_name),
+    ):
+        assert not missing.exists()
+        with pytest.raises(StreamNotFoundError, match=unique_name):
+            missing.list_leases()
+
+
+# -- a retried write that lost its condition to its own first attempt --------------------
+
+
+class AnswerLost:
+    """The first ``operation`` call lands on the server, then its answer is 'lost'."""
+
+    def __init__(self, client, operation, calls=1):
+        self.client, self.event, self.left = client, f"after-call.dynamodb.{operation}", calls
+        client.meta.events.register(self.event, self.lose)
+
+    def lose(self, **_):
+        if self.left > 0:
+            self.left -= 1
+            raise ReadTimeoutError(endpoint_url="http://lease-table (injected)")
+
+    def remove(self):
+        self.client.meta.events.unregister(self.event, self.lose)
+
+
+def test_a_renewal_whose_answer_was_lost_and_whose_retry_lost_the_race_is_recovered(table):
+    table.create_lease(Lease("s0"))
+    patient = LeaseTable(table.client, table.table_name, sleep=lambda s: None)
+    taken = patient.take(patient.get_lease("s0"), "a")
+    lost = AnswerLost(table.client, "UpdateItem")
+    renewed = patient.renew(taken)  # attempt 1 lands, retry fails its condition
+    lost.remove()
+    assert renewed is not None and renewed.lease_counter == 2
+    assert table.get_lease("s0").lease_counter == 2  # applied once
+
+
+def test_a_retried_write_that_really_lost_the_race_is_lost(table):
+    table.create_lease(Lease("s0"))
+    patient = LeaseTable(table.client, table.table_name, sleep=lambda s: None)
+    taken = patient.take(patient.get_lease("s0"), "a")
+    thief = table.take(taken, "thief")  # moves the counter first
+    faults = CallErrors(
+        table.client, "dynamodb", "UpdateItem", lambda n: "InternalServerError" if n == 0 else None
+    )
+    assert patient.renew(taken) is None  # retried, read back: the thief holds it
+    faults.remove()
+    assert table.get_lease("s0") == thief
+
+
+def test_a_take_whose_answer_was_lost_is_recovered(table):
+    table.create_lease(Lease("s0"))
+    patient = LeaseTable(table.client, table.table_name, sleep=lambda s: None)
+    lost = AnswerLost(table.client, "UpdateItem")
+    taken = patient.take(patient.get_lease("s0"), "a")
+    lost.remove()
+    assert taken is not None and table.get_lease("s0") == taken
+
+
+def test_the_concurrency_is_the_clients_connection_pool(local_aws, unique_name):
+    assert LeaseTable(local_aws.client("dynamodb"), unique_name).max_concurrency == 10
+    wide = local_aws.client("dynamodb", max_pool_connections=32)
+    assert LeaseTable(wide, unique_name).max_concurrency == 32
+    assert InMemoryLeaseRefresher().max_concurrency is None

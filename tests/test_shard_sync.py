@@ -9,9 +9,17 @@ from datetime import datetime, timezone
 import pytest
 
 from kinesis_dstream import KinesisProducer
-from kinesis_dstream.esn import ESN_LATEST, ESN_TRIM_HORIZON, ExtendedSequenceNumber
+from kinesis_dstream.esn import (
+    ESN_AT_TIMESTAMP,
+    ESN_LATEST,
+    ESN_SHARD_END,
+    ESN_TRIM_HORIZON,
+    ExtendedSequenceNumber,
+)
 from kinesis_dstream.leases.coordinator import LeaseCoordinator
 from kinesis_dstream.leases.dynamodb import LeaseTable
+from kinesis_dstream.leases.lease import Lease
+from kinesis_dstream.leases.memory import InMemoryLeaseRefresher
 from kinesis_dstream.leases.shard_sync import ShardSync
 from kinesis_dstream.retrieval.reader import ReaderConfig, ShardReader, StartPosition
 from kinesis_dstream.retrieval.streams import ensure_stream, list_shards, wait_active
@@ -123,7 +131,7 @@ def test_after_a_split_and_a_merge_children_wait_for_their_parents(
             ["shardId-000000000004"],
         ]
         for generation in order:
-            worker.renew_leases()  # re-checks parents of blocked children
+            worker.check_parents()  # re-checks parents of blocked children
             ready = worker.ready_leases()
             assert set(generation) <= set(ready), f"{generation} not ready: {sorted(ready)}"
             for key in generation:
@@ -217,3 +225,64 @@ def test_the_periodic_sync_finds_new_shards_and_the_worker_takes_them(
         children = leases_of(table)
         assert children["shardId-000000000001"].checkpoint == ESN_TRIM_HORIZON  # not LATEST
         assert "shardId-000000000001" not in worker.ready_leases()  # parent still open
+
+
+# -- where descendants start: HierarchicalShardSyncer's rule, without servers ---------------
+
+
+class ShardList:
+    """A Kinesis client that answers ListShards from a fixed list (one page)."""
+
+    def __init__(self, shards):
+        self.shards = shards
+
+    def list_shards(self, **_):
+        return {"Shards": self.shards}
+
+
+def shard(shard_id, *parents, closed=False):
+    entry = {
+        "ShardId": shard_id,
+        "HashKeyRange": {"StartingHashKey": "0", "EndingHashKey": "99"},
+        "SequenceNumberRange": {"StartingSequenceNumber": "1"},
+    }
+    if closed:
+        entry["SequenceNumberRange"]["EndingSequenceNumber"] = "9"
+    for name, parent in zip(("ParentShardId", "AdjacentParentShardId"), parents):
+        entry[name] = parent
+    return entry
+
+
+SPLIT = [shard("s0", closed=True), shard("s1", "s0"), shard("s2", "s0")]
+DESCENDANT_START = {
+    "AT_TIMESTAMP": ESN_AT_TIMESTAMP,  # the KCL: AT_TIMESTAMP for an AT_TIMESTAMP app
+    "TRIM_HORIZON": ESN_TRIM_HORIZON,
+    "LATEST": ESN_TRIM_HORIZON,  # never LATEST: records between parent and child are kept
+}
+
+
+@pytest.mark.parametrize("position", sorted(DESCENDANT_START))
+def test_the_periodic_sync_starts_children_of_a_leased_shard_per_the_kcl(position):
+    table = InMemoryLeaseRefresher()
+    table.create_lease(Lease("s0", checkpoint=ESN_SHARD_END))
+    sync = ShardSync(ShardList(SPLIT), "stream", table, position)
+    assert sorted(sync.sync()) == ["s1", "s2"]
+    for child in ("s1", "s2"):
+        lease = table.get_lease(child)
+        assert lease.checkpoint == DESCENDANT_START[position]
+        assert lease.parent_shard_ids == {"s0"}
+
+
+@pytest.mark.parametrize("position", sorted(DESCENDANT_START))
+def test_children_created_at_shard_end_start_where_the_periodic_sync_starts_them(position):
+    table = InMemoryLeaseRefresher()
+    sync = ShardSync(ShardList(SPLIT), "stream", table, position)
+    assert sorted(sync.create_child_leases(["s1", "s2"])) == ["s1", "s2"]
+    assert {lease.checkpoint for lease in table.list_leases()} == {DESCENDANT_START[position]}
+
+
+def test_an_unrelated_new_shard_starts_at_the_initial_position():
+    table = InMemoryLeaseRefresher()
+    table.create_lease(Lease("s9"))
+    sync = ShardSync(ShardList([shard("s9"), shard("s3")]), "stream", table, "LATEST")
+    assert sync.sync() == ["s3"] and table.get_lease("s3").checkpoint == ESN_LATEST

@@ -8,6 +8,7 @@ from ..aws import ClientSpec
 from ..leases.coordinator import LeaseCoordinator
 from ..leases.dynamodb import LeaseTable
 from ..leases.shard_sync import ShardSync
+from ..leases.timing import LeaseTimings
 from ..settings import StreamSettings
 
 
@@ -24,13 +25,18 @@ class Worker:
         self.kinesis_spec = ClientSpec(
             "kinesis", settings.region_name, settings.endpoint_url, credentials.get("kinesis")
         )
+        # Lease calls must end well inside a renewal interval (leases/timing.py).
+        timings = LeaseTimings.from_failover(settings.failover_time_s)
         self.dynamodb_spec = ClientSpec(
             "dynamodb",
             settings.region_name,
             settings.dynamodb_endpoint_url,
             credentials.get("dynamodb"),
+            read_timeout_s=timings.client_read_timeout_s,
         )
-        self.table = LeaseTable(self.dynamodb_spec.client(), settings.app_name)
+        self.table = LeaseTable(
+            self.dynamodb_spec.client(), settings.app_name, renew_backoff=timings.renew_backoff
+        )
         self.shard_sync = ShardSync(
             self.kinesis_spec.client(),
             settings.stream_name,

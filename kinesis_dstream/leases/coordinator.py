@@ -1,20 +1,24 @@
 """One worker's side of the lease protocol: renew, take, steal, fence, release.
 
-A :class:`LeaseCoordinator` owns two threads, each with a stop signal and a join:
+A :class:`LeaseCoordinator` owns a :class:`~.pool.WorkerPool` for lease writes and three
+threads, each with the one stop signal and a bounded join:
 
-- the renewer, every ``failover_time_s / 3``: bumps the counter of each held lease with a
-  conditional write. A lease whose write loses (another worker took it) is lost at once;
-  a lease not renewed within ``failover_time_s`` by this worker's own clock is given up
-  (self-fencing), because other workers may already judge it expired.
-- the taker, every ``2 x failover_time_s``: scans the table, judges expiry by observing
-  counters (never by comparing clocks), takes expired or unowned leases up to its fair
-  share and steals at most ``max_leases_to_steal`` a pass from the most-loaded worker;
-  every ``shard_sync_interval_s`` it first runs the shard sync.
+- the renewer, every ``failover / 3``: a :class:`~.renewer.LeaseRenewer` pass, each
+  lease's renewal in parallel on the pool, then self-fencing of any lease not renewed
+  within the failover time by this worker's own clock;
+- the taker, every ``2 x failover``: the shard sync (every ``shard_sync_interval_s``),
+  then a scan that judges expiry by observing counters (never by comparing clocks),
+  takes expired or unowned leases up to the fair share and steals at most
+  ``max_leases_to_steal`` a pass from the most-loaded worker (:mod:`.taker`), the writes
+  in parallel on the pool; then it tells the lease-gained listener, on its own thread;
+- the parent checker, every ``failover / 3`` and when woken: reads the parents of held
+  leases that wait for them (:mod:`.held` has the states), so a failed read delays one
+  child shard and never a renewal.
 
-Renewals and checkpoints of one lease both move its counter, so they are serialized by a
-per-lease lock. Listeners hear at once when a lease is gained or lost. :meth:`stop`
-releases held leases (removes the owner with a conditional write) so other workers take
-them on their next pass instead of after a failover period.
+A lease whose gained listener raises (say a lease at AT_TIMESTAMP for an application
+without a timestamp) is released with a conditional write and not taken again for
+three taker passes. :meth:`stop` releases held leases in parallel, each bounded, so other
+workers take them on their next pass instead of after a failover period.
 """
 
 from __future__ import annotations
@@ -25,33 +29,26 @@ import socket
 import threading
 import time
 import uuid
-from dataclasses import dataclass, field
+from concurrent.futures import wait
 from typing import Callable, Optional
 
-from ..errors import CheckpointError, LeaseLostError
+from ..errors import CheckpointError, DependencyError, LeaseLostError
 from ..esn import ESN_SHARD_END, ExtendedSequenceNumber
-from .dynamodb import LeaseTable
+from .held import HeldLease, HeldLeases, LeaseState
 from .lease import Lease
+from .parents import check_parents
+from .pool import WorkerPool
+from .refresher import LeaseRefresher
+from .renewer import LeaseRenewer, RenewalStats
 from .shard_sync import ShardSync
-from .taker import LeaseObserver, leases_to_take
+from .taking import LeaseAcquirer
+from .timing import DEFAULT_FAILOVER_TIME_S, DEFAULT_RENEWAL_THREADS, LeaseTimings
 
 log = logging.getLogger(__name__)
 
-DEFAULT_FAILOVER_TIME_S = 10.0
 DEFAULT_SHARD_SYNC_INTERVAL_S = 60.0
-#: The KCL adds this to the failover time for its taker interval.
-_EPSILON_S = 0.025
 
-
-@dataclass
-class _Held:
-    """A held lease. Fields change under the coordinator's lock; writes to DynamoDB for
-    this lease (renewal, checkpoint, release) go one at a time under ``write_lock``."""
-
-    lease: Lease
-    renewed_at: float  # monotonic time the last successful renewal (or take) was sent
-    write_lock: threading.Lock = field(default_factory=threading.Lock)
-    ready: bool = False  # every parent lease is absent or finished
+__all__ = ["DEFAULT_FAILOVER_TIME_S", "DEFAULT_SHARD_SYNC_INTERVAL_S", "LeaseCoordinator"]
 
 
 def default_worker_id() -> str:
@@ -59,11 +56,17 @@ def default_worker_id() -> str:
 
 
 class LeaseCoordinator:
-    """Holds and balances one worker's leases in an application's lease table."""
+    """Holds and balances one worker's leases in an application's lease table.
+
+    ``timings`` (default: derived from ``failover_time_s``) sets every interval and
+    bound; ``clock`` (monotonic seconds) is injectable so the protocol is tested in
+    milliseconds. ``start(background=False)`` starts only the pool, for tests that drive
+    :meth:`renew_leases`, :meth:`take_leases` and :meth:`check_parents` themselves.
+    """
 
     def __init__(
         self,
-        table: LeaseTable,
+        table: LeaseRefresher,
         worker_id: Optional[str] = None,
         *,
         failover_time_s: float = DEFAULT_FAILOVER_TIME_S,
@@ -73,80 +76,128 @@ class LeaseCoordinator:
         shard_sync_interval_s: float = DEFAULT_SHARD_SYNC_INTERVAL_S,
         on_lease_gained: Optional[Callable[[Lease], None]] = None,
         on_lease_lost: Optional[Callable[[str, str], None]] = None,
+        timings: Optional[LeaseTimings] = None,
+        renewal_threads: Optional[int] = None,
         clock: Callable[[], float] = time.monotonic,
         rng: Optional[random.Random] = None,
     ) -> None:
-        if failover_time_s <= 0:
-            raise ValueError(f"failover_time_s must be > 0, got {failover_time_s}")
+        if timings is None:
+            timings = LeaseTimings.from_failover(failover_time_s)
+        elif failover_time_s not in (DEFAULT_FAILOVER_TIME_S, timings.failover_time_s):
+            raise ValueError(
+                f"failover_time_s={failover_time_s} disagrees with the timings' "
+                f"{timings.failover_time_s}: give one or the other"
+            )
         if max_leases_for_worker is not None and max_leases_for_worker < 1:
             raise ValueError(f"max_leases_for_worker must be >= 1, got {max_leases_for_worker}")
         if max_leases_to_steal < 0:
             raise ValueError(f"max_leases_to_steal must be >= 0, got {max_leases_to_steal}")
+        if renewal_threads is None:
+            renewal_threads = _pool_width(table.max_concurrency)
         self.table = table
         self.worker_id = worker_id or default_worker_id()
-        self.failover_time_s = failover_time_s
-        self.renewal_interval_s = failover_time_s / 3
-        self.taker_interval_s = (failover_time_s + _EPSILON_S) * 2
+        self.timings = timings
+        self.failover_time_s = timings.failover_time_s
+        self.renewal_interval_s = timings.renewal_interval_s
+        self.taker_interval_s = timings.taker_interval_s
+        self.renewal_threads = renewal_threads
         self.max_leases_for_worker = max_leases_for_worker
         self.max_leases_to_steal = max_leases_to_steal
         self.shard_sync = shard_sync
         self.shard_sync_interval_s = shard_sync_interval_s
-        self._on_gained = on_lease_gained
         self._on_lost = on_lease_lost
         self._clock = clock
-        self._rng = rng or random.Random()
-        self._observer = LeaseObserver(failover_time_s, clock)
-        self._lock = threading.Lock()  # guards _held and _counts
-        self._held: dict = {}  # lease key -> _Held
-        self._counts = {"taken": 0, "stolen": 0, "lost": 0}
+        self._held = HeldLeases(self.failover_time_s, clock)
+        self._renewer = LeaseRenewer(table, self._held, timings, clock, self._drop)
         self._stop = threading.Event()
+        self._wake_parents = threading.Event()
+        self._acquirer = LeaseAcquirer(
+            table,
+            self.worker_id,
+            self._held,
+            self._renewer,
+            timings,
+            max_leases_for_worker=max_leases_for_worker,
+            max_leases_to_steal=max_leases_to_steal,
+            on_gained=on_lease_gained,
+            on_rejected=self._tell_lost,
+            wake_parents=self._wake_parents.set,
+            clock=clock,
+            rng=rng or random.Random(),
+        )
         self._threads: list = []
+        self._pool: Optional[WorkerPool] = None
         self._last_sync: Optional[float] = None
 
     # -- lifecycle ------------------------------------------------------------------------
 
-    def start(self) -> LeaseCoordinator:
-        """Sync shards, run one taker pass, then start the renewer and taker threads."""
-        if self._threads:
+    def start(self, *, background: bool = True) -> LeaseCoordinator:
+        """Start the pool and renewer, sync shards, take leases once, start the taker.
+
+        The renewer runs before the first take, so a worker taking many leases at start
+        renews the first ones on time. A failure stops what was started and is raised.
+        """
+        if self._pool is not None:
             raise RuntimeError(f"lease coordinator {self.worker_id} is already started")
         self._stop.clear()
-        self._maybe_sync()
-        self.take_leases()
-        for name, interval, work in (
-            ("renewer", self.renewal_interval_s, self.renew_leases),
-            ("taker", self.taker_interval_s, self._taker_pass),
-        ):
-            thread = threading.Thread(
-                target=self._loop,
-                args=(interval, work),
-                name=f"lease-{name}-{self.worker_id}",
-                daemon=True,
-            )
-            thread.start()
-            self._threads.append(thread)
+        self._wake_parents.clear()
+        self._held.reopen()
+        self._pool = WorkerPool(f"lease-writer-{self.worker_id}", self.renewal_threads).start()
+        try:
+            if background:
+                self._spawn("renewer", self.renewal_interval_s, self.renew_leases)
+                self._spawn("parents", self.renewal_interval_s, self.check_parents)
+            self._maybe_sync()
+            self.take_leases()
+            if background:
+                self._spawn("taker", self.taker_interval_s, self._taker_pass)
+        except BaseException:
+            self.stop(release=True)
+            raise
         return self
 
     def stop(self, release: bool = True) -> None:
-        """Stop both threads; with ``release``, give held leases back for others to take."""
+        """Stop every thread; with ``release``, give held leases back for others to take.
+
+        Returns within ``release_timeout_s + join_timeout_s`` (failover + failover / 2)
+        even when the store is unreachable: threads are joined within ``join_timeout_s``;
+        releases run in parallel on the pool, each bounded, until ``release_timeout_s``
+        (a later release is moot: the lease has expired for everyone); then the pool's
+        threads are joined within what is left.
+        """
+        started = time.monotonic()
+        join_by = started + self.timings.join_timeout_s
+        release_by = started + self.timings.release_timeout_s
+        stop_by = release_by + self.timings.join_timeout_s
         self._stop.set()
+        self._wake_parents.set()
         for thread in self._threads:
-            thread.join(timeout=self.failover_time_s + 30)
+            thread.join(timeout=_left(join_by))
             if thread.is_alive():
-                log.error("lease thread %s did not stop in time", thread.name)
+                log.error(
+                    "lease thread %s did not stop in time; it ends after its call", thread.name
+                )
         self._threads = []
-        with self._lock:
-            held, self._held = self._held, {}
-        for key, entry in held.items():
-            if release:
-                with entry.write_lock:
-                    try:
-                        released = self.table.evict(entry.lease)
-                    except Exception:
-                        log.exception("could not release lease %s", key)
-                        released = None
-                if released is None:
-                    log.warning("lease %s was not released (it moved); it will expire", key)
-            self._tell_lost(key, "released at stop" if release else "stopped")
+        entries = self._held.close()
+        pool, self._pool = self._pool, None
+        if release and entries and pool is not None:
+            futures = []
+            for entry in entries:
+                try:
+                    futures.append(pool.submit(self._renewer.release, entry, release_by))
+                except RuntimeError:
+                    break
+            _, late = wait(futures, timeout=_left(release_by))
+            if late:
+                log.warning(
+                    "%d lease(s) not released within the failover time; they expire",
+                    len(late),
+                )
+        if pool is not None:
+            pool.shutdown(_left(stop_by))
+        self._acquirer.forget_unannounced()
+        for entry in entries:
+            self._tell_lost(entry.key, "released at stop" if release else "stopped")
 
     def __enter__(self) -> LeaseCoordinator:
         return self.start()
@@ -154,96 +205,87 @@ class LeaseCoordinator:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def _loop(self, interval_s: float, work: Callable[[], object]) -> None:
-        while not self._stop.wait(interval_s):
+    def _spawn(self, name: str, interval_s: float, work: Callable[[], object]) -> None:
+        thread = threading.Thread(
+            target=self._loop,
+            args=(name, interval_s, work),
+            name=f"lease-{name}-{self.worker_id}",
+            daemon=True,
+        )
+        thread.start()
+        self._threads.append(thread)
+
+    def _loop(self, name: str, interval_s: float, work: Callable[[], object]) -> None:
+        """Run ``work`` at a fixed rate until stopped; the parent checker can be woken."""
+        wake = self._wake_parents if name == "parents" else self._stop
+        next_at = time.monotonic() + interval_s
+        while True:
+            wake.wait(_left(next_at))
+            if self._stop.is_set():
+                return
+            if wake is self._wake_parents:
+                wake.clear()
+            next_at = max(next_at + interval_s, time.monotonic() + interval_s / 2)
             try:
                 work()
             except Exception:  # a failed pass is retried next interval; never kill the loop
-                log.exception("lease %s pass failed for worker %s", work.__name__, self.worker_id)
+                log.exception("lease %s pass failed for worker %s", name, self.worker_id)
 
     # -- what this worker holds -------------------------------------------------------------
 
     def held_leases(self) -> dict:
         """Lease key -> Lease for every lease held and renewed within the failover time."""
         self._fence()
-        with self._lock:
-            return {key: entry.lease for key, entry in self._held.items()}
+        return self._held.leases()
 
     def ready_leases(self) -> dict:
         """Held leases whose parents are absent or finished: the shards to read now."""
         self._fence()
-        with self._lock:
-            return {key: entry.lease for key, entry in self._held.items() if entry.ready}
-
-    def _fence(self) -> None:
-        now = self._clock()
-        with self._lock:
-            stale = [
-                key
-                for key, entry in self._held.items()
-                if now - entry.renewed_at > self.failover_time_s
-            ]
-            for key in stale:
-                del self._held[key]
-            self._counts["lost"] += len(stale)
-        for key in stale:
-            log.warning(
-                "lease %s not renewed within %.1fs: giving it up (self-fencing)",
-                key,
-                self.failover_time_s,
-            )
-            self._tell_lost(key, "not renewed within the failover time")
+        return self._held.leases(LeaseState.READY)
 
     def counts(self) -> dict:
         """Leases taken, stolen and lost since start (for metrics)."""
-        with self._lock:
-            return dict(self._counts)
+        return self._held.counts()
 
-    # -- renewing ---------------------------------------------------------------------------
+    def renewal_stats(self) -> RenewalStats:
+        return self._renewer.stats()
+
+    def _fence(self) -> None:
+        for entry in self._held.fence():
+            log.warning(
+                "lease %s not renewed within %.1fs: giving it up (self-fencing)",
+                entry.key,
+                self.failover_time_s,
+            )
+            self._tell_lost(entry.key, "not renewed within the failover time")
+
+    def _drop(self, entry: HeldLease, reason: str) -> None:
+        if self._held.remove(entry, lost=True):
+            log.info("lost lease %s: %s", entry.key, reason)
+            self._tell_lost(entry.key, reason)
+
+    # -- renewing -------------------------------------------------------------------------
 
     def renew_leases(self) -> None:
-        """One renewal pass over every held lease (the renewer thread calls this)."""
-        with self._lock:
-            entries = list(self._held.items())
-        for key, entry in entries:
-            with entry.write_lock:
-                sent_at = self._clock()
-                try:
-                    renewed = self.table.renew(entry.lease)
-                except Exception as exc:
-                    log.warning("could not renew lease %s: %s", key, exc)
-                    continue  # fenced by _fence once the failover time has passed
-                if renewed is None:
-                    self._drop(key, entry, "another worker took it")
-                    continue
-                with self._lock:
-                    entry.lease, entry.renewed_at = renewed, sent_at
-            if not entry.ready and self._parents_done(renewed):
-                with self._lock:
-                    entry.ready = True
+        """One renewal pass over every held lease, then self-fencing (the renewer's work)."""
+        pool = self._pool
+        if pool is not None:
+            self._renewer.renew_all(pool)
         self._fence()
 
-    def _parents_done(self, lease: Lease) -> bool:
-        for parent in lease.parent_shard_ids:
-            parent_lease = self.table.get_lease(parent)
-            if parent_lease is not None and not parent_lease.is_finished:
-                return False
-        return True
+    # -- parents ----------------------------------------------------------------------------
 
-    def _drop(self, key: str, entry: _Held, reason: str) -> None:
-        with self._lock:
-            if self._held.get(key) is entry:
-                del self._held[key]
-                self._counts["lost"] += 1
-            else:
-                return
-        log.info("lost lease %s: %s", key, reason)
-        self._tell_lost(key, reason)
+    def check_parents(self) -> None:
+        """Read the parents of leases waiting for them (the parent checker's work)."""
+        check_parents(self.table, self._held)
 
     # -- taking -----------------------------------------------------------------------------
 
     def _taker_pass(self) -> None:
-        self._maybe_sync()
+        try:
+            self._maybe_sync()
+        except Exception:  # a failed sync must not cost the take
+            log.exception("shard sync failed for worker %s", self.worker_id)
         self.take_leases()
 
     def _maybe_sync(self) -> None:
@@ -256,59 +298,9 @@ class LeaseCoordinator:
 
     def take_leases(self) -> list:
         """One taker pass: scan, judge expiry, take or steal. Returns the keys taken."""
-        leases = [lease for lease in self.table.list_leases() if not lease.is_finished]
-        self._observer.observe(leases)
-        with self._lock:
-            mine = set(self._held)
-        # Our own leases count as ours whatever the scan's timing says.
-        expired = {
-            lease.lease_key
-            for lease in leases
-            if lease.lease_key not in mine and self._observer.is_expired(lease)
-        }
-        chosen = leases_to_take(
-            leases,
-            expired,
-            self.worker_id,
-            max_leases_for_worker=self.max_leases_for_worker,
-            max_leases_to_steal=self.max_leases_to_steal,
-            rng=self._rng,
-        )
-        taken = []
-        for lease in chosen:
-            if lease.lease_key in mine:
-                continue
-            sent_at = self._clock()
-            try:
-                if lease.lease_key not in expired:
-                    # A steal: its owner renews every failover/3, so the scanned counter is
-                    # likely stale; read it again right before the write (as the KCL does).
-                    fresh = self.table.get_lease(lease.lease_key)
-                    if fresh is None or fresh.lease_owner != lease.lease_owner:
-                        continue
-                    lease = fresh
-                won = self.table.take(lease, self.worker_id)
-            except Exception as exc:
-                log.warning("could not take lease %s: %s", lease.lease_key, exc)
-                continue
-            if won is None:
-                continue  # another worker moved it first
-            entry = _Held(won, sent_at)
-            entry.ready = self._parents_done(won)
-            stolen = won.lease_key not in expired
-            with self._lock:
-                self._held[won.lease_key] = entry
-                self._counts["stolen" if stolen else "taken"] += 1
-            taken.append(won.lease_key)
-            log.info(
-                "worker %s %s lease %s%s",
-                self.worker_id,
-                "stole" if stolen else "took",
-                lease.lease_key,
-                f" from {lease.lease_owner}" if lease.lease_owner else "",
-            )
-            self._tell_gained(won)
-        return taken
+        if self._pool is None:
+            raise RuntimeError(f"lease coordinator {self.worker_id} is not started")
+        return self._acquirer.take_leases(self._pool)
 
     # -- checkpointing ----------------------------------------------------------------------
 
@@ -323,55 +315,71 @@ class LeaseCoordinator:
         Refuses, writing nothing, a position lower than the current checkpoint
         (:class:`CheckpointError`) or a lease this worker no longer holds
         (:class:`~.errors.LeaseLostError`). ``SHARD_END`` also records the children and
-        stops renewing the lease (the shard needs no reader any more).
+        stops renewing the lease (the shard needs no reader any more). A successful
+        write moves the counter, so it counts as a renewal.
         """
         self._fence()
-        with self._lock:
-            entry = self._held.get(shard_id)
-        if entry is None:
-            raise LeaseLostError(
-                f"cannot checkpoint shard {shard_id} at {esn}: worker {self.worker_id} "
-                "does not hold its lease"
+        entry = self._held.get(shard_id)
+        if entry is None or not entry.write_lock.acquire(timeout=self.failover_time_s):
+            if entry is None:
+                raise LeaseLostError(
+                    f"cannot checkpoint shard {shard_id} at {esn}: worker {self.worker_id} "
+                    "does not hold its lease"
+                )
+            raise DependencyError(
+                f"cannot checkpoint shard {shard_id} at {esn}: an earlier write to its lease "
+                f"has not returned within {self.failover_time_s:.1f}s; nothing was written",
+                operation="checkpoint",
+                shard_id=shard_id,
             )
-        with entry.write_lock:
+        try:
+            if not self._held.is_current(entry):
+                raise LeaseLostError(
+                    f"cannot checkpoint shard {shard_id} at {esn}: worker {self.worker_id} "
+                    "lost its lease meanwhile; nothing was written"
+                )
             current = entry.lease.checkpoint
             if esn < current:
                 raise CheckpointError(
                     f"cannot checkpoint shard {shard_id} at {esn}: it is before the current "
                     f"checkpoint {current}"
                 )
+            sent_at = self._clock()
             written = self.table.checkpoint(
                 entry.lease, esn, frozenset(child_shard_ids) if child_shard_ids else None
             )
-            if written is None:
-                self._drop(shard_id, entry, "its counter moved: another worker took it")
-                raise LeaseLostError(
-                    f"cannot checkpoint shard {shard_id} at {esn}: the lease was taken by "
-                    "another worker; nothing was written"
-                )
-            with self._lock:
-                entry.lease = written
+            if written is not None:
+                self._held.written(entry, written, sent_at)
+        finally:
+            entry.write_lock.release()
+        if written is None:
+            self._drop(entry, "its counter moved: another worker took it")
+            raise LeaseLostError(
+                f"cannot checkpoint shard {shard_id} at {esn}: the lease was taken by "
+                "another worker; nothing was written"
+            )
         if esn == ESN_SHARD_END:
-            with self._lock:
-                if self._held.get(shard_id) is entry:
-                    del self._held[shard_id]
+            self._held.remove(entry, lost=False)
+            self._wake_parents.set()  # its children may be ready now
         return written
 
     def shard_ended(self, shard_id: str, child_shard_ids: list) -> Lease:
         """At a shard's end: checkpoint SHARD_END with the children, create their leases."""
         written = self.checkpoint(shard_id, ESN_SHARD_END, child_shard_ids)
         if self.shard_sync is not None and child_shard_ids:
-            self.shard_sync.create_child_leases(child_shard_ids)
+            try:
+                self.shard_sync.create_child_leases(child_shard_ids)
+            except Exception as exc:  # the periodic sync creates them: the parent is leased
+                log.warning(
+                    "could not create the child leases %s of shard %s now: %s; the next "
+                    "shard sync will",
+                    child_shard_ids,
+                    shard_id,
+                    exc,
+                )
         return written
 
     # -- listeners --------------------------------------------------------------------------
-
-    def _tell_gained(self, lease: Lease) -> None:
-        if self._on_gained is not None:
-            try:
-                self._on_gained(lease)
-            except Exception:
-                log.exception("lease-gained listener failed for %s", lease.lease_key)
 
     def _tell_lost(self, key: str, reason: str) -> None:
         if self._on_lost is not None:
@@ -379,3 +387,15 @@ class LeaseCoordinator:
                 self._on_lost(key, reason)
             except Exception:
                 log.exception("lease-lost listener failed for %s", key)
+
+
+def _pool_width(client_connections: Optional[int]) -> int:
+    """The KCL's 20 threads, but fewer than the client's connections: two stay free for
+    the taker's scan and for checkpoints, so no call waits for (or reopens) a connection."""
+    if client_connections is None:
+        return DEFAULT_RENEWAL_THREADS
+    return max(1, min(DEFAULT_RENEWAL_THREADS, client_connections - 2))
+
+
+def _left(deadline: float) -> float:
+    return max(0.0, deadline - time.monotonic())

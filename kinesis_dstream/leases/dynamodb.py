@@ -5,7 +5,12 @@ capacity, as the KCL creates it. Creating a lease is conditional on it not exist
 renewing, taking, evicting, checkpointing and deleting are conditional on the counter
 the caller last saw (and, where it matters, on the owner). A write that loses a race
 returns None: the caller's view is stale, nothing was written. Throttling and 5xx
-answers are retried with one :class:`~.backoff.Backoff`.
+answers are retried with a :class:`~.backoff.Backoff`: renewals and releases with a
+short one that fits a failover third (see :mod:`.timing`), the rest with a patient one.
+
+A retried write can lose its condition to its own first attempt (applied, but the
+answer was lost to a timeout). As the KCL does, such a loss is checked by reading the
+lease back: if it holds exactly what our write would have written, the write won.
 """
 
 from __future__ import annotations
@@ -31,13 +36,22 @@ from .lease import (
     Lease,
     is_lease_item,
 )
+from .timing import LeaseTimings
 
 log = logging.getLogger(__name__)
 
-#: Lease writes must land well inside a failover period (10 s by default).
+#: Scans, takes, checkpoints and table calls: well inside a failover period (10 s).
 DEFAULT_LEASE_BACKOFF = Backoff(
     initial_delay_s=0.05, max_delay_s=1.0, max_attempts=6, max_elapsed_s=3.0
 )
+#: Renewals and releases: inside the default failover time's renewal timeout.
+DEFAULT_RENEW_BACKOFF = LeaseTimings.from_failover().renew_backoff
+#: One attempt: the read-back that checks a retried write must not retry itself.
+_READ_BACK = Backoff(max_attempts=1)
+#: Leases per Scan page: the lease client's read timeout (half a second at the default
+#: failover time) applies to every call, so a page must return within it however big
+#: the table; ten round trips for a thousand leases, once per taker pass, cost little.
+SCAN_PAGE_LEASES = 100
 _CONDITION_FAILED = "ConditionalCheckFailedException"
 _TABLE_WAIT_S = 120.0
 
@@ -51,6 +65,7 @@ class LeaseTable:
         table_name: str,
         *,
         backoff: Backoff = DEFAULT_LEASE_BACKOFF,
+        renew_backoff: Backoff = DEFAULT_RENEW_BACKOFF,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         if not table_name:
@@ -58,6 +73,7 @@ class LeaseTable:
         self.client = client
         self.table_name = table_name
         self._backoff = backoff
+        self._renew_backoff = renew_backoff
         self._sleep = sleep
         self._writes = 0
         self._writes_lock = threading.Lock()
@@ -68,18 +84,34 @@ class LeaseTable:
         with self._writes_lock:
             return self._writes
 
+    @property
+    def max_concurrency(self) -> Optional[int]:
+        """The client's HTTP connection pool: more calls at once would queue or reconnect."""
+        config = getattr(getattr(self.client, "meta", None), "config", None)
+        return getattr(config, "max_pool_connections", None)
+
     def _count_write(self) -> None:
         with self._writes_lock:
             self._writes += 1
 
-    def _call(self, operation: str, lease_key: Optional[str] = None, **kwargs: Any) -> Any:
+    def _call(
+        self,
+        operation: str,
+        lease_key: Optional[str] = None,
+        *,
+        backoff: Optional[Backoff] = None,
+        on_retry: Optional[Callable[[BaseException], None]] = None,
+        **kwargs: Any,
+    ) -> Any:
         method = getattr(self.client, _snake(operation))
         return call_with_retry(
             functools.partial(method, TableName=self.table_name, **kwargs),
-            self._backoff,
+            backoff or self._backoff,
             operation=f"{operation} on lease table {self.table_name!r}",
             shard_id=lease_key,
             sleep=self._sleep,
+            on_retry=on_retry,
+            client=self.client,
         )
 
     # -- the table ----------------------------------------------------------------------
@@ -142,7 +174,7 @@ class LeaseTable:
     def list_leases(self) -> list:
         """Every lease, by a consistent paginated scan; other KCL item types are skipped."""
         leases = []
-        kwargs: dict = {"ConsistentRead": True}
+        kwargs: dict = {"ConsistentRead": True, "Limit": SCAN_PAGE_LEASES}
         while True:
             page = self._call("Scan", **kwargs)
             leases += [Lease.from_item(i) for i in page.get("Items", []) if is_lease_item(i)]
@@ -151,10 +183,10 @@ class LeaseTable:
                 return sorted(leases, key=lambda lease: lease.lease_key)
             kwargs["ExclusiveStartKey"] = start
 
-    def get_lease(self, lease_key: str) -> Optional[Lease]:
-        item = self._call("GetItem", lease_key, Key=_key(lease_key), ConsistentRead=True).get(
-            "Item"
-        )
+    def get_lease(self, lease_key: str, *, backoff: Optional[Backoff] = None) -> Optional[Lease]:
+        item = self._call(
+            "GetItem", lease_key, backoff=backoff, Key=_key(lease_key), ConsistentRead=True
+        ).get("Item")
         return Lease.from_item(item) if item and is_lease_item(item) else None
 
     # -- conditional writes ---------------------------------------------------------------
@@ -170,8 +202,14 @@ class LeaseTable:
         )
 
     def renew(self, lease: Lease) -> Optional[Lease]:
-        """Bump the counter of a lease we own; None if it moved or changed owner."""
-        return self._update(lease, set_={}, owner_must_be=lease.lease_owner)
+        """Bump the counter of a lease we own; None if it moved or changed owner.
+
+        Uses the short renewal budget: a renewal that fails is retried by the next
+        renewal pass, a third of a failover period later.
+        """
+        return self._update(
+            lease, set_={}, owner_must_be=lease.lease_owner, backoff=self._renew_backoff
+        )
 
     def take(self, lease: Lease, owner: str) -> Optional[Lease]:
         """Make ``owner`` the owner (taking an expired lease or stealing one)."""
@@ -190,6 +228,7 @@ class LeaseTable:
             remove=(LEASE_OWNER,),
             owner_must_be=lease.lease_owner,
             changes={"lease_owner": None},
+            backoff=self._renew_backoff,
         )
 
     def checkpoint(
@@ -242,6 +281,7 @@ class LeaseTable:
         remove: tuple = (),
         owner_must_be: Optional[str] = None,
         changes: Optional[dict] = None,
+        backoff: Optional[Backoff] = None,
     ) -> Optional[Lease]:
         """One UpdateItem: SET ``set_`` and counter+1, REMOVE ``remove``, if unchanged."""
         names = {"#counter": LEASE_COUNTER}
@@ -264,24 +304,53 @@ class LeaseTable:
             names["#owner"] = LEASE_OWNER
             values[":owner"] = {"S": owner_must_be}
             condition += " AND #owner = :owner"
+        retried: list = []
         won = self._conditional(
             "UpdateItem",
             lease.lease_key,
+            backoff=backoff,
+            on_retry=retried.append,
             Key=_key(lease.lease_key),
             UpdateExpression=expression,
             ConditionExpression=condition,
             ExpressionAttributeNames=names,
             ExpressionAttributeValues=values,
         )
-        if not won:
-            return None
-        return replace(lease, lease_counter=lease.lease_counter + 1, **(changes or {}))
+        written = replace(lease, lease_counter=lease.lease_counter + 1, **(changes or {}))
+        if won:
+            return written
+        if retried and self._holds(written):
+            log.info(
+                "write to lease %s lost its condition after a retry, but the table holds "
+                "what it wrote: an earlier attempt landed (recovered)",
+                lease.lease_key,
+            )
+            return written
+        return None
 
-    def _conditional(self, operation: str, lease_key: str, **kwargs: Any) -> bool:
+    def _holds(self, written: Lease) -> bool:
+        """The table holds ``written``'s counter, owner and checkpoint (one read, no retry)."""
+        now = self.get_lease(written.lease_key, backoff=_READ_BACK)
+        return (
+            now is not None
+            and now.lease_counter == written.lease_counter
+            and now.lease_owner == written.lease_owner
+            and now.checkpoint == written.checkpoint
+        )
+
+    def _conditional(
+        self,
+        operation: str,
+        lease_key: str,
+        *,
+        backoff: Optional[Backoff] = None,
+        on_retry: Optional[Callable[[BaseException], None]] = None,
+        **kwargs: Any,
+    ) -> bool:
         """One conditional write: True if it landed, False if its condition failed."""
         self._count_write()
         try:
-            self._call(operation, lease_key, **kwargs)
+            self._call(operation, lease_key, backoff=backoff, on_retry=on_retry, **kwargs)
         except KinesisServiceError as exc:
             if exc.code == _CONDITION_FAILED:
                 return False

@@ -5,7 +5,15 @@
   (closed ones included, so nothing retained is skipped), each with its parents.
 - Later syncs find new shards (after a split or merge). A new shard whose parent has a
   lease, or is an ancestor of one, starts at TRIM_HORIZON, so no record between parent
-  and child is skipped; other new shards start at the initial position.
+  and child is skipped; other new shards start at the initial position. An AT_TIMESTAMP
+  application gives such descendants AT_TIMESTAMP instead, as the KCL's
+  ``HierarchicalShardSyncer`` does: the reader then starts at the application's
+  timestamp, which is the shard's first record for any child younger than it, and never
+  delivers a record older than the timestamp the user asked for.
+- :meth:`ShardSync.create_child_leases` (at a parent's shard end) follows the same rule,
+  so a child starts at the same position whichever path creates its lease first. (The
+  KCL's shard-end path, ``newKCLLeaseForChildShard``, writes TRIM_HORIZON whatever the
+  initial position; its periodic sync rarely races it, ours runs every minute.)
 - A shard with a leased descendant gets no lease again (its lease was finished and
   deleted, or it predates the application).
 - A finished (SHARD_END) lease is deleted once every child lease has started, that is,
@@ -27,8 +35,8 @@ from ..esn import (
     ExtendedSequenceNumber,
 )
 from ..retrieval.streams import list_shards
-from .dynamodb import LeaseTable
 from .lease import Lease
+from .refresher import LeaseRefresher
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +45,11 @@ INITIAL_POSITIONS = {
     TRIM_HORIZON: ESN_TRIM_HORIZON,
     AT_TIMESTAMP: ESN_AT_TIMESTAMP,
 }
+
+
+def descendant_checkpoint(initial_position: str) -> ExtendedSequenceNumber:
+    """Where a new child of a leased shard starts (HierarchicalShardSyncer's rule)."""
+    return ESN_AT_TIMESTAMP if initial_position == AT_TIMESTAMP else ESN_TRIM_HORIZON
 
 
 def parents_of(shard: dict) -> frozenset:
@@ -68,7 +81,7 @@ class ShardSync:
         self,
         kinesis: Any,
         stream_name: str,
-        table: LeaseTable,
+        table: LeaseRefresher,
         initial_position: str = LATEST,
     ) -> None:
         if initial_position not in INITIAL_POSITIONS:
@@ -108,8 +121,8 @@ class ShardSync:
                 continue
             closed = "EndingSequenceNumber" in shard.get("SequenceNumberRange", {})
             parent_leased = any(p in leases or p in covered for p in parents_of(shard))
-            if parent_leased:
-                checkpoint = ESN_TRIM_HORIZON  # read the child from its first record
+            if parent_leased:  # from its first record (or the app's timestamp)
+                checkpoint = descendant_checkpoint(self.initial_position)
             elif closed and self.initial_position == LATEST:
                 continue  # a closed shard holds nothing after "now"
             else:
@@ -128,12 +141,13 @@ class ShardSync:
         return created
 
     def create_child_leases(self, child_shard_ids: list) -> list:
-        """At a parent's shard end: child leases at TRIM_HORIZON, unless they exist."""
+        """At a parent's shard end: child leases (see :func:`descendant_checkpoint`)."""
         wanted = set(child_shard_ids)
+        checkpoint = descendant_checkpoint(self.initial_position)
         created = []
         for shard in list_shards(self.kinesis, self.stream_name):
             if shard["ShardId"] in wanted and self.table.create_lease(
-                lease_for_shard(shard, ESN_TRIM_HORIZON)
+                lease_for_shard(shard, checkpoint)
             ):
                 created.append(shard["ShardId"])
         return created

@@ -1,0 +1,165 @@
+"""The leases one worker holds, each with its state; one lock and no I/O under it.
+
+A held lease moves through :class:`LeaseState`::
+
+    GAINING ──listener accepts──► WAITING_ON_PARENTS ──parents finished──► READY
+       │                  └──────────(parents already known finished)─────────┘
+       └──listener fails──► (released, no longer held)
+
+and leaves the registry when it is lost, fenced, released or finished. Only READY
+leases are read. Self-fencing is judged here: a lease whose last successful write (a
+renewal, a take or a checkpoint) was *sent* more than ``failover_time_s`` ago by this
+worker's clock is given up, because other workers may already judge it expired.
+"""
+
+from __future__ import annotations
+
+import enum
+import threading
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from .lease import Lease
+
+
+class LeaseState(enum.Enum):
+    GAINING = "gaining"  # taken; the lease-gained listener has not accepted it yet
+    WAITING_ON_PARENTS = "waiting on parents"  # a parent shard may still have records
+    READY = "ready"  # every parent lease is absent or finished: read this shard
+
+
+_TRANSITIONS = {
+    LeaseState.GAINING: {LeaseState.WAITING_ON_PARENTS, LeaseState.READY},
+    LeaseState.WAITING_ON_PARENTS: {LeaseState.READY},
+    LeaseState.READY: set(),
+}
+
+
+@dataclass(eq=False)
+class HeldLease:
+    """One held lease. Fields change under the registry's lock; writes to the store for
+    this lease (renewal, checkpoint, release) go one at a time under ``write_lock``."""
+
+    lease: Lease
+    renewed_at: float  # clock time the last successful write was sent
+    state: LeaseState = LeaseState.GAINING
+    parents_done: bool = False  # known at take time; decides GAINING's next state
+    renewing: bool = False  # a renewal is queued or running
+    write_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def key(self) -> str:
+        return self.lease.lease_key
+
+
+class HeldLeases:
+    """Lease key -> :class:`HeldLease`, guarded by one lock; counts for metrics."""
+
+    def __init__(self, failover_time_s: float, clock: Callable[[], float]) -> None:
+        self.failover_time_s = failover_time_s
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._held: dict = {}
+        self._counts = {"taken": 0, "stolen": 0, "lost": 0}
+        self._closed = False
+
+    def add(self, entry: HeldLease, *, stolen: bool) -> bool:
+        """Hold ``entry``; False once closed (a take that landed while stopping)."""
+        with self._lock:
+            if self._closed:
+                return False
+            self._held[entry.key] = entry
+            self._counts["stolen" if stolen else "taken"] += 1
+            return True
+
+    def get(self, key: str) -> Optional[HeldLease]:
+        with self._lock:
+            return self._held.get(key)
+
+    def is_current(self, entry: HeldLease) -> bool:
+        with self._lock:
+            return self._held.get(entry.key) is entry
+
+    def keys(self) -> set:
+        with self._lock:
+            return set(self._held)
+
+    def entries(self, state: Optional[LeaseState] = None) -> list:
+        with self._lock:
+            return [e for e in self._held.values() if state is None or e.state is state]
+
+    def leases(self, state: Optional[LeaseState] = None) -> dict:
+        with self._lock:
+            return {
+                key: e.lease for key, e in self._held.items() if state is None or e.state is state
+            }
+
+    def remove(self, entry: HeldLease, *, lost: bool) -> bool:
+        """Forget ``entry`` if it is still the one held; True if it was."""
+        with self._lock:
+            if self._held.get(entry.key) is not entry:
+                return False
+            del self._held[entry.key]
+            if lost:
+                self._counts["lost"] += 1
+            return True
+
+    def close(self) -> list:
+        """Refuse new leases; remove and return every held one (at stop)."""
+        with self._lock:
+            self._closed = True
+            entries, self._held = list(self._held.values()), {}
+            return entries
+
+    def reopen(self) -> None:
+        with self._lock:
+            self._closed = False
+
+    def claim_for_renewal(self) -> tuple:
+        """Mark every lease not already being renewed; returns (claimed, still in flight).
+
+        Least recently renewed first: a lease that missed a pass is renewed first in the
+        next one, so a pass that runs long never makes one lease miss two.
+        """
+        with self._lock:
+            claimed = sorted(
+                (e for e in self._held.values() if not e.renewing), key=lambda e: e.renewed_at
+            )
+            for entry in claimed:
+                entry.renewing = True
+            return claimed, len(self._held) - len(claimed)
+
+    def renewal_done(self, entry: HeldLease) -> None:
+        with self._lock:
+            entry.renewing = False
+
+    def written(self, entry: HeldLease, lease: Lease, sent_at: float) -> bool:
+        """Record a successful write sent at ``sent_at``; False if no longer held."""
+        with self._lock:
+            if self._held.get(entry.key) is not entry:
+                return False
+            entry.lease = lease
+            entry.renewed_at = max(entry.renewed_at, sent_at)
+            return True
+
+    def move(self, entry: HeldLease, state: LeaseState) -> bool:
+        """Apply one transition of the table above; False if not held or not allowed."""
+        with self._lock:
+            if self._held.get(entry.key) is not entry or state not in _TRANSITIONS[entry.state]:
+                return False
+            entry.state = state
+            return True
+
+    def fence(self) -> list:
+        """Remove and return the entries not renewed within the failover time."""
+        now = self._clock()
+        with self._lock:
+            stale = [e for e in self._held.values() if now - e.renewed_at > self.failover_time_s]
+            for entry in stale:
+                del self._held[entry.key]
+            self._counts["lost"] += len(stale)
+            return stale
+
+    def counts(self) -> dict:
+        with self._lock:
+            return dict(self._counts)

@@ -1,0 +1,100 @@
+"""Every lease timing, derived from one number: the failover time (as the KCL does).
+
+- Renew every ``failover / 3``; take every ``2 x (failover + 25 ms)``.
+- A renewal call must end within ``renewal_timeout_s = failover / 6``, half a renewal
+  interval: then a hung call is over before the next pass tries its lease again, so one
+  hang costs one renewal, never the lease. Its worst case is the renewal retry budget
+  plus two reads (the write, and the read-back after a retried write, see
+  :meth:`~.dynamodb.LeaseTable.renew`), so the lease client's read timeout is
+  ``failover / 20`` and the budget ``0.035 x failover``: 1.35 s at 10 s, inside 1.67 s.
+  The read timeout never goes below 0.5 s: shorter failover times are for tests against
+  local servers, where a smaller timeout would only add spurious failures.
+- :meth:`LeaseCoordinator.stop <.coordinator.LeaseCoordinator.stop>` returns within
+  ``release_timeout_s + join_timeout_s`` (``failover + failover / 2``): releases get
+  the failover time at most, since a release that cannot land by then is moot (every
+  other worker judges the lease expired anyway), and thread joins get the rest.
+
+The receiver builds its DynamoDB client and lease table from these values::
+
+    timings = LeaseTimings.from_failover(settings.failover_time_s)
+    spec = ClientSpec("dynamodb", region, endpoint, credentials,
+                      read_timeout_s=timings.client_read_timeout_s)
+    table = LeaseTable(spec.client(), app_name, renew_backoff=timings.renew_backoff)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..backoff import Backoff
+
+DEFAULT_FAILOVER_TIME_S = 10.0
+#: The KCL adds this to the failover time for its taker interval.
+TAKER_EPSILON_S = 0.025
+#: The KCL renews on a pool of 20 threads.
+DEFAULT_RENEWAL_THREADS = 20
+_MIN_READ_TIMEOUT_S = 0.5
+#: A lease whose gained listener failed is not taken again for this many taker passes.
+_REJECTED_PASSES = 3
+
+
+@dataclass(frozen=True)
+class LeaseTimings:
+    """The lease protocol's intervals, timeouts and retry budget, in seconds."""
+
+    failover_time_s: float
+    renewal_interval_s: float
+    taker_interval_s: float
+    renewal_timeout_s: float
+    client_read_timeout_s: float
+    renew_backoff: Backoff
+    join_timeout_s: float
+    release_timeout_s: float
+    rejected_retry_s: float
+
+    def __post_init__(self) -> None:
+        for name in (
+            "failover_time_s",
+            "renewal_interval_s",
+            "taker_interval_s",
+            "renewal_timeout_s",
+            "client_read_timeout_s",
+            "join_timeout_s",
+            "release_timeout_s",
+        ):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name} must be > 0, got {getattr(self, name)}")
+        if self.renewal_interval_s >= self.failover_time_s:
+            raise ValueError(
+                f"renewal_interval_s ({self.renewal_interval_s}) must be below the failover "
+                f"time ({self.failover_time_s}), or every lease is fenced between renewals"
+            )
+
+    @classmethod
+    def from_failover(cls, failover_time_s: float = DEFAULT_FAILOVER_TIME_S) -> LeaseTimings:
+        """The timings for a failover time, as the module docstring derives them."""
+        if failover_time_s <= 0:
+            raise ValueError(f"failover_time_s must be > 0, got {failover_time_s}")
+        f = failover_time_s
+        taker_interval_s = 2 * (f + TAKER_EPSILON_S)
+        return cls(
+            failover_time_s=f,
+            renewal_interval_s=f / 3,
+            taker_interval_s=taker_interval_s,
+            renewal_timeout_s=f / 6,
+            client_read_timeout_s=max(_MIN_READ_TIMEOUT_S, f / 20),
+            renew_backoff=Backoff(
+                initial_delay_s=f / 500,
+                max_delay_s=f / 50,
+                max_attempts=3,
+                max_elapsed_s=0.035 * f,
+            ),
+            join_timeout_s=max(1.0, f / 2),
+            release_timeout_s=f,
+            rejected_retry_s=_REJECTED_PASSES * taker_interval_s,
+        )
+
+    @property
+    def renewal_call_bound_s(self) -> float:
+        """Worst case of one renewal with this budget and read timeout (write + read-back)."""
+        return self.renew_backoff.max_elapsed_s + 2 * self.client_read_timeout_s
