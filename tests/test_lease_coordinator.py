@@ -118,23 +118,30 @@ def test_one_worker_takes_all_then_a_second_balances_to_four_each(workers, dynam
     assert len(a.held_leases()) == 8  # one taker pass, at start
     checker = TableChecker(LeaseTable(dynamodb, workers.app))
     checker.start()
-    wait_for(lambda: checker.polls >= 1, 10, "the checker's first look")
-    b = workers.start("worker-b")  # its start pass steals one
-    assert len(b.held_leases()) == 1
-    scans = CallCounter(b.table.client, "dynamodb", "Scan")
-    # ... and each later pass one more: 4/4 within 3 more taker passes
-    wait_for(
-        lambda: workers.counts() == {"worker-a": 4, "worker-b": 4},
-        3 * b.taker_interval_s + SLACK_S,
-        "a 4/4 split",
-    )
-    changes, balanced_at = checker.owner_changes, scans.count
-    # and it stays balanced: b's next whole taker pass (its scan, then the next one's)
-    wait_for(lambda: scans.count >= balanced_at + 2, 3 * b.taker_interval_s, "two more scans")
-    scans.remove()
-    assert workers.counts() == {"worker-a": 4, "worker-b": 4}
-    assert checker.owner_changes == changes  # no flapping
-    checker.stop()
+    try:
+        wait_for(lambda: checker.polls >= 1, 10, "the checker's first look")
+        b = workers.start("worker-b")  # its start pass steals one (at most)
+        assert len(b.held_leases()) <= 1
+        scans = CallCounter(b.table.client, "dynamodb", "Scan")
+        # ... and each later pass one more. On real servers a steal can lose its
+        # compare-and-swap to the victim's renewal (every failover/3), and is then made on a
+        # later pass: the exact "4/4 after three passes" is pinned without races in
+        # test_lease_protocol.py; here, at most one steal a pass, and the split converges.
+        passes = b.taker_passes
+        wait_for(lambda: len(b.held_leases()) == 4, 10 * b.taker_interval_s, "b holds 4")
+        assert b.counts()["stolen"] <= 1 + (b.taker_passes - passes)  # at most one a pass
+        # worker-a learns of each steal at its next renewal (every failover/3)
+        wait_for(
+            lambda: workers.counts() == {"worker-a": 4, "worker-b": 4}, FAILOVER_S, "a 4/4 split"
+        )
+        changes, balanced_at = checker.owner_changes, b.taker_passes
+        # and it stays balanced: two more whole taker passes of b's
+        wait_for(lambda: b.taker_passes >= balanced_at + 2, 10 * b.taker_interval_s, "2 passes")
+        scans.remove()
+        assert workers.counts() == {"worker-a": 4, "worker-b": 4}
+        assert checker.owner_changes == changes  # no flapping
+    finally:
+        checker.stop()
     assert checker.polls > 10 and checker.owner_changes >= 4
     assert checker.violations == []
     assert not set(a.held_leases()) & set(b.held_leases())

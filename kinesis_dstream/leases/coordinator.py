@@ -247,6 +247,9 @@ class LeaseCoordinator:
         """Leases taken, stolen and lost since start (for metrics)."""
         return self._held.counts()
 
+    #: Taker passes run by the taker thread (failed ones too): the protocol's unit of time.
+    taker_passes = 0
+
     def renewal_stats(self) -> RenewalStats:
         return self._renewer.stats()
 
@@ -283,10 +286,13 @@ class LeaseCoordinator:
 
     def _taker_pass(self) -> None:
         try:
-            self._maybe_sync()
-        except Exception:  # a failed sync must not cost the take
-            log.exception("shard sync failed for worker %s", self.worker_id)
-        self.take_leases()
+            try:
+                self._maybe_sync()
+            except Exception:  # a failed sync must not cost the take
+                log.exception("shard sync failed for worker %s", self.worker_id)
+            self.take_leases()
+        finally:
+            self.taker_passes += 1
 
     def _maybe_sync(self) -> None:
         if self.shard_sync is None:
