@@ -419,7 +419,7 @@ def test_the_buffer_bound_pauses_fetching_and_max_rate_caps_rounds(
         assert receiver.progress()["buffered_records"] == 120
         assert len(receiver.batch_rdd(1000, spark).collect()) == 120
         receiver.batch_completed(1000, True)
-        receiver._max_rate = 40  # spark.streaming.receiver.maxRate, records/s per stream
+        receiver.fetcher.max_rate = 40  # spark.streaming.receiver.maxRate, records/s per stream
         assert receiver.fetch_round() == 20  # 40/s x a 0.5 s round, one shard
     finally:
         receiver.stop(release=True)
@@ -434,7 +434,7 @@ def test_max_rate_counts_user_records_and_a_round_may_end_inside_an_aggregate(
     receiver = KinesisReceiver(settings)
     receiver.start(spark, fetcher=False)  # rounds are driven by hand below
     try:
-        receiver._max_rate = 40  # spark.streaming.receiver.maxRate: user records/s
+        receiver.fetcher.max_rate = 40  # spark.streaming.receiver.maxRate: user records/s
         assert [receiver.fetch_round() for _ in range(5)] == [20] * 5  # 40/s x 0.5 s rounds
         assert receiver.batch_rdd(1000, spark).collect() == sent  # each sub-record once
     finally:

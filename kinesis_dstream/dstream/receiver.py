@@ -24,7 +24,6 @@ Spark call or AWS call is made while holding it.
 from __future__ import annotations
 
 import enum
-import itertools
 import logging
 import threading
 import time
@@ -33,15 +32,16 @@ from typing import Any, Optional
 
 from ..leases.lease import Lease
 from ..ledger import Ledger
-from ..retrieval.reader import ReaderConfig, StartPosition
+from ..retrieval.reader import StartPosition
 from ..retrieval.streams import require_stream
 from ..settings import StreamSettings
 from .batches import BatchBook, range_rdd, union_rdd
 from .checkpointer import write_checkpoints
 from .compat import context_alive
-from .fetch import FetchPlan, HeaderList
+from .fetch import FetchPlan
+from .fetcher import Fetcher, unpersist
 from .observe import ReceiverObserver
-from .rounds import Cursor, FetchBook, Round, run_round
+from .rounds import Cursor, FetchBook
 from .worker import Worker
 
 log = logging.getLogger(__name__)
@@ -74,14 +74,16 @@ class KinesisReceiver:
         self._ledger = Ledger()
         self._book = FetchBook(settings.stream_name, self._ledger, time.monotonic)
         self._batches = BatchBook()
-        self._round_ids = itertools.count(1)
         self._state = ReceiverState.NEW
-        self._sc: Any = None
-        self._headers: Any = None  # Spark accumulator of the rounds' range headers
-        self._reader_config = ReaderConfig()
-        self._max_rate = 0
-        self._job_group = f"kinesis-dstream-{settings.stream_id}"
-        self._stop_fetching = threading.Event()
+        self.fetcher = Fetcher(
+            settings,
+            self.kinesis_spec,
+            self._lock,
+            self._book,
+            self.coordinator,
+            self.observer,
+            JOIN_TIMEOUT_S,
+        )
         self._stop_background = threading.Event()
         self._threads: list = []
 
@@ -112,11 +114,7 @@ class KinesisReceiver:
     def _start(self, sc: Any, fetcher: bool) -> None:
         """Start; a :meth:`stop` meanwhile (the state went to STOPPED) is honoured after
         each blocking step, so no worker outlives a stop that raced its start."""
-        self._sc = sc
-        self._headers = sc.accumulator([], HeaderList())
-        conf = sc.getConf()
-        self._reader_config = ReaderConfig.from_spark_conf(conf)
-        self._max_rate = int(conf.get("spark.streaming.receiver.maxRate", "0") or 0)
+        self.fetcher.configure(sc)
         require_stream(self.kinesis_spec.client(), self.settings.stream_name)
         self.table.create_if_missing()
         with self._lock:
@@ -139,9 +137,9 @@ class KinesisReceiver:
         )
 
     def _start_threads(self, fetcher: bool) -> None:
-        loops = [("checkpointer", self._checkpoint_loop), ("metrics", self._metrics_loop)]
         if fetcher:
-            loops.insert(0, ("fetcher", self._fetch_loop))
+            self.fetcher.start_thread()
+        loops = [("checkpointer", self._checkpoint_loop), ("metrics", self._metrics_loop)]
         for name, target in loops:
             thread = threading.Thread(
                 target=target, name=f"kinesis-{name}-{self.settings.stream_id}", daemon=True
@@ -157,13 +155,11 @@ class KinesisReceiver:
 
     def stop_fetching(self) -> None:
         """Stop starting rounds and wait for the one in flight (before Spark stops)."""
-        self._stop_fetching.set()
-        if context_alive(self._sc):
-            try:
-                self._sc.cancelJobGroup(self._job_group)
-            except Exception:  # the context may be stopping under us
-                log.debug("could not cancel fetch jobs", exc_info=True)
-        self._join(t for t in self._threads if t.name.startswith("kinesis-fetcher"))
+        self.fetcher.stop()
+
+    def fetch_round(self) -> int:
+        """Plan and run one round by hand (tests); returns the user records fetched."""
+        return self.fetcher.fetch_round()
 
     def stop(self, release: bool) -> None:
         """Stop fetching, write the last checkpoints, stop the worker; idempotent.
@@ -221,9 +217,9 @@ class KinesisReceiver:
         with self._lock:
             rounds, self._book.rounds = list(self._book.rounds.values()), {}
             self._batches.live = {}
-        if context_alive(self._sc):
+        if context_alive(self.fetcher.sc):
             for round_ in rounds:
-                _unpersist(round_)
+                unpersist(round_)
 
     # -- leases -----------------------------------------------------------------------------
 
@@ -271,86 +267,12 @@ class KinesisReceiver:
         with self._lock:
             empty = self._book.close(shard_id)
         for round_ in empty:
-            _unpersist(round_)
+            unpersist(round_)
         log.info(
             "stream %s: stopped reading shard %s: lease lost (%s)",
             self.settings.stream_name,
             shard_id,
             reason,
-        )
-
-    # -- fetching ---------------------------------------------------------------------------
-
-    def _fetch_loop(self) -> None:
-        self._sc.setJobGroup(self._job_group, "kinesis_dstream fetch rounds", False)
-        interval = self.settings.fetch_interval_s
-        while not self._stop_fetching.is_set():
-            started = time.monotonic()
-            try:
-                self.fetch_round()
-            except Exception:
-                if self._stop_fetching.is_set() or not context_alive(self._sc):
-                    break
-                log.exception("fetch round failed for stream %s", self.settings.stream_name)
-            self._stop_fetching.wait(max(0.0, interval - (time.monotonic() - started)))
-
-    def fetch_round(self) -> int:
-        """Plan and run one round; returns the user records fetched."""
-        ready = set(self.coordinator.ready_leases())
-        with self._lock:
-            records, data_bytes = self._book.buffered()
-            if (
-                records >= self.settings.max_buffer_records
-                or data_bytes >= self.settings.max_buffer_bytes
-            ):
-                self._book.stats.rounds_skipped_full_buffer += 1
-                return 0
-            shards = self._book.readable(ready)
-            if not shards:
-                return 0
-            round_id = next(self._round_ids)
-            per_shard = self.settings.max_records_per_fetch
-            if self._max_rate > 0:  # user records per second per stream, as kinesis-asl
-                budget = self._max_rate * self.settings.fetch_interval_s
-                per_shard = max(1, min(per_shard, int(budget / len(shards))))
-            plans = [
-                self._plan(round_id, shard_id, c.position, c.iterator, c.hash_key_range, per_shard)
-                for shard_id, c in shards
-            ]
-            generations = [c.generation for _, c in shards]
-        round_ = run_round(
-            self._sc, round_id, plans, generations, self._headers, self.settings.storage_level
-        )
-        with self._lock:
-            keep = self._book.record(round_)
-        self.observer.round_fetched(round_.headers)
-        if not keep:
-            round_.rdd.unpersist()
-        return round_.records
-
-    def _plan(
-        self,
-        round_id: int,
-        shard_id: str,
-        start: StartPosition,
-        iterator: Optional[str],
-        hash_key_range: Optional[tuple],
-        max_records: int,
-    ) -> FetchPlan:
-        """One shard's read, for a fetch round or for re-reading a recovered batch."""
-        return FetchPlan(
-            round_id=round_id,
-            stream_name=self.settings.stream_name,
-            shard_id=shard_id,
-            client=self.kinesis_spec,
-            start=start,
-            iterator=iterator,
-            hash_key_range=hash_key_range,
-            max_records=max_records,
-            max_bytes=self.settings.max_buffer_bytes,
-            max_time_s=self.settings.fetch_interval_s,
-            config=self._reader_config,
-            transform=self.settings.transform,
         )
 
     # -- batches ----------------------------------------------------------------------------
@@ -378,7 +300,7 @@ class KinesisReceiver:
     def _range_plan(
         self, shard_id: str, start: StartPosition, hash_key_range: Any, records: int
     ) -> FetchPlan:
-        return self._plan(0, shard_id, start, None, hash_key_range, records)
+        return self.fetcher.plan(0, shard_id, start, None, hash_key_range, records)
 
     def batch_log(self) -> dict:
         """Recent batches' ranges (plain data) for Spark's checkpoint."""
@@ -414,7 +336,7 @@ class KinesisReceiver:
                 del self._book.rounds[round_.round_id]
             held = len(self._book.cursors)
         for round_ in expired:
-            _unpersist(round_)
+            unpersist(round_)
         for shard_id in blocked:
             log.warning(
                 "stream %s batch %d failed: shard %s will not be checkpointed past its last "
@@ -477,10 +399,3 @@ class KinesisReceiver:
     def buffered_records(self) -> int:
         with self._lock:
             return self._book.buffered()[0]
-
-
-def _unpersist(round_: Round) -> None:
-    try:
-        round_.rdd.unpersist()
-    except Exception:  # the SparkContext may already be gone
-        log.debug("could not unpersist round %d", round_.round_id, exc_info=True)

@@ -1,0 +1,162 @@
+"""The fetcher: the thread that plans and runs a fetch round every ``fetch_interval_s``.
+
+A round reads, in one Spark job, every held shard that is ready, unblocked and past its
+backoff (:meth:`~.rounds.FetchBook.readable`), bounded by ``max_records_per_fetch``, the
+buffer bounds and ``spark.streaming.receiver.maxRate`` (user records a second per
+stream, after KPL de-aggregation, as kinesis-asl counts them). The receiver owns the
+:class:`Fetcher`, which owns its thread: started by :meth:`start_thread`, stopped and
+joined (its Spark job cancelled first) by :meth:`stop`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+import time
+from typing import Any, Optional
+
+from ..retrieval.reader import ReaderConfig, StartPosition
+from ..settings import StreamSettings
+from .compat import context_alive
+from .fetch import FetchPlan, HeaderList
+from .rounds import FetchBook, Round, run_round
+
+log = logging.getLogger(__name__)
+
+
+class Fetcher:
+    """Plans and runs rounds for one receiver; the book is guarded by ``lock``."""
+
+    def __init__(
+        self,
+        settings: StreamSettings,
+        kinesis_spec: Any,
+        lock: Any,
+        book: FetchBook,
+        coordinator: Any,
+        observer: Any,
+        join_timeout_s: float,
+    ) -> None:
+        self.settings = settings
+        self.kinesis_spec = kinesis_spec
+        self.sc: Any = None
+        #: spark.streaming.receiver.maxRate: user records a second per stream (0: none).
+        self.max_rate = 0
+        self._lock = lock
+        self._book = book
+        self._coordinator = coordinator
+        self._observer = observer
+        self._join_timeout_s = join_timeout_s
+        self._round_ids = itertools.count(1)
+        self._headers: Any = None  # Spark accumulator of the rounds' range headers
+        self._reader_config = ReaderConfig()
+        self._job_group = f"kinesis-dstream-{settings.stream_id}"
+        self._stop = threading.Event()
+        self._thread: Optional[threading.Thread] = None
+
+    def configure(self, sc: Any) -> None:
+        """Read Spark's settings (retries, maxRate) and make the header accumulator."""
+        self.sc = sc
+        self._headers = sc.accumulator([], HeaderList())
+        conf = sc.getConf()
+        self._reader_config = ReaderConfig.from_spark_conf(conf)
+        self.max_rate = int(conf.get("spark.streaming.receiver.maxRate", "0") or 0)
+
+    def start_thread(self) -> None:
+        self._thread = threading.Thread(
+            target=self._loop, name=f"kinesis-fetcher-{self.settings.stream_id}", daemon=True
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Start no more rounds, cancel the one in flight and join the thread (bounded)."""
+        self._stop.set()
+        if context_alive(self.sc):
+            try:
+                self.sc.cancelJobGroup(self._job_group)
+            except Exception:  # the context may be stopping under us
+                log.debug("could not cancel fetch jobs", exc_info=True)
+        if self._thread is not None:
+            self._thread.join(timeout=self._join_timeout_s)
+            if self._thread.is_alive():
+                log.error(
+                    "thread %s did not stop in %.0fs", self._thread.name, self._join_timeout_s
+                )
+
+    def _loop(self) -> None:
+        self.sc.setJobGroup(self._job_group, "kinesis_dstream fetch rounds", False)
+        interval = self.settings.fetch_interval_s
+        while not self._stop.is_set():
+            started = time.monotonic()
+            try:
+                self.fetch_round()
+            except Exception:
+                if self._stop.is_set() or not context_alive(self.sc):
+                    break
+                log.exception("fetch round failed for stream %s", self.settings.stream_name)
+            self._stop.wait(max(0.0, interval - (time.monotonic() - started)))
+
+    def fetch_round(self) -> int:
+        """Plan and run one round; returns the user records fetched."""
+        ready = set(self._coordinator.ready_leases())
+        settings = self.settings
+        with self._lock:
+            records, data_bytes = self._book.buffered()
+            if records >= settings.max_buffer_records or data_bytes >= settings.max_buffer_bytes:
+                self._book.stats.rounds_skipped_full_buffer += 1
+                return 0
+            shards = self._book.readable(ready)
+            if not shards:
+                return 0
+            round_id = next(self._round_ids)
+            per_shard = settings.max_records_per_fetch
+            if self.max_rate > 0:  # user records per second per stream, as kinesis-asl
+                budget = self.max_rate * settings.fetch_interval_s
+                per_shard = max(1, min(per_shard, int(budget / len(shards))))
+            plans = [
+                self.plan(round_id, shard_id, c.position, c.iterator, c.hash_key_range, per_shard)
+                for shard_id, c in shards
+            ]
+            generations = [c.generation for _, c in shards]
+        round_ = run_round(
+            self.sc, round_id, plans, generations, self._headers, settings.storage_level
+        )
+        with self._lock:
+            keep = self._book.record(round_)
+        self._observer.round_fetched(round_.headers)
+        if not keep:
+            unpersist(round_)
+        return round_.records
+
+    def plan(
+        self,
+        round_id: int,
+        shard_id: str,
+        start: StartPosition,
+        iterator: Optional[str],
+        hash_key_range: Optional[tuple],
+        max_records: int,
+    ) -> FetchPlan:
+        """One shard's read, for a fetch round or for re-reading a recovered batch."""
+        return FetchPlan(
+            round_id=round_id,
+            stream_name=self.settings.stream_name,
+            shard_id=shard_id,
+            client=self.kinesis_spec,
+            start=start,
+            iterator=iterator,
+            hash_key_range=hash_key_range,
+            max_records=max_records,
+            max_bytes=self.settings.max_buffer_bytes,
+            max_time_s=self.settings.fetch_interval_s,
+            config=self._reader_config,
+            transform=self.settings.transform,
+        )
+
+
+def unpersist(round_: Round) -> None:
+    try:
+        round_.rdd.unpersist()
+    except Exception:  # the SparkContext may already be gone
+        log.debug("could not unpersist round %d", round_.round_id, exc_info=True)
