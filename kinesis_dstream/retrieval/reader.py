@@ -51,6 +51,8 @@ _ITERATOR_GONE = frozenset({"ExpiredIteratorException"})
 #: Fresh iterators one read may make after expiries before it gives up (a loop that
 #: keeps expiring is a clock or service problem to report, not to spin on).
 MAX_ITERATOR_RENEWALS_PER_READ = 3
+#: Sub-sequence number meaning "every user record of this outer record is consumed".
+WHOLE_RECORD = 2**31 - 1
 
 
 def esn_key(sequence_number: str, sub_sequence_number: int = 0) -> tuple:
@@ -206,6 +208,8 @@ class ReadBatch:
     last_esn: Optional[tuple] = None
     #: Bytes of user-record data read (before the message handler).
     data_bytes: int = 0
+    #: ESN the reader's next read resumes after (see :attr:`ShardReader.resume_after`).
+    resume_after: Optional[tuple] = None
 
 
 class ShardReader:
@@ -248,6 +252,10 @@ class ShardReader:
         self._last_call_at: Optional[float] = None
         #: ESN of the last user record delivered, None before the first.
         self.last_delivered: Optional[tuple] = None
+        #: ESN through which the shard is consumed, None before the first page: the last
+        #: user record delivered, or ``(raw sequence, WHOLE_RECORD)`` when the page's
+        #: last raw records gave no user record (dropped or outside the hash range).
+        self.resume_after: Optional[tuple] = None
         self.shard_ended = False
         self.child_shard_ids: list = []
         self.iterators_renewed = 0
@@ -410,11 +418,12 @@ class ShardReader:
                 ]
                 done = len(kept) < len(users)
                 users = kept
+                stopped_early = done
             else:
-                done = False
+                done = stopped_early = False
             if len(out) + len(users) > max_records:  # stop inside the aggregate
                 users = users[: max_records - len(out)]
-                done, truncated = True, True
+                done, truncated, stopped_early = True, True, True
             else:
                 truncated = False
             if users:
@@ -425,6 +434,7 @@ class ShardReader:
                 last = users[-1]
                 self.last_delivered = esn_key(last.sequence_number, last.sub_sequence_number)
                 done = done or (until is not None and self.last_delivered >= until)
+            self._note_consumed(response["Records"], bool(users), stopped_early)
             next_iterator = response.get("NextShardIterator")
             if truncated:
                 # Resume at the next sub-record: a fresh iterator AT the last delivered
@@ -447,7 +457,21 @@ class ShardReader:
             first_esn,
             self.last_delivered if out else None,
             size,
+            self.resume_after,
         )
+
+    def _note_consumed(self, raw: list, delivered: bool, stopped_early: bool) -> None:
+        if stopped_early:  # records after the last delivered one are not consumed
+            if delivered:
+                self.resume_after = self.last_delivered
+            return
+        if not raw:
+            return
+        last_raw = int(raw[-1]["SequenceNumber"])
+        if self.last_delivered is not None and self.last_delivered[0] == last_raw:
+            self.resume_after = self.last_delivered
+        else:
+            self.resume_after = (last_raw, WHOLE_RECORD)
 
     def _handle(self, users: list) -> list:
         handler = self._handler

@@ -1,0 +1,108 @@
+"""The Structured Streaming source against a raw boto3 reader and createStream.
+
+    python -m benchmarks.bench_structured [--records 200000]
+
+One local server (moto's, in a child process) and one preloaded stream for all three, on
+this 2-core machine: N records of ~100 bytes over 4 shards, then in one run
+
+(a) a raw boto3 reader, one thread per shard, GetRecords(Limit=10000) from TRIM_HORIZON
+    until it has read its shard (``bench_stream.raw_boto3``);
+(b) ``spark.readStream.format("kinesis")`` from TRIM_HORIZON on local[2] into the
+    ``noop`` sink, from ``start()`` until the query's progress counts all N;
+(c) ``KinesisUtils.createStream`` from TRIM_HORIZON, 1 s batches, until a foreachRDD has
+    counted all N (``bench_stream.streaming``).
+
+Prints records/s of each and the ratios (b)/(a) and (b)/(c).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+import uuid
+
+from kinesis_dstream.local import LocalAWS
+from kinesis_dstream.retrieval.streams import ensure_stream
+
+from .bench_stream import SHARDS, preload, raw_boto3, streaming
+
+
+def structured(spark, aws, stream: str, n: int, work: str) -> tuple:
+    """Seconds from start() until the source delivered n records; and the batch sizes."""
+    from kinesis_dstream.sql import KinesisDataSource
+
+    spark.dataSource.register(KinesisDataSource)
+    df = (
+        spark.readStream.format("kinesis")
+        .option("streamName", stream)
+        .option("endpointUrl", aws.endpoint_url)
+        .option("initialPosition", "trim_horizon")
+        .option("metadataPath", os.path.join(work, "ends"))
+        .load()
+    )
+    start = time.perf_counter()
+    query = (
+        df.writeStream.format("noop")
+        .option("checkpointLocation", os.path.join(work, "checkpoint"))
+        .trigger(processingTime="0 seconds")
+        .start()
+    )
+    try:
+        deadline = time.monotonic() + 600
+        while sum(p["numInputRows"] for p in query.recentProgress) < n:
+            if query.exception() is not None:
+                raise SystemExit(f"the query failed: {query.exception()}")
+            if time.monotonic() > deadline:
+                raise SystemExit("the source did not deliver every record within 600 s")
+            time.sleep(0.05)
+        elapsed = time.perf_counter() - start
+        sizes = [p["numInputRows"] for p in query.recentProgress if p["numInputRows"]]
+    finally:
+        query.stop()
+    assert sum(sizes) == n, sum(sizes)
+    return elapsed, sizes
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--records", type=int, default=200_000)
+    args = parser.parse_args()
+    n = args.records
+    with LocalAWS() as aws, tempfile.TemporaryDirectory() as work:
+        os.environ.update({k: v for k, v in aws.env().items() if k != "AWS_ENDPOINT_URL"})
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        from pyspark.sql import SparkSession
+
+        spark = (
+            SparkSession.builder.master("local[2]")
+            .appName("bench-structured")
+            .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
+            .getOrCreate()
+        )
+        spark.sparkContext.setLogLevel("ERROR")
+        kinesis = aws.client("kinesis")
+        stream = f"bench-structured-{uuid.uuid4().hex[:8]}"
+        ensure_stream(kinesis, stream, SHARDS)
+        print(f"server: moto (local, child process); {n} records of ~100 bytes, {SHARDS} shards")
+        preload(kinesis, stream, n)
+        raw_s = raw_boto3(kinesis, stream, n)
+        source_s, sizes = structured(spark, aws, stream, n, work)
+        dstream_s = streaming(spark.sparkContext, aws, stream, n)[0]
+        spark.stop()
+    raw, source, dstream = n / raw_s, n / source_s, n / dstream_s
+    print(f"raw boto3, thread per shard:   {raw:10,.0f} records/s ({raw_s:.1f} s)")
+    print(
+        f"readStream.format('kinesis'): {source:10,.0f} records/s ({source_s:.1f} s, "
+        f"{len(sizes)} micro-batches, largest {max(sizes)})"
+    )
+    print(f"KinesisUtils.createStream:     {dstream:10,.0f} records/s ({dstream_s:.1f} s)")
+    print(f"source / raw reader:    {source / raw:.2f}")
+    print(f"source / createStream:  {source / dstream:.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,248 @@
+"""Reading one shard's range of one micro-batch, in an executor task.
+
+A fresh range is read up to its limit (cut inside a KPL aggregate if need be), its real
+end is recorded in the end store with a create-if-absent write, and only then are its
+records yielded. If another attempt recorded a different end first, what this attempt
+read is dropped and the recorded range is read instead; a replayed range always reads
+exactly from its start to its recorded last record. So a batch is a function of its end
+offset alone, whatever crashed and whenever.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Optional
+
+import pyarrow as pa  # type: ignore[import-untyped]
+from pyspark.sql.datasource import InputPartition
+
+from ..errors import DependencyError, RecordsLostError, ThrottledError
+from ..retrieval.reader import ReaderConfig, ShardReader
+from .endstore import EndStore
+from .offsets import RangeEnd, ShardRange
+from .positions import SHARD_END, describe, parse_utc, seq_position, start_position
+from .schema import ARROW_SCHEMA, records_to_arrow
+
+log = logging.getLogger(__name__)
+
+#: Data bytes after which a range ends (its recorded end keeps a replay the same).
+MAX_RANGE_BYTES = 256 * 1024 * 1024
+#: Arrow bytes a task holds in memory before its range goes to a local file.
+SPILL_BYTES = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class RangePartition(InputPartition):
+    """One task: ``shard_range`` of ``shard_id``; the end is stored under ``key``."""
+
+    stream_name: str
+    shard_id: str
+    key: str
+    query: str
+    shard_range: ShardRange
+    hash_key_range: Optional[tuple] = None
+
+
+@dataclass(frozen=True)
+class ReadSettings:
+    """What an executor needs besides the partition: picklable, no secrets in repr."""
+
+    client_spec: Any
+    config: ReaderConfig
+    fail_on_data_loss: bool
+    #: A range ends once it holds this many bytes of record data (or its record limit).
+    max_bytes: int = MAX_RANGE_BYTES
+
+
+def read_partition(part: RangePartition, store: EndStore, settings: ReadSettings) -> Iterator[Any]:
+    """The arrow record batches of one range; records its end on first read."""
+    store.check_marker(part.query)
+    recorded = store.get(part.key)
+    if recorded is None:
+        batches = _Buffer()
+        try:
+            end = _read_fresh(part, settings, batches)
+            recorded = store.put_if_absent(part.key, end)
+        except BaseException:
+            batches.discard()
+            raise
+        if recorded == end:
+            yield from batches
+            return
+        batches.discard()
+        log.info(
+            "range %s of %s/%s was recorded by another attempt: reading that range",
+            part.key,
+            part.stream_name,
+            part.shard_id,
+        )
+    yield from _read_recorded(part, settings, recorded)
+
+
+def _reader(part: RangePartition, settings: ReadSettings) -> ShardReader:
+    start = start_position(part.shard_range.start)
+    assert start is not None
+    return ShardReader(
+        settings.client_spec.client(),
+        part.stream_name,
+        part.shard_id,
+        start,
+        hash_key_range=part.hash_key_range,
+        config=settings.config,
+    )
+
+
+def _read_fresh(part: RangePartition, settings: ReadSettings, buffer: _Buffer) -> RangeEnd:
+    """Read up to the range's bounds into ``buffer``; returns the range's real end.
+
+    The end's ``next`` is the position the shard is consumed through: the reader's
+    ``resume_after`` after a page whose records were all kept (it skips raw records that
+    gave no user record: aggregates outside the shard's hash range), else the last record
+    kept, else the range's start. A read that fails (throttling, expired iterators) keeps
+    what earlier reads returned and ends there: nothing it fetched counts as consumed.
+    """
+    shard_range = part.shard_range
+    if start_position(shard_range.start) is None:
+        return RangeEnd(0, SHARD_END, shard_end=True)
+    reader = _reader(part, settings)
+    cutoff: Optional[datetime] = parse_utc(shard_range.cutoff) if shard_range.cutoff else None
+    per_call = settings.config.max_records_per_call
+    count = size = 0
+    last: Optional[dict] = None  # the last record kept
+    resume: Any = None  # the position the shard is consumed through
+    throttled = at_cutoff = caught_up = full = False
+    millis: Optional[int] = None
+    while not reader.shard_ended and count < shard_range.limit and size < settings.max_bytes:
+        wanted = min(shard_range.limit - count, per_call)
+        try:
+            chunk = reader.read(max_records=wanted, max_calls=1)
+        except (ThrottledError, DependencyError) as exc:
+            log.warning(
+                "range of %s/%s ends early after %d records: %s",
+                part.stream_name,
+                part.shard_id,
+                count,
+                exc,
+            )
+            throttled = True
+            break
+        millis = chunk.millis_behind_latest
+        records = chunk.records
+        if cutoff is not None:
+            for index, record in enumerate(records):
+                arrival = record.approximate_arrival_timestamp
+                if arrival is not None and arrival > cutoff:
+                    records, at_cutoff = records[:index], True
+                    break
+        for index, record in enumerate(records):
+            size += len(record.data)
+            if size >= settings.max_bytes and index + 1 < len(records):
+                records, full = records[: index + 1], True  # the byte bound, mid-page
+                break
+        if records:
+            buffer.add(records_to_arrow(records, part.stream_name, part.shard_id))
+            count += len(records)
+            last = seq_position(records[-1].sequence_number, records[-1].sub_sequence_number)
+        if at_cutoff or full:  # part of the page kept: consumed through its last record
+            resume = last if last is not None else resume
+            break
+        if chunk.resume_after is not None:
+            resume = seq_position(str(chunk.resume_after[0]), chunk.resume_after[1])
+        if len(chunk.records) < wanted and not millis:
+            caught_up = True  # with the shard's tip
+            break
+    end_flag = reader.shard_ended and not (at_cutoff or throttled or full)
+    end = RangeEnd(
+        count=count,
+        next=SHARD_END if end_flag else (resume if resume is not None else shard_range.start),
+        last=last,
+        shard_end=end_flag,
+        children=tuple(reader.child_shard_ids) if end_flag else (),
+        millis_behind_latest=millis,
+        throttled=throttled,
+        stopped_at_cutoff=at_cutoff,
+        caught_up=caught_up,
+    )
+    return end
+
+
+class _Buffer:
+    """A range's arrow batches until its end is recorded: in memory, then on local disk.
+
+    Records are yielded only after the end store holds the range's end, so a task holds
+    its whole range; past ``SPILL_BYTES`` the batches go to an Arrow IPC file in the
+    task's temporary directory, read back (memory-mapped) batch by batch.
+    """
+
+    def __init__(self, spill_bytes: int = 0) -> None:
+        self._spill_bytes = spill_bytes or SPILL_BYTES
+        self._batches: list = []
+        self._held = 0
+        self._path: Optional[str] = None
+        self._writer: Any = None
+
+    def add(self, batch: Any) -> None:
+        if self._writer is not None:
+            self._writer.write_batch(batch)
+            return
+        self._batches.append(batch)
+        self._held += batch.nbytes
+        if self._held > self._spill_bytes:
+            fd, self._path = tempfile.mkstemp(prefix="kinesis-range-", suffix=".arrows")
+            os.close(fd)
+            self._writer = pa.ipc.new_stream(self._path, ARROW_SCHEMA)
+            for held in self._batches:
+                self._writer.write_batch(held)
+            self._batches, self._held = [], 0
+
+    @property
+    def spilled(self) -> bool:
+        return self._path is not None
+
+    def __iter__(self) -> Iterator[Any]:
+        if self._path is None:
+            yield from self._batches
+            return
+        self._writer.close()
+        try:
+            with pa.memory_map(self._path) as source:
+                yield from pa.ipc.open_stream(source)
+        finally:
+            self.discard()
+
+    def discard(self) -> None:
+        if self._writer is not None and self._path is not None:
+            self._writer.close()
+            os.unlink(self._path)
+            self._writer = self._path = None
+        self._batches = []
+
+
+def _read_recorded(part: RangePartition, settings: ReadSettings, end: RangeEnd) -> Iterator[Any]:
+    if end.count == 0 or end.last is None:
+        return
+    until = (int(end.last["seq"]), int(end.last["sub"]))
+    reader = _reader(part, settings)
+    delivered = 0
+    while reader.last_delivered is None or reader.last_delivered < until:
+        chunk = reader.read(max_records=settings.config.max_records_per_call, until=until)
+        if chunk.records:
+            delivered += len(chunk.records)
+            yield records_to_arrow(chunk.records, part.stream_name, part.shard_id)
+        else:
+            break  # caught up or at the shard's end before the recorded last record
+    if delivered != end.count:
+        message = (
+            f"replaying a range of stream {part.stream_name!r}, shard {part.shard_id} "
+            f"({describe(part.shard_range.start)} through {end.last['seq']}/{end.last['sub']}) "
+            f"gave {delivered} records where the first read gave {end.count}: records were "
+            "trimmed (past the stream's retention) since the batch first ran"
+        )
+        if settings.fail_on_data_loss:
+            raise RecordsLostError(message)
+        log.warning("%s; continuing (failOnDataLoss=false)", message)

@@ -1,0 +1,196 @@
+"""The source runner's peek: does a shard have records after a position?
+
+Kinesis cannot say how many records a shard holds past a position without reading them,
+so the runner reads a little: the first GetRecords from a position asks for at most 2
+records, later ones (following ``NextShardIterator`` while the shard stays idle) for 1.
+What is read is only inspected (is there a user record after the position? did it arrive
+before an AvailableNow cutoff? is the position itself still retained?) and dropped: at
+most 2 records per shard per ``minFetchPeriod``, never returned to Spark. The same
+answer gives each shard's MillisBehindLatest for the query's progress. A peek may learn
+nothing (throttled, an expired iterator, an empty page while MillisBehindLatest > 0): it
+follows the shard at the next period, and the runner decides what an unsettled shard
+means (see :meth:`~.runner.SourceRunner._find_data`).
+
+Per shard the peeker keeps its iterator, so an idle shard costs one GetRecords call per
+``minFetchPeriod`` and no GetShardIterator.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Callable, Optional
+
+from ..backoff import Backoff, call_with_retry
+from ..errors import DependencyError, KinesisServiceError, ThrottledError
+from ..kpl import deaggregate
+from ..retrieval.reader import esn_key
+from .positions import Position, start_position
+
+log = logging.getLogger(__name__)
+
+PEEK_BACKOFF = Backoff(initial_delay_s=0.1, max_delay_s=1.0, max_attempts=3, max_elapsed_s=5.0)
+
+
+@dataclass
+class PeekResult:
+    """What the runner learnt about one shard at one position."""
+
+    has_data: bool = False
+    #: The shard is closed and nothing follows the position: it is finished.
+    drained: bool = False
+    #: The position is no longer retained: the earliest sequence number found instead.
+    lost_to: Optional[str] = None
+    #: The peek reached the shard's tip, or (with a cutoff) a record after the cutoff,
+    #: with no record to read in between: nothing to read now.
+    settled: bool = False
+    millis_behind_latest: Optional[int] = None
+
+
+@dataclass
+class _ShardState:
+    position: str
+    cutoff: Optional[datetime]
+    iterator: Optional[str] = None
+    check_retained: bool = False
+    last_call_at: Optional[float] = None
+    saw_after_cutoff: bool = False
+    result: PeekResult = field(default_factory=PeekResult)
+
+
+class Peeker:
+    """Per-shard peeks for one stream; lives in the source runner only (not picklable)."""
+
+    def __init__(
+        self,
+        client: Any,
+        stream_name: str,
+        min_period_s: float,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._client = client
+        self.stream_name = stream_name
+        self._min_period_s = min_period_s
+        self._clock = clock
+        self._states: dict = {}
+        self.calls = 0
+
+    def _call(self, fn: Callable[[], Any], operation: str, shard_id: str) -> Any:
+        self.calls += 1
+        return call_with_retry(
+            fn, PEEK_BACKOFF, operation=operation, stream_name=self.stream_name, shard_id=shard_id
+        )
+
+    def peek(
+        self,
+        shard_id: str,
+        position: Position,
+        hash_key_range: Optional[tuple],
+        cutoff: Optional[datetime] = None,
+    ) -> PeekResult:
+        key = json.dumps(position, separators=(",", ":"))
+        state = self._states.get(shard_id)
+        if state is None or state.position != key or state.cutoff != cutoff:
+            state = self._states[shard_id] = _ShardState(key, cutoff)
+        result = state.result
+        if result.has_data or result.drained or result.lost_to is not None:
+            return result
+        if result.settled and cutoff is not None:
+            return result  # nothing before the cutoff: settled for this AvailableNow run
+        now = self._clock()
+        if state.last_call_at is not None and now - state.last_call_at < self._min_period_s:
+            return result
+        state.last_call_at = now
+        first = state.iterator is None
+        if first:
+            start = start_position(position)
+            assert start is not None
+            args = start.iterator_args()
+            if isinstance(position, dict) and "seq" in position:
+                # AT the position's own record: its presence proves it is still retained
+                args = {
+                    "ShardIteratorType": "AT_SEQUENCE_NUMBER",
+                    "StartingSequenceNumber": position["seq"],
+                }
+                state.check_retained = True
+            state.iterator = self._call(
+                functools.partial(
+                    self._client.get_shard_iterator,
+                    StreamName=self.stream_name,
+                    ShardId=shard_id,
+                    **args,
+                ),
+                "GetShardIterator",
+                shard_id,
+            )["ShardIterator"]
+        try:
+            response = self._call(
+                functools.partial(
+                    self._client.get_records, ShardIterator=state.iterator, Limit=2 if first else 1
+                ),
+                "GetRecords",
+                shard_id,
+            )
+        except (ThrottledError, DependencyError) as exc:
+            log.info("peek at %s/%s deferred: %s", self.stream_name, shard_id, exc)
+            return result  # the executors' reads matter; a peek can wait a period
+        except KinesisServiceError as exc:
+            if exc.code == "ExpiredIteratorException":
+                state.iterator = None  # re-made from the position at the next peek
+                return result
+            raise
+        self._inspect(state, shard_id, position, hash_key_range, response)
+        return state.result
+
+    def _inspect(
+        self,
+        state: _ShardState,
+        shard_id: str,
+        position: Position,
+        hash_key_range: Optional[tuple],
+        response: dict,
+    ) -> None:
+        result = state.result
+        result.millis_behind_latest = response.get("MillisBehindLatest")
+        records = response["Records"]
+        if state.check_retained and records:
+            state.check_retained = False
+            first = records[0]["SequenceNumber"]
+            if int(first) > int(position["seq"]):  # type: ignore[index]
+                result.lost_to = first
+                return
+        users = deaggregate(
+            records,
+            *(hash_key_range or (None, None)),
+            shard_id=shard_id,
+            stream_name=self.stream_name,
+        )
+        if isinstance(position, dict) and "seq" in position:
+            after = esn_key(position["seq"], position["sub"])
+            users = [u for u in users if (int(u.sequence_number), u.sub_sequence_number) > after]
+        if state.cutoff is not None:
+            later = [
+                u
+                for u in users
+                if u.approximate_arrival_timestamp is not None
+                and u.approximate_arrival_timestamp > state.cutoff
+            ]
+            state.saw_after_cutoff = state.saw_after_cutoff or bool(later)
+            users = [
+                u
+                for u in users
+                if u.approximate_arrival_timestamp is None
+                or u.approximate_arrival_timestamp <= state.cutoff
+            ]
+        if users:
+            result.has_data = True
+        state.iterator = response.get("NextShardIterator")
+        if state.iterator is None and not users and not state.saw_after_cutoff:
+            result.drained = True
+        # an empty page with MillisBehindLatest > 0 says nothing (Kinesis returns those
+        # on the way through old data): the next peek follows NextShardIterator
+        result.settled = not users and (state.saw_after_cutoff or result.millis_behind_latest == 0)

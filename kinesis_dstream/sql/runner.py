@@ -1,0 +1,323 @@
+"""The driver side of the source: plans micro-batches from metadata only.
+
+Lives in Spark's long-lived *source runner* process (one per query). It turns the last
+offset into each shard's position (reading range ends back from the end store), finds
+new shards every ``describeShardInterval``, peeks at the shards that may be read (see
+:mod:`.peek`), and returns the next offset: a range for every shard with new records,
+a position for the others. No record's data leaves the peek.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+from collections import deque
+from datetime import datetime
+from typing import Any, Callable, Optional
+
+from ..errors import RecordsLostError, StreamNotFoundError, ThrottledError
+from ..retrieval.streams import list_shards, require_stream
+from .endstore import EndStore, EndStoreError
+from .offsets import Offset, RangeEnd, ShardRange, make_offset, range_key
+from .options import OptionError, SourceOptions
+from .partition import RangePartition
+from .peek import Peeker
+from .planner import (
+    ShardInfo,
+    initial_positions,
+    merge_shard_list,
+    ready_shards,
+    split_limit,
+)
+from .positions import SHARD_END, TRIM_HORIZON, describe, format_timestamp, now_utc
+
+log = logging.getLogger(__name__)
+
+#: Ranges of one shard that ended early on throttling, in a row, before the query fails.
+MAX_THROTTLED_RANGES_IN_A_ROW = 3
+#: Committed offsets whose range ends are kept (a restart may need the newest).
+ENDS_KEPT_FOR_COMMITS = 2
+
+
+class SourceRunner:
+    def __init__(
+        self,
+        options: SourceOptions,
+        store: EndStore,
+        client: Any,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.options = options
+        self.stream = options.connection.stream_name
+        self.store = store
+        self.client = client
+        self._clock = clock
+        self.peeker = Peeker(client, self.stream, options.min_fetch_period_ms / 1000.0, clock)
+        self.shards: dict = {}
+        self._listed_at: Optional[float] = None
+        self._ends: dict = {}  # range key -> RangeEnd, as resolved
+        self._throttled_in_a_row: dict = {}
+        self.cutoff: Optional[datetime] = None
+        self.lag_ms: dict = {}
+        self.records_lost_shards: list = []
+        self._losses_seen: set = set()  # (shard id, position): warned and counted once
+        self._committed: deque = deque()
+        self._marked: dict = {}  # query -> its marker existed before this process
+        self._created: set = set()  # queries this process started
+        self._planned: set = set()  # range keys this process planned
+        self._settled: set = set()  # (shard id, position, cutoff): nothing before cutoff
+
+    # -- shards --------------------------------------------------------------------
+
+    def _list(self, force: bool = False) -> dict:
+        now = self._clock()
+        interval_s = self.options.describe_shard_interval_ms / 1000.0
+        if force or self._listed_at is None or now - self._listed_at >= interval_s:
+            try:
+                listed = list_shards(self.client, self.stream)
+            except Exception as exc:
+                if "ResourceNotFoundException" in str(exc):
+                    raise StreamNotFoundError(
+                        f"stream {self.stream!r} does not exist (any more) at "
+                        f"{self.client.meta.endpoint_url}",
+                        operation="ListShards",
+                        stream_name=self.stream,
+                        code="ResourceNotFoundException",
+                    ) from exc
+                raise
+            self.shards = {s["ShardId"]: ShardInfo.from_list_shards(s) for s in listed}
+            self._listed_at = now
+        return self.shards
+
+    def _mark(self, query: str) -> None:
+        if query not in self._marked:
+            self._marked[query] = self.store.mark(query)
+
+    # -- the DataSourceStreamReader calls ----------------------------------------------
+
+    def initial_offset(self) -> dict:
+        require_stream(self.client, self.stream)
+        shards = self._list(force=True)
+        query = uuid.uuid4().hex[:16]
+        self._created.add(query)
+        self._mark(query)
+        positions = initial_positions(shards, self.options.initial_position, now_utc())
+        return make_offset(self.stream, query, 0, positions).to_json()
+
+    def latest_offset(self, start_json: dict, max_rows: Optional[int]) -> dict:
+        start = self._parse(start_json)
+        self._mark(start.query)
+        positions = self._resolve(start)
+        positions = self._merge_listing(positions)
+        data_from = self._find_data(positions)
+        if not data_from:
+            return start_json  # nothing new: Spark runs no micro-batch
+        gen = start.gen + 1
+        limits = split_limit(
+            sorted(data_from), self.options.max_fetch_records_per_shard, max_rows, gen
+        )
+        cutoff = None if self.cutoff is None else format_timestamp(self.cutoff)
+        entries: dict = dict(positions)
+        for shard_id, limit in limits.items():
+            entries[shard_id] = ShardRange(data_from[shard_id], limit, cutoff)
+        end = make_offset(self.stream, start.query, gen, entries)
+        self._planned.update(range_key(end, s, r) for s, r in end.ranges().items())
+        return end.to_json()
+
+    def partitions(self, end_json: dict) -> list:
+        end = self._parse(end_json)
+        ranges = end.ranges()
+        if any(shard_id not in self.shards for shard_id in ranges):
+            self._list(force=True)
+        parts = []
+        for shard_id, shard_range in sorted(ranges.items()):
+            info = self.shards.get(shard_id)
+            parts.append(
+                RangePartition(
+                    self.stream,
+                    shard_id,
+                    range_key(end, shard_id, shard_range),
+                    end.query,
+                    shard_range,
+                    info.hash_key_range if info else None,
+                )
+            )
+        return parts
+
+    def commit(self, end_json: dict) -> None:
+        end = self._parse(end_json)
+        self._committed.append([range_key(end, s, r) for s, r in end.ranges().items()])
+        while len(self._committed) > ENDS_KEPT_FOR_COMMITS:
+            old = self._committed.popleft()
+            self.store.delete(old)
+            for key in old:
+                self._ends.pop(key, None)
+
+    def report(self) -> Optional[dict]:
+        if not self.lag_ms and not self.records_lost_shards:
+            return None
+        lags = {s: self.lag_ms[s] for s in sorted(self.lag_ms)}
+        known = [v for v in lags.values() if v is not None]
+        return {
+            "stream": self.stream,
+            "maxMillisBehindLatest": max(known) if known else None,
+            "millisBehindLatest": lags,
+            "dataLossEvents": len(self.records_lost_shards),
+            "shardsWithDataLoss": sorted(set(self.records_lost_shards)),
+        }
+
+    # -- steps of latest_offset ----------------------------------------------------------
+
+    def _parse(self, value: dict) -> Offset:
+        offset = Offset.from_json(value)
+        if offset.stream != self.stream:
+            raise OptionError(
+                f"the checkpoint's offsets are for stream {offset.stream!r} but option "
+                f"'streamName' is {self.stream!r}: use a new checkpointLocation for a new stream"
+            )
+        return offset
+
+    def _resolve(self, start: Offset) -> dict:
+        """Each shard's position after ``start``: ranges resolved via the end store."""
+        positions = {}
+        for shard_id, entry in start.shards:
+            if not isinstance(entry, ShardRange):
+                positions[shard_id] = entry
+                continue
+            key = range_key(start, shard_id, entry)
+            end = self._ends.get(key)
+            if end is None:
+                end = self.store.get(key)
+                if end is None:
+                    self._check_missing_end(start, shard_id, entry, key)
+                    # no task read this range (e.g. a plan that never scanned the source):
+                    # fix it as empty, so a task that reads it later reads nothing either
+                    log.warning(
+                        "no recorded end for the range of shard %s from %s in %s; fixing it "
+                        "as empty",
+                        shard_id,
+                        describe(entry.start),
+                        self.store.description,
+                    )
+                    end = self.store.put_if_absent(key, RangeEnd(0, entry.start))
+                self._ends[key] = end
+                self._note_end(shard_id, end)
+            settled = end.stopped_at_cutoff or end.caught_up
+            if entry.cutoff is not None and settled and not end.throttled:
+                self._settled.add((shard_id, _key(end.next), entry.cutoff))
+            positions[shard_id] = end.next
+        return positions
+
+    def _check_missing_end(self, start: Offset, shard_id: str, entry: Any, key: str) -> None:
+        """Fail when a range's end is missing because the end store was lost.
+
+        A task records a range's end before it yields a record, so with the store intact
+        a missing end means no task read the range. But when this process had to create
+        the query's marker, the store it sees is not the one earlier batches wrote to
+        (deleted, or ``metadataPath`` changed): fixing the range as empty would read its
+        records again, after a committed batch delivered them.
+        """
+        if self._marked.get(start.query, True) or start.query in self._created:
+            return
+        if key in self._planned:
+            return
+        where = self.store.description
+        raise EndStoreError(
+            f"the end of range {key} (stream {self.stream!r}, shard {shard_id}, "
+            f"{describe(entry.start)}) is missing from the end store ({where}), and this "
+            f"store held no marker for query {start.query}: the store earlier batches wrote "
+            "to was lost or option 'metadataPath' (or 'dynamodb.tableName') changed. "
+            "Restore it, point the option back at it, or start over with a new "
+            "checkpointLocation; going on would deliver a committed batch's records again"
+        )
+
+    def _note_end(self, shard_id: str, end: RangeEnd) -> None:
+        self.lag_ms[shard_id] = end.millis_behind_latest
+        streak = self._throttled_in_a_row.get(shard_id, 0) + 1 if end.throttled else 0
+        self._throttled_in_a_row[shard_id] = streak
+        if streak >= MAX_THROTTLED_RANGES_IN_A_ROW:
+            raise ThrottledError(
+                f"reads of shard {shard_id} of stream {self.stream!r} were throttled past the "
+                f"retry budget in {streak} micro-batches in a row",
+                operation="GetRecords",
+                stream_name=self.stream,
+                shard_id=shard_id,
+                code="ProvisionedThroughputExceededException",
+            )
+        if end.shard_end and any(c not in self.shards for c in end.children):
+            self._listed_at = None  # new children: list again now
+
+    def _merge_listing(self, positions: dict) -> dict:
+        merged, lost = merge_shard_list(positions, self._list())
+        for shard_id in lost:
+            self._data_loss(
+                shard_id,
+                positions[shard_id],
+                f"shard {shard_id} of stream {self.stream!r} expired before it was read to its "
+                f"end (position {describe(positions[shard_id])})",
+            )
+        return merged
+
+    def _data_loss(self, shard_id: str, position: Any, message: str) -> None:
+        if self.options.fail_on_data_loss:
+            raise RecordsLostError(f"{message} (failOnDataLoss=true)")
+        seen = (shard_id, _key(position))
+        if seen in self._losses_seen:
+            return  # an idle poll re-finds the same loss: warned and counted once
+        self._losses_seen.add(seen)
+        self.records_lost_shards.append(shard_id)
+        log.warning("%s; going on from the oldest retained record (failOnDataLoss=false)", message)
+
+    def _find_data(self, positions: dict) -> dict:
+        """shard id -> the position its range starts from, for shards with new records.
+
+        Drained shards become SHARD_END in ``positions`` (so their children get ready).
+        """
+        data_from: dict = {}
+        checked: set = set()
+        while True:
+            ready = [s for s in ready_shards(positions, self.shards) if s not in checked]
+            if not ready:
+                return data_from
+            for shard_id in ready:
+                checked.add(shard_id)
+                position = positions[shard_id]
+                info = self.shards.get(shard_id)
+                result = self.peeker.peek(
+                    shard_id, position, info.hash_key_range if info else None, self.cutoff
+                )
+                if result.millis_behind_latest is not None:
+                    self.lag_ms[shard_id] = result.millis_behind_latest
+                if result.lost_to is not None:
+                    self._data_loss(
+                        shard_id,
+                        position,
+                        f"records of stream {self.stream!r}, shard {shard_id} {describe(position)}"
+                        f" are past the stream's retention: the oldest retained is "
+                        f"{result.lost_to}",
+                    )
+                    data_from[shard_id] = TRIM_HORIZON
+                elif result.has_data:
+                    data_from[shard_id] = position
+                elif result.drained:
+                    positions[shard_id] = SHARD_END
+                elif self._unsettled_before_cutoff(shard_id, position, result.settled):
+                    data_from[shard_id] = position
+
+    def _unsettled_before_cutoff(self, shard_id: str, position: Any, settled: bool) -> bool:
+        """During AvailableNow: a shard the peek could not settle is read to find out.
+
+        A throttled or expired peek, or an empty page while MillisBehindLatest > 0, says
+        nothing; returning ``start`` would end the run early. The executor's read of the
+        range goes on to the cutoff or the tip, and its recorded end settles the shard.
+        """
+        if self.cutoff is None or settled:
+            return False
+        cutoff = format_timestamp(self.cutoff)
+        return (shard_id, _key(position), cutoff) not in self._settled
+
+
+def _key(position: Any) -> str:
+    return json.dumps(position, separators=(",", ":"))
