@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import sys
 import threading
 import time
@@ -25,11 +26,24 @@ def _local_aws(args: argparse.Namespace) -> int:
         for name, value in aws.env().items():
             print(f"  export {name}={value}")
         print("Press Ctrl-C to stop.", flush=True)
-        try:
-            threading.Event().wait()  # until Ctrl-C
-        except KeyboardInterrupt:
-            print("\nstopping", flush=True)
+        _wait_for_stop_signal()
+        print("\nstopping", flush=True)
     return 0
+
+
+def _wait_for_stop_signal() -> None:
+    """Block until SIGINT (Ctrl-C) or SIGTERM. The handlers are installed here because a
+    process started in the background by a shell script inherits SIGINT as *ignored*,
+    and Python then raises no KeyboardInterrupt: Ctrl-C would never stop the server."""
+    stop = threading.Event()
+    signals = (signal.SIGINT, signal.SIGTERM)
+    previous = {s: signal.signal(s, lambda *_: stop.set()) for s in signals}
+    try:
+        while not stop.wait(1.0):  # bounded waits: the handler runs between them
+            pass
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
 
 
 def _lease_table(args: argparse.Namespace) -> Any:

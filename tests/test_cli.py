@@ -47,7 +47,34 @@ def test_local_aws_command_serves_until_interrupted():
         assert client.list_streams()["StreamNames"] == []
     finally:
         proc.send_signal(signal.SIGINT)
+        try:
+            assert proc.wait(timeout=30) == 0
+        finally:
+            if proc.poll() is None:  # never leave the server behind, even on failure
+                proc.kill()
+                proc.wait(timeout=30)
+
+
+def test_local_aws_stops_on_ctrl_c_even_when_started_with_sigint_ignored():
+    # What a shell script's `kinesis-dstream local-aws &` gets: SIGINT ignored.
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kinesis_dstream.cli", "local-aws"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
+    try:
+        line = ""
+        while not line.startswith("Press Ctrl-C"):
+            line = proc.stdout.readline()
+            assert line, proc.stderr.read()
+        proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=30)
 
 
 def run_cli(local_aws, *args):
