@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import signal
 import sys
 import threading
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, Optional
 
 from .errors import KinesisDStreamError
@@ -20,27 +21,30 @@ PROG = "kinesis-dstream"
 def _local_aws(args: argparse.Namespace) -> int:
     from .local import LocalAWS
 
-    with LocalAWS(port=args.port) as aws:
+    with _stop_signals() as stop, LocalAWS(port=args.port) as aws:
         print(f"Local AWS (moto) serving at {aws.endpoint_url}")
         print("Point AWS tools at it with:")
         for name, value in aws.env().items():
             print(f"  export {name}={value}")
         print("Press Ctrl-C to stop.", flush=True)
-        _wait_for_stop_signal()
+        while not stop.wait(1.0):  # bounded waits: the signal handler runs between them
+            pass
         print("\nstopping", flush=True)
     return 0
 
 
-def _wait_for_stop_signal() -> None:
-    """Block until SIGINT (Ctrl-C) or SIGTERM. The handlers are installed here because a
-    process started in the background by a shell script inherits SIGINT as *ignored*,
-    and Python then raises no KeyboardInterrupt: Ctrl-C would never stop the server."""
+@contextlib.contextmanager
+def _stop_signals() -> Iterator[threading.Event]:
+    """An event set by SIGINT (Ctrl-C) or SIGTERM, installed before anything is printed.
+
+    A process started in the background by a shell script inherits SIGINT as *ignored*,
+    and Python then raises no KeyboardInterrupt: Ctrl-C would never stop the server.
+    """
     stop = threading.Event()
     signals = (signal.SIGINT, signal.SIGTERM)
     previous = {s: signal.signal(s, lambda *_: stop.set()) for s in signals}
     try:
-        while not stop.wait(1.0):  # bounded waits: the handler runs between them
-            pass
+        yield stop
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
