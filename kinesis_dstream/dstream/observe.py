@@ -130,7 +130,7 @@ class ReceiverObserver:
                 reason,
             )
 
-    def publish(self, book: Any) -> int:
+    def publish(self) -> int:
         """Add the lease gauges and counters, then publish (one call at most)."""
         counts = self.coordinator.counts()
         for name, metric in (

@@ -203,7 +203,7 @@ class KinesisReceiver:
         except Exception:
             log.exception("the last checkpoints of stream %s failed", self.settings.stream_name)
         try:
-            self.observer.publish(self._book)
+            self.observer.publish()
         except Exception:
             log.exception("the last metrics of stream %s failed", self.settings.stream_name)
 
@@ -383,7 +383,7 @@ class KinesisReceiver:
     def _metrics_loop(self) -> None:
         while not self._stop_background.wait(self.settings.metrics_interval_s):
             try:
-                self.observer.publish(self._book)
+                self.observer.publish()
             except Exception:
                 log.exception("metrics pass failed for stream %s", self.settings.stream_name)
 

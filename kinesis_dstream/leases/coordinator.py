@@ -34,6 +34,7 @@ from typing import Callable, Optional
 
 from ..errors import CheckpointError, DependencyError, LeaseLostError
 from ..esn import ESN_SHARD_END, ExtendedSequenceNumber
+from ..settings import DEFAULT_SHARD_SYNC_INTERVAL_S
 from .held import HeldLease, HeldLeases, LeaseState
 from .lease import Lease
 from .parents import check_parents
@@ -46,7 +47,6 @@ from .timing import DEFAULT_FAILOVER_TIME_S, DEFAULT_RENEWAL_THREADS, LeaseTimin
 
 log = logging.getLogger(__name__)
 
-DEFAULT_SHARD_SYNC_INTERVAL_S = 60.0
 
 __all__ = ["DEFAULT_FAILOVER_TIME_S", "DEFAULT_SHARD_SYNC_INTERVAL_S", "LeaseCoordinator"]
 

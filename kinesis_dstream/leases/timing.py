@@ -27,8 +27,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..backoff import Backoff
+from ..settings import DEFAULT_FAILOVER_TIME_S
 
-DEFAULT_FAILOVER_TIME_S = 10.0
 #: The KCL adds this to the failover time for its taker interval.
 TAKER_EPSILON_S = 0.025
 #: The KCL renews on a pool of 20 threads.
