@@ -60,6 +60,9 @@ class StreamSettings:
     #: Explicit credentials were given (they are not here): after a restart from a Spark
     #: checkpoint they are gone and the default credential chain is used.
     explicit_credentials: bool = False
+    #: The KCL's drop of KPL aggregates holding a user record outside the shard's hash
+    #: range (counted). Off by default: such records are delivered and counted.
+    drop_aggregates_outside_shard: bool = False
     extra: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:

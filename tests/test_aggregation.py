@@ -270,9 +270,9 @@ def test_index_outside_the_key_table_passes_through_counted():
     assert stats.malformed_aggregates == 1
 
 
-def test_a_user_record_outside_the_shard_range_drops_the_whole_aggregate(caplog):
-    low_key, high_key = "a", "b"
-    low, high = sorted((effective_hash_key(low_key), effective_hash_key(high_key)))
+def _straddling_aggregate():
+    """An aggregate of two keys, and the hash range holding only the first."""
+    low, high = sorted((effective_hash_key("a"), effective_hash_key("b")))
     inside = "a" if effective_hash_key("a") == low else "b"
     outside = "b" if inside == "a" else "a"
     aggregate = hand_built(
@@ -281,6 +281,11 @@ def test_a_user_record_outside_the_shard_range_drops_the_whole_aggregate(caplog)
         {"partition_key_index": 0, "data": b"in"},
         {"partition_key_index": 1, "data": b"out"},
     )
+    return aggregate, low, high
+
+
+def test_a_user_record_outside_the_shard_range_is_delivered_and_counted(caplog):
+    aggregate, low, high = _straddling_aggregate()
     stats = DeaggregationStats()
     kept = deaggregate(
         [outer(aggregate), outer(b"plain", sequence_number="2")],
@@ -289,14 +294,37 @@ def test_a_user_record_outside_the_shard_range_drops_the_whole_aggregate(caplog)
         shard_id="shardId-000000000003",
         stats=stats,
     )
-    assert [r.data for r in kept] == [b"plain"]
-    assert stats.aggregates_dropped == 1 and stats.user_records_dropped == 2
-    assert (
-        "shardId-000000000003" in caplog.text
-        and "49000000000000000000000000000000000000000000000000000001" in caplog.text
+    assert [(r.data, r.sub_sequence_number) for r in kept] == [
+        (b"in", 0),
+        (b"out", 1),
+        (b"plain", 0),
+    ]
+    assert stats.user_records_outside_shard == 1
+    assert stats.aggregates_dropped == 0 and stats.user_records_dropped == 0
+    assert stats.aggregates == 1 and stats.user_records == 2
+    assert "outside" not in caplog.text  # counted here; the owner warns once per interval
+    # A shard whose range holds both keys counts nothing.
+    whole = DeaggregationStats()
+    assert [r.data for r in deaggregate([outer(aggregate)], low, high, stats=whole)] == [
+        b"in",
+        b"out",
+    ]
+    assert whole.user_records_outside_shard == 0
+
+
+def test_the_kcl_drop_is_opt_in_and_counts_exactly():
+    aggregate, low, _ = _straddling_aggregate()
+    stats = DeaggregationStats()
+    kept = deaggregate(
+        [outer(aggregate), outer(b"plain", sequence_number="2"), outer(aggregate)],
+        low,
+        low,
+        stats=stats,
+        drop_outside_shard=True,
     )
-    # The same aggregate read by a shard whose range holds both keys is kept whole.
-    assert [r.data for r in deaggregate([outer(aggregate)], low, high)] == [b"in", b"out"]
+    assert [r.data for r in kept] == [b"plain"]
+    assert stats.aggregates_dropped == 2 and stats.user_records_dropped == 4
+    assert stats.user_records_outside_shard == 2
 
 
 def test_explicit_hash_key_decides_the_range_only_when_its_index_is_present():
@@ -312,9 +340,17 @@ def test_explicit_hash_key_decides_the_range_only_when_its_index_is_present():
         (b"routed by 5", "5"),
         (b"routed by md5(k)", None),
     ]
-    assert deaggregate([outer(aggregate)], 0, 10) == []  # md5(k) is far above 10
+
+    def outside(lo, hi):
+        stats = DeaggregationStats()
+        assert len(deaggregate([outer(aggregate)], lo, hi, stats=stats)) == 2  # delivered
+        dropped = deaggregate([outer(aggregate)], lo, hi, drop_outside_shard=True)
+        return stats.user_records_outside_shard, len(dropped)
+
     assert md5_k > 5
-    assert len(deaggregate([outer(aggregate)], 5, md5_k)) == 2
+    assert outside(0, 10) == (1, 0)  # md5(k) is far above 10: the KCL drops the aggregate
+    assert outside(5, md5_k) == (0, 2)
+    assert outside(6, md5_k) == (1, 0)  # the explicit hash key 5 is below 6
 
 
 def test_non_numeric_explicit_hash_key_passes_through_when_range_checked():

@@ -192,6 +192,7 @@ class KinesisUtils:
         workerId: Optional[str] = None,
         metricsIntervalMs: int = int(DEFAULT_METRICS_INTERVAL_S * 1000),
         metricsSink: str = "cloudwatch",
+        dropAggregatesOutsideShard: bool = False,
     ) -> Any:
         """Create an input stream that pulls messages from a Kinesis stream.
 
@@ -201,7 +202,11 @@ class KinesisUtils:
         before anything starts. Beyond PySpark: ``initialTimestamp`` (with
         ``InitialPositionInStream.AT_TIMESTAMP``), ``messageHandler`` (gets each
         :class:`~kinesis_dstream.KinesisRecord`; replaces ``decoder``), endpoints for
-        DynamoDB, CloudWatch and STS, and tuning options. Explicit keys are never written
+        DynamoDB, CloudWatch and STS, and tuning options. KPL user records whose hash key
+        lies outside the shard's range are delivered and counted (``progress()``, the
+        ``UserRecordsOutsideShard`` metric, a warning per shard per checkpoint interval);
+        ``dropAggregatesOutsideShard=True`` drops their whole aggregate as the KCL does
+        (for streams written only by the KPL; counted too). Explicit keys are never written
         to Spark checkpoints or logs; after a restart from a checkpoint the default
         credential chain is used.
         """
@@ -255,6 +260,7 @@ class KinesisUtils:
             worker_id=workerId,
             metrics_interval_s=metricsIntervalMs / 1000,
             metrics_sink=metricsSink,
+            drop_aggregates_outside_shard=bool(dropAggregatesOutsideShard),
             explicit_credentials=credentials is not None,
         )
         return create(ssc, settings, credentials)
@@ -364,6 +370,11 @@ class _Builder:
 
     def cloudWatchEndpointUrl(self, url: str) -> _Builder:
         return self._set("cloudwatch_endpoint_url", url)
+
+    def dropAggregatesOutsideShard(self, drop: bool = True) -> _Builder:
+        """The KCL's rule: drop KPL aggregates holding a user record outside the shard's
+        hash range (counted). Without it such records are delivered and counted."""
+        return self._set("drop_aggregates_outside_shard", bool(drop))
 
     def build(self) -> Any:
         """A DStream of each record's data (bytes), as the Scala builder's ``build()``."""

@@ -49,6 +49,9 @@ class RangeHeader(NamedTuple):
     read_s: float
     throttles: int = 0
     aggregates_dropped: int = 0
+    #: KPL user records outside the shard's hash range (delivered unless dropped).
+    user_records_outside_shard: int = 0
+    user_records_dropped: int = 0
     #: None when the read succeeded, else "transient" or "permanent".
     error_kind: Optional[str] = None
     error: Optional[str] = None  # the error's message: names stream, shard, record
@@ -133,7 +136,9 @@ def _read_one(plan: FetchPlan) -> tuple:
             0,
             time.monotonic() - started,
             reader.throttles,
-            reader.stats.aggregates_dropped,
+            0,  # nothing of a failed read is delivered or dropped: the shard is re-read
+            0,
+            0,
             kind,
             str(exc) or repr(exc),
             type(exc).__name__,
@@ -154,6 +159,8 @@ def _read_one(plan: FetchPlan) -> tuple:
         time.monotonic() - started,
         reader.throttles,
         reader.stats.aggregates_dropped,
+        reader.stats.user_records_outside_shard,
+        reader.stats.user_records_dropped,
     )
     return header, batch.records
 

@@ -50,7 +50,9 @@ class Fetcher:
         self._join_timeout_s = join_timeout_s
         self._round_ids = itertools.count(1)
         self._headers: Any = None  # Spark accumulator of the rounds' range headers
-        self._reader_config = ReaderConfig()
+        self._reader_config = ReaderConfig(
+            drop_outside_shard=settings.drop_aggregates_outside_shard
+        )
         self._job_group = f"kinesis-dstream-{settings.stream_id}"
         self._stop = threading.Event()
         self._thread: Optional[threading.Thread] = None
@@ -60,7 +62,9 @@ class Fetcher:
         self.sc = sc
         self._headers = sc.accumulator([], HeaderList())
         conf = sc.getConf()
-        self._reader_config = ReaderConfig.from_spark_conf(conf)
+        self._reader_config = ReaderConfig.from_spark_conf(
+            conf, drop_outside_shard=self.settings.drop_aggregates_outside_shard
+        )
         self.max_rate = int(conf.get("spark.streaming.receiver.maxRate", "0") or 0)
 
     def start_thread(self) -> None:

@@ -12,6 +12,7 @@ import logging
 from typing import Any
 
 from ..aws import ClientSpec
+from ..kpl.outside import OutsideShardTally
 from ..leases.coordinator import LeaseCoordinator
 from ..ledger import Ledger, ShardPhase
 from ..metrics import (
@@ -43,6 +44,10 @@ class ReceiverObserver:
         self.checkpoint_passes = 0
         self.last_batch: dict = {}
         self._published_counts = {"taken": 0, "stolen": 0, "lost": 0}
+        #: KPL user records outside their shard's hash range, per shard.
+        self.outside_shard = OutsideShardTally(
+            settings.stream_name, settings.drop_aggregates_outside_shard
+        )
 
     def round_fetched(self, headers: list) -> None:
         add = self.metrics.add
@@ -61,6 +66,19 @@ class ReceiverObserver:
             )
             add("GetRecords.Throttled", header.throttles, "Count", "KinesisDataFetcher", shard)
             add("AggregatesDropped", header.aggregates_dropped, "Count", "ProcessTask", shard)
+            add(
+                "UserRecordsOutsideShard",
+                header.user_records_outside_shard,
+                "Count",
+                "ProcessTask",
+                shard,
+            )
+            self.outside_shard.add(
+                shard,
+                header.user_records_outside_shard,
+                header.aggregates_dropped,
+                header.user_records_dropped,
+            )
             if header.error_kind is not None:
                 add("ReadFailures", 1, "Count", "KinesisDataFetcher", shard)
 
@@ -121,6 +139,7 @@ class ReceiverObserver:
                 self.settings.stream_name,
                 batch_ms,
             )
+        self.outside_shard.warn(log)
         self.metrics.add("BlockedShards", len(blocked), "Count", "Checkpointer")
         for shard_id, reason in blocked.items():
             log.warning(
@@ -164,6 +183,8 @@ class ReceiverObserver:
             "bytes_fetched": stats.data_bytes,
             "rounds": stats.rounds,
             "transient_read_failures": stats.transient_failures,
+            # per shard: user_records_outside_shard, aggregates_dropped, user_records_dropped
+            "kpl_outside_shard": self.outside_shard.snapshot(),
             "buffered_records": book.buffered()[0],
             "batches_completed": self.batches_completed,
             "batches_failed": self.batches_failed,

@@ -1,4 +1,4 @@
-"""KPL aggregated records: the format, de-aggregation as the KCL does it, aggregation."""
+"""KPL aggregated records: the format, de-aggregation (KCL-compatible), aggregation."""
 
 from .aggregation import RecordAggregator, ShardMap
 from .deaggregation import deaggregate
@@ -13,6 +13,7 @@ from .format import (
     effective_hash_key,
     is_aggregated,
 )
+from .outside import OutsideShardTally
 
 __all__ = [
     "DEFAULT_MAX_AGGREGATE_BYTES",
@@ -22,6 +23,7 @@ __all__ = [
     "MAX_HASH_KEY",
     "AggregatedRecord",
     "DeaggregationStats",
+    "OutsideShardTally",
     "RecordAggregator",
     "ShardMap",
     "deaggregate",

@@ -1,7 +1,8 @@
-"""KPL de-aggregation, exactly as the KCL does it.
+"""KPL de-aggregation, as the KCL does it but for two deliberate differences.
 
 Format: ``F3 89 9A C2`` + protobuf ``AggregatedRecord`` + MD5 (16 bytes) of the protobuf
-bytes. The KCL's rules (``AggregatorUtil.deaggregate``), which :func:`deaggregate` keeps:
+bytes. The KCL's rules (``AggregatorUtil.deaggregate``), which :func:`deaggregate` keeps
+but for the two differences below:
 
 - data shorter than the magic, another magic, nothing after the magic but the digest,
   a wrong MD5 or a protobuf that does not parse: the record is a plain record;
@@ -9,12 +10,23 @@ bytes. The KCL's rules (``AggregatorUtil.deaggregate``), which :func:`deaggregat
   numbers 0, 1, 2, ...; an explicit hash key applies only when its index field is present;
 - a user record whose effective hash key (its explicit hash key, else the MD5 of its
   UTF-8 partition key as an unsigned 128-bit integer) lies outside the shard's hash range
-  drops the whole aggregate (counted, and logged with shard and sequence number).
+  drops the whole aggregate in the KCL. Not here, by default.
 
-One deliberate difference: where the KCL meets an index past the end of a key table, a
-non-numeric explicit hash key or a user record missing a required field, it logs and
-keeps the user records it had already emitted, losing the rest. Here such an aggregate is
-passed through whole as one plain record (counted and logged): nothing lost.
+Two deliberate differences. **User records outside the shard's hash range are delivered
+and counted** (``DeaggregationStats.user_records_outside_shard``), not dropped: AWS's own
+aggregators (``aws-kinesis-agg`` for Python, Node and Java, the usual Lambda producers) are
+not shard-aware, so on a multi-shard stream nearly every aggregate they write holds keys of
+other shards, and the KCL's rule silently loses them. The KCL drops them for one case only:
+the KPL predicted a shard from a stale shard map and re-sent those user records to the right
+shard, so the misplaced copy is a duplicate. ``drop_outside_shard=True`` restores the KCL's
+drop for streams written only by the KPL; what it drops is counted too
+(``aggregates_dropped``, ``user_records_dropped``). Callers log the counts once per shard per
+interval (:class:`~.outside.OutsideShardTally`), never once per record.
+
+Second: where the KCL meets an index past the end of a key table, a non-numeric explicit
+hash key or a user record missing a required field, it logs and keeps the user records it
+had already emitted, losing the rest. Here such an aggregate is passed through whole as
+one plain record (counted and logged): nothing lost.
 
 Decoding: upb (protobuf's C backend) splits the aggregate into its key tables and each
 user record's bytes; the common record layouts (partition key index < 128, no explicit
@@ -53,14 +65,17 @@ def deaggregate(
     shard_id: Optional[str] = None,
     stream_name: Optional[str] = None,
     stats: Optional[DeaggregationStats] = None,
+    drop_outside_shard: bool = False,
 ) -> list:
     """User records (:class:`KinesisRecord`) from GetRecords records, in order.
 
     ``records`` are GetRecords entries (dicts with ``Data``, ``PartitionKey``,
     ``SequenceNumber`` and ``ApproximateArrivalTimestamp``). Give the shard's hash key
-    range (decimal strings or ints, as ``HashKeyRange`` has them) to drop aggregates
-    holding a user record that does not belong to the shard, as the KCL does; without it
-    nothing is range-checked. Plain records come out with sub-sequence number 0.
+    range (decimal strings or ints, as ``HashKeyRange`` has them) to count the user records
+    that do not belong to the shard (``stats.user_records_outside_shard``); they are
+    delivered unless ``drop_outside_shard`` asks for the KCL's rule (drop every aggregate
+    holding one). Without a range nothing is checked. Plain records come out with
+    sub-sequence number 0.
     """
     low = int(starting_hash_key) if starting_hash_key is not None else 0
     high = int(ending_hash_key) if ending_hash_key is not None else MAX_HASH_KEY
@@ -72,7 +87,7 @@ def deaggregate(
     md5 = _new_md5
     new = tuple.__new__
     out: list = []
-    aggregates = user_records = dropped = dropped_records = malformed = 0
+    aggregates = user_records = dropped = dropped_records = malformed = outside_total = 0
     for record in records:
         data = record["Data"]
         partition_key = record["PartitionKey"]
@@ -95,6 +110,7 @@ def deaggregate(
         ehks = list(view.explicit_hash_key_table)
         user: list = []
         append = user.append
+        outside = 0  # user records of this aggregate outside the shard's range
         try:
             if check_keys:
                 pk_ok = [low_digest <= md5(k.encode()).digest() <= high_digest for k in pks]
@@ -116,7 +132,7 @@ def deaggregate(
                     if raw[offset - 1] < 128 and len(raw) == offset + length:
                         pki = raw[1]
                         if not pk_ok[pki]:
-                            break
+                            outside += 1
                         user_record = (
                             raw[offset:],
                             pks[pki],
@@ -136,11 +152,11 @@ def deaggregate(
                 if parsed.HasField("explicit_hash_key_index"):
                     ehki = parsed.explicit_hash_key_index
                     if not ehk_ok[ehki]:
-                        break
+                        outside += 1
                     ehk: Optional[str] = ehks[ehki]
                 else:
                     if not pk_ok[pki]:
-                        break
+                        outside += 1
                     ehk = None
                 append(
                     new(
@@ -157,11 +173,6 @@ def deaggregate(
                         ),
                     )
                 )
-            else:
-                out.extend(user)
-                aggregates += 1
-                user_records += len(user)
-                continue
         except (IndexError, message.DecodeError, _Malformed) as exc:
             malformed += 1
             log.error(
@@ -174,20 +185,14 @@ def deaggregate(
             )
             out.append(new(KinesisRecord, plain))
             continue
-        # The loop broke: a user record hashes outside this shard. Drop the aggregate.
-        dropped += 1
-        dropped_records += len(view.records)
-        log.warning(
-            "dropped a KPL aggregate of %d user records: user record %d hashes outside the "
-            "shard's range [%d, %d] (stream %s, shard %s, sequence number %s)",
-            len(view.records),
-            len(user),
-            low,
-            high,
-            stream_name,
-            shard_id,
-            sequence_number,
-        )
+        outside_total += outside
+        if outside and drop_outside_shard:  # the KCL's rule, asked for: drop it whole
+            dropped += 1
+            dropped_records += len(user)
+            continue
+        out.extend(user)
+        aggregates += 1
+        user_records += len(user)
     if stats is not None:
         stats.add(
             aggregates=aggregates,
@@ -195,6 +200,7 @@ def deaggregate(
             aggregates_dropped=dropped,
             user_records_dropped=dropped_records,
             malformed_aggregates=malformed,
+            user_records_outside_shard=outside_total,
         )
     return out
 

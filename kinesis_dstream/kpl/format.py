@@ -77,6 +77,8 @@ class DeaggregationStats:
     aggregates_dropped: int = 0
     user_records_dropped: int = 0
     malformed_aggregates: int = 0
+    #: User records whose hash key lies outside the shard's range (delivered by default).
+    user_records_outside_shard: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def add(self, **counts: int) -> None:

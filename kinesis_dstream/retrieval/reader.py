@@ -162,6 +162,9 @@ class ReaderConfig:
     min_call_interval_s: float = 0.2  # <= 5 GetRecords a second per shard
     max_records_per_call: int = MAX_RECORDS_PER_CALL
     backoff: Backoff = DEFAULT_READ_BACKOFF
+    #: The KCL's rule for KPL aggregates holding a user record outside the shard's hash
+    #: range: drop the aggregate (counted). Off: such records are delivered and counted.
+    drop_outside_shard: bool = False
 
     def __post_init__(self) -> None:
         if not 1 <= self.max_records_per_call <= MAX_RECORDS_PER_CALL:
@@ -404,6 +407,7 @@ class ShardReader:
                 shard_id=self.shard_id,
                 stream_name=self.stream_name,
                 stats=self.stats,
+                drop_outside_shard=self._config.drop_outside_shard,
             )
             if self._drop_through is not None:
                 drop = self._drop_through

@@ -127,6 +127,11 @@ class RangeEnd:
     stopped_at_cutoff: bool = False
     #: The read reached the shard's tip (MillisBehindLatest 0) before any bound.
     caught_up: bool = False
+    #: KPL user records outside the shard's hash range (delivered unless dropped), and
+    #: what the KCL's rule dropped when asked for (``dropAggregatesOutsideShard``).
+    outside_shard: int = 0
+    aggregates_dropped: int = 0
+    user_records_dropped: int = 0
 
     def to_json(self) -> dict:
         return {
@@ -140,6 +145,9 @@ class RangeEnd:
             "throttled": self.throttled,
             "stoppedAtCutoff": self.stopped_at_cutoff,
             "caughtUp": self.caught_up,
+            "outsideShard": self.outside_shard,
+            "aggregatesDropped": self.aggregates_dropped,
+            "userRecordsDropped": self.user_records_dropped,
         }
 
     @classmethod
@@ -154,4 +162,7 @@ class RangeEnd:
             throttled=bool(value.get("throttled")),
             stopped_at_cutoff=bool(value.get("stoppedAtCutoff")),
             caught_up=bool(value.get("caughtUp")),
+            outside_shard=int(value.get("outsideShard") or 0),
+            aggregates_dropped=int(value.get("aggregatesDropped") or 0),
+            user_records_dropped=int(value.get("userRecordsDropped") or 0),
         )

@@ -56,6 +56,7 @@ SOURCE_ALIASES = {
     "metadataCommitterType": ("metadataCommitterType",),
     "metadataPath": ("metadataPath",),
     "dynamodbTableName": ("dynamodb.tableName",),
+    "dropAggregatesOutsideShard": ("dropAggregatesOutsideShard",),
 }
 SINK_ALIASES = {
     **_SHARED,
@@ -275,6 +276,8 @@ class SourceOptions:
     describe_shard_interval_ms: float = 1000.0
     fail_on_data_loss: bool = False
     end_store: EndStoreOptions = EndStoreOptions()
+    #: The KCL's drop of KPL aggregates holding a user record outside the shard's range.
+    drop_aggregates_outside_shard: bool = False
 
     @classmethod
     def parse(cls, options: Mapping[str, Any]) -> SourceOptions:
@@ -312,6 +315,7 @@ class SourceOptions:
             describe_shard_interval_ms=_positive_time_ms(found, "describeShardInterval", 1000.0),
             fail_on_data_loss=_bool(found, "failOnDataLoss", False),
             end_store=_end_store(found),
+            drop_aggregates_outside_shard=_bool(found, "dropAggregatesOutsideShard", False),
         )
 
 

@@ -167,6 +167,9 @@ def _read_fresh(part: RangePartition, settings: ReadSettings, buffer: _Buffer) -
         throttled=throttled,
         stopped_at_cutoff=at_cutoff,
         caught_up=caught_up,
+        outside_shard=reader.stats.user_records_outside_shard,
+        aggregates_dropped=reader.stats.aggregates_dropped,
+        user_records_dropped=reader.stats.user_records_dropped,
     )
     return end
 

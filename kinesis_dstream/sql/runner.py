@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any, Callable, Optional
 
 from ..errors import RecordsLostError, StreamNotFoundError, ThrottledError
+from ..kpl.outside import AGGREGATES_DROPPED, OUTSIDE, RECORDS_DROPPED, OutsideShardTally
 from ..retrieval.streams import list_shards, require_stream
 from .endstore import EndStore, EndStoreError
 from .offsets import Offset, RangeEnd, ShardRange, make_offset, range_key
@@ -37,6 +38,8 @@ log = logging.getLogger(__name__)
 
 #: Ranges of one shard that ended early on throttling, in a row, before the query fails.
 MAX_THROTTLED_RANGES_IN_A_ROW = 3
+#: At most one warning per shard about KPL records outside its range this often.
+OUTSIDE_WARN_INTERVAL_S = 60.0
 #: Committed offsets whose range ends are kept (a restart may need the newest).
 ENDS_KEPT_FOR_COMMITS = 2
 
@@ -54,7 +57,12 @@ class SourceRunner:
         self.store = store
         self.client = client
         self._clock = clock
+        # The peek counts every user record as data, also those the KCL's rule (if asked
+        # for) drops: the executor's read then consumes them and records the counts.
         self.peeker = Peeker(client, self.stream, options.min_fetch_period_ms / 1000.0, clock)
+        #: KPL user records outside their shard's range, from the recorded range ends.
+        self.outside_shard = OutsideShardTally(self.stream, options.drop_aggregates_outside_shard)
+        self._outside_warned_at: Optional[float] = None
         self.shards: dict = {}
         self._listed_at: Optional[float] = None
         self._ends: dict = {}  # range key -> RangeEnd, as resolved
@@ -156,17 +164,30 @@ class SourceRunner:
                 self._ends.pop(key, None)
 
     def report(self) -> Optional[dict]:
+        self._warn_outside_shard()
         if not self.lag_ms and not self.records_lost_shards:
             return None
         lags = {s: self.lag_ms[s] for s in sorted(self.lag_ms)}
         known = [v for v in lags.values() if v is not None]
+        outside = self.outside_shard.totals()
         return {
             "stream": self.stream,
             "maxMillisBehindLatest": max(known) if known else None,
             "millisBehindLatest": lags,
             "dataLossEvents": len(self.records_lost_shards),
             "shardsWithDataLoss": sorted(set(self.records_lost_shards)),
+            "userRecordsOutsideShard": outside[OUTSIDE],
+            "aggregatesDroppedOutsideShard": outside[AGGREGATES_DROPPED],
+            "userRecordsDroppedOutsideShard": outside[RECORDS_DROPPED],
         }
+
+    def _warn_outside_shard(self) -> None:
+        """One line per shard whose count grew, at most once per OUTSIDE_WARN_INTERVAL_S."""
+        now = self._clock()
+        last = self._outside_warned_at
+        due = last is None or now - last >= OUTSIDE_WARN_INTERVAL_S
+        if due and self.outside_shard.warn(log):
+            self._outside_warned_at = now
 
     # -- steps of latest_offset ----------------------------------------------------------
 
@@ -235,6 +256,9 @@ class SourceRunner:
 
     def _note_end(self, shard_id: str, end: RangeEnd) -> None:
         self.lag_ms[shard_id] = end.millis_behind_latest
+        self.outside_shard.add(
+            shard_id, end.outside_shard, end.aggregates_dropped, end.user_records_dropped
+        )
         streak = self._throttled_in_a_row.get(shard_id, 0) + 1 if end.throttled else 0
         self._throttled_in_a_row[shard_id] = streak
         if streak >= MAX_THROTTLED_RANGES_IN_A_ROW:

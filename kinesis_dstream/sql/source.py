@@ -41,6 +41,7 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             config=ReaderConfig(
                 min_call_interval_s=options.min_fetch_period_ms / 1000.0,
                 max_records_per_call=options.max_records_per_fetch,
+                drop_outside_shard=options.drop_aggregates_outside_shard,
             ),
             fail_on_data_loss=options.fail_on_data_loss,
         )
