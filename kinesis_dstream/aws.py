@@ -11,6 +11,7 @@ so that attempts and time are bounded by one policy the user can configure.
 
 from __future__ import annotations
 
+import importlib
 import os
 import threading
 from dataclasses import dataclass, field
@@ -97,8 +98,15 @@ class AWSCredentials:
     role_session_name: Optional[str] = None
     external_id: Optional[str] = field(default=None, repr=False)
     sts_endpoint_url: Optional[str] = None
+    #: A credentials provider class, ``package.module.Class`` (the awslabs connector's
+    #: ``credentialProviderClass``): built with ``provider_param`` when given, its
+    #: ``load()`` returns botocore credentials (refreshable ones are refreshed by botocore).
+    provider: Optional[str] = None
+    provider_param: Optional[str] = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
+        if self.provider is not None:
+            _provider_class(self.provider)  # fails here, naming it, if it cannot be imported
         if (self.access_key_id is None) != (self.secret_access_key is None):
             raise ValueError("an access key id and a secret key go together: give both or neither")
         sts = (self.role_arn, self.role_session_name)
@@ -110,12 +118,24 @@ class AWSCredentials:
         if self.external_id is not None and self.role_arn is None:
             raise ValueError("an STS external id needs a role ARN and session name")
 
+    def _base_session(self) -> boto3.session.Session:
+        if self.provider is None:
+            return boto3.session.Session(
+                aws_access_key_id=self.access_key_id,
+                aws_secret_access_key=self.secret_access_key,
+                aws_session_token=self.session_token,
+            )
+        cls = _provider_class(self.provider)
+        instance = cls() if self.provider_param is None else cls(self.provider_param)
+        credentials = instance.load()
+        if credentials is None or not getattr(credentials, "access_key", None):
+            raise ValueError(f"credentials provider {self.provider} returned no credentials")
+        botocore_session = botocore.session.Session()
+        botocore_session._credentials = credentials
+        return boto3.session.Session(botocore_session=botocore_session)
+
     def session(self, region_name: Optional[str]) -> boto3.session.Session:
-        base = boto3.session.Session(
-            aws_access_key_id=self.access_key_id,
-            aws_secret_access_key=self.secret_access_key,
-            aws_session_token=self.session_token,
-        )
+        base = self._base_session()
         if self.role_arn is None:
             return base
         # botocore's own assume-role machinery: refreshed before the role's session expires.
@@ -149,6 +169,23 @@ class AWSCredentials:
             refresh_using=fetcher.fetch_credentials, method="assume-role"
         )
         return boto3.session.Session(botocore_session=botocore_session)
+
+
+def _provider_class(path: str) -> Any:
+    """Import ``package.module.Class``; a clear error when that is not possible."""
+    module_name, _, name = path.strip().replace(":", ".").rpartition(".")
+    if not module_name or not name:
+        raise ValueError(f"{path!r} is not a Python class path (package.module.Class)")
+    try:
+        cls = getattr(importlib.import_module(module_name), name)
+    except (ImportError, AttributeError) as exc:
+        raise ValueError(
+            f"cannot import credentials provider {path!r} ({exc}); in Python this is a class "
+            "whose load() returns botocore credentials, importable on the driver and executors"
+        ) from None
+    if not callable(cls):
+        raise ValueError(f"credentials provider {path!r} is not a class")
+    return cls
 
 
 @dataclass(frozen=True)

@@ -25,8 +25,9 @@ from typing import Any, Callable, Optional, Union
 from .aws import create_client
 from .backoff import Backoff, call_with_retry
 from .errors import KinesisServiceError, ProducerError
-from .kpl import DEFAULT_MAX_AGGREGATE_BYTES, RecordAggregator, ShardMap
+from .kpl import DEFAULT_MAX_AGGREGATE_BYTES, RecordAggregator, ShardMap, effective_hash_key
 from .retrieval.streams import list_shards
+from .shard_rate import ShardRateLimiter
 
 log = logging.getLogger(__name__)
 
@@ -106,6 +107,9 @@ class KinesisProducer:
         aggregation_max_bytes: int = DEFAULT_MAX_AGGREGATE_BYTES,
         shard_map_refresh_s: float = 60.0,
         sleep: Callable[[float], None] = time.sleep,
+        aggregation_max_records: int = 2**32 - 1,
+        max_buffered_time_s: Optional[float] = None,
+        rate_limit_percent: Optional[float] = None,
     ) -> None:
         if not stream_name:
             raise ValueError("stream_name must be a non-empty string")
@@ -128,7 +132,15 @@ class KinesisProducer:
         self._max_records = max_records_per_put
         self._max_bytes = max_bytes_per_put
         self._sleep = sleep
-        self._aggregator = RecordAggregator(aggregation_max_bytes) if aggregate else None
+        self._aggregator = (
+            RecordAggregator(aggregation_max_bytes, aggregation_max_records) if aggregate else None
+        )
+        #: Glue's recordMaxBufferedTime: a put sends what has waited this long.
+        self._max_buffered_time_s = max_buffered_time_s
+        self._buffered_since: Optional[float] = None
+        #: Glue's producerRateLimit: per-shard pacing (needs the shard map).
+        self._limiter = None if rate_limit_percent is None else ShardRateLimiter(rate_limit_percent)
+        self._shard_map: Optional[ShardMap] = None
         self._shard_map_refresh_s = shard_map_refresh_s
         self._shard_map_read_at: Optional[float] = None
         self._lock = threading.Lock()  # guards the buffer and the counters; held while sending
@@ -145,10 +157,24 @@ class KinesisProducer:
         with self._lock:
             if self._aggregator is None:
                 self._add(entry)
-                return
-            self._refresh_shard_map()
-            for outer in self._aggregator.add(entry["Data"], partition_key, explicit_hash_key):
-                self._add(outer)
+            else:
+                self._refresh_shard_map()
+                for outer in self._aggregator.add(entry["Data"], partition_key, explicit_hash_key):
+                    self._add(outer)
+            self._send_if_waited_long()
+
+    def _send_if_waited_long(self) -> None:
+        """recordMaxBufferedTime: send everything once the oldest record waited that long."""
+        if self._max_buffered_time_s is None:
+            return
+        now = time.monotonic()
+        if self._buffered_since is None:
+            self._buffered_since = now
+        elif now - self._buffered_since >= self._max_buffered_time_s:
+            if self._aggregator is not None:
+                for outer in self._aggregator.flush():
+                    self._add(outer)
+            self._send_pending()
 
     def flush(self) -> None:
         """Send everything buffered; raises ProducerError if any record could not be written."""
@@ -201,8 +227,37 @@ class KinesisProducer:
 
     def _send_pending(self) -> None:
         batch, self._pending, self._pending_bytes = self._pending, [], 0
+        self._buffered_since = None
         if batch:
+            self._pace(batch)
             self._send(batch)
+
+    def _pace(self, batch: list[dict]) -> None:
+        """producerRateLimit: wait until every shard of the batch has room for it."""
+        if self._limiter is None:
+            return
+        shard_map = self._aggregator.shard_map if self._aggregator is not None else None
+        if shard_map is None:  # no aggregator keeps one: read our own, as often
+            now = time.monotonic()
+            read_at = self._shard_map_read_at
+            if (
+                self._shard_map is None
+                or read_at is None
+                or now - read_at >= (self._shard_map_refresh_s)
+            ):
+                shards = list_shards(self._client, self.stream_name, backoff=self._call_backoff)
+                self._shard_map = ShardMap.from_list_shards(shards)
+                self._shard_map_read_at = now
+            shard_map = self._shard_map
+        usage: dict = {}
+        for entry in batch:
+            key = effective_hash_key(entry["PartitionKey"], entry.get("ExplicitHashKey"))
+            shard_id = shard_map.shard_for(key)[0]
+            records, size = usage.get(shard_id, (0, 0))
+            usage[shard_id] = (records + 1, size + _entry_size(entry))
+        wait = self._limiter.delay_s((s, r, b) for s, (r, b) in usage.items())
+        if wait > 0:
+            self._sleep(wait)
 
     def _send(self, batch: list[dict]) -> None:
         remaining = batch

@@ -97,7 +97,7 @@ def test_ten_thousand_records_over_four_shards_arrive_exactly_once_with_every_co
         want = truth[(row.shardId, row.sequenceNumber)]
         assert row.data == want["Data"]
         assert row.partitionKey == want["PartitionKey"]
-        assert row.stream == unique_name
+        assert row.streamName == unique_name  # the awslabs connector's column name
         assert row.subSequenceNumber == 0
         assert row.explicitHashKey is None  # GetRecords keeps none for plain records
         # Spark gives timestamps as naive datetimes in the session's (local) time zone
@@ -287,7 +287,7 @@ def wait_for(predicate, timeout_s, what, query):
 @pytest.mark.parametrize(
     "options, words",
     [
-        ({"streamName": "s", "shardsPerTask": "2"}, ["unknown option 'shardsPerTask'", "known"]),
+        ({"streamName": "s", "shardsPerTasks": "2"}, ["unknown option 'shardsPerTasks'", "known"]),
         ({"region": "us-east-1"}, ["'streamName' is required"]),
         ({"streamName": "s", "startingPosition": "AT_TIMESTAMP 2020-13-45"}, ["ISO-8601"]),
         (

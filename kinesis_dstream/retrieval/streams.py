@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import time
-from typing import Any
+from typing import Any, Optional
 
 from botocore import xform_name
 
@@ -107,17 +107,29 @@ def wait_active(
         time.sleep(_POLL_S)
 
 
-def list_shards(client: Any, stream_name: str, *, backoff: Backoff = ADMIN_BACKOFF) -> list:
-    """Every shard of the stream (ListShards entries), following NextToken the AWS way."""
+def list_shards(
+    client: Any,
+    stream_name: str,
+    *,
+    backoff: Backoff = ADMIN_BACKOFF,
+    max_results: Optional[int] = None,
+) -> list:
+    """Every shard of the stream (ListShards entries), following NextToken the AWS way.
+
+    ``max_results`` is the page size (Databricks' maxShardsPerDescribe); None: the
+    service's default.
+    """
     shards: list = []
-    kwargs: dict = {"StreamName": stream_name}
+    page_size = {} if max_results is None else {"MaxResults": max_results}
+    kwargs: dict = {"StreamName": stream_name, **page_size}
     while True:
         page = _call(client, "ListShards", stream_name, backoff, **kwargs)
         shards.extend(page["Shards"])
         token = page.get("NextToken")
         if not token:
             return shards
-        kwargs = {"NextToken": token}  # ListShards rejects StreamName beside NextToken
+        # ListShards rejects StreamName beside NextToken
+        kwargs = {"NextToken": token, **page_size}
 
 
 def list_shard_ids(client: Any, stream_name: str, *, backoff: Backoff = ADMIN_BACKOFF) -> list:

@@ -132,6 +132,8 @@ class RangeEnd:
     outside_shard: int = 0
     aggregates_dropped: int = 0
     user_records_dropped: int = 0
+    #: Now minus the oldest arrival time read, when the range was read (Glue's lag).
+    max_consumer_lag_ms: Optional[int] = None
 
     def to_json(self) -> dict:
         return {
@@ -148,6 +150,7 @@ class RangeEnd:
             "outsideShard": self.outside_shard,
             "aggregatesDropped": self.aggregates_dropped,
             "userRecordsDropped": self.user_records_dropped,
+            "maxConsumerLagMs": self.max_consumer_lag_ms,
         }
 
     @classmethod
@@ -165,4 +168,5 @@ class RangeEnd:
             outside_shard=int(value.get("outsideShard") or 0),
             aggregates_dropped=int(value.get("aggregatesDropped") or 0),
             user_records_dropped=int(value.get("userRecordsDropped") or 0),
+            max_consumer_lag_ms=value.get("maxConsumerLagMs"),
         )

@@ -4,74 +4,42 @@ Spark hands a data source a case-insensitive dict of strings. Here it becomes on
 dataclass, checked as a whole before the query starts: an unknown option fails with the
 list of known ones, two aliases given different values fail naming both, and every value
 is parsed with its option's name in the error. An optional ``kinesis.`` prefix (the
-awslabs connector's) is accepted on every name.
+awslabs connector's) is accepted on every name. :mod:`.option_table` says which
+connector documents each name and what it does here (the README's table).
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Optional
 
-from ..aws import AWSCredentials, ClientSpec, resolve_region
+from ..backoff import Backoff
 from ..conf import parse_time_ms
-from ..retrieval.reader import MAX_RECORDS_PER_CALL
+from ..retrieval.reader import DEFAULT_READ_BACKOFF, MAX_RECORDS_PER_CALL
+from .connection import Connection, OptionError, parse_connection
+from .option_table import NO_EFFECT, SINK_ALIASES, SOURCE_ALIASES
 from .positions import LATEST, Position, parse_initial_position
+
+__all__ = ["Connection", "OptionError", "SinkOptions", "SourceOptions", "canonical_options"]
+
+log = logging.getLogger(__name__)
 
 #: Kinesis' own floor: 5 GetRecords calls a second per shard.
 MIN_FETCH_PERIOD_FLOOR_MS = 200.0
 DEFAULT_STORE_DIR = os.path.join(os.path.expanduser("~"), ".kinesis_dstream", "sql-ends")
-DEFAULT_ROLE_SESSION_NAME = "kinesis-dstream-sql"
-
-#: canonical name -> every accepted spelling (compared lower-case, after "kinesis.").
-_SHARED = {
-    "streamName": ("streamName",),
-    "streamARN": ("streamARN",),
-    "region": ("region", "regionName"),
-    "endpointUrl": ("endpointUrl", "endpoint"),
-    "awsAccessKey": ("awsAccessKey", "awsAccessKeyId"),
-    "awsSecretKey": ("awsSecretKey",),
-    "sessionToken": ("sessionToken", "awsSessionToken"),
-    "roleArn": ("roleArn", "stsRoleArn", "awsSTSRoleARN"),
-    "roleExternalId": ("roleExternalId",),
-    "roleSessionName": ("roleSessionName", "stsSessionName", "awsSTSSessionName"),
-    "stsEndpointUrl": ("stsEndpointUrl", "awsSTSEndpoint"),
-}
-SOURCE_ALIASES = {
-    **_SHARED,
-    "initialPosition": ("initialPosition", "startingPosition"),
-    "maxRecordsPerFetch": (
-        "maxRecordsPerFetch",
-        "getRecords.numberOfRecordsPerFetch",
-        "maxRecordPerRead",
-    ),
-    "maxFetchRecordsPerShard": ("maxFetchRecordsPerShard",),
-    "maxRecordsPerBatch": ("maxRecordsPerBatch",),
-    "minFetchPeriod": ("minFetchPeriod", "getRecords.fetchIntervalMs", "idleTimeBetweenReadsInMs"),
-    "describeShardInterval": ("describeShardInterval", "shardFetchInterval"),
-    "failOnDataLoss": ("failOnDataLoss",),
-    "consumerType": ("consumerType",),
-    "metadataCommitterType": ("metadataCommitterType",),
-    "metadataPath": ("metadataPath",),
-    "dynamodbTableName": ("dynamodb.tableName",),
-    "dropAggregatesOutsideShard": ("dropAggregatesOutsideShard",),
-}
-SINK_ALIASES = {
-    **_SHARED,
-    "aggregationEnabled": ("aggregationEnabled", "sink.aggregationEnabled"),
-}
-_ARN = re.compile(r"^arn:aws[\w-]*:kinesis:([a-z0-9-]+):(\d{12}):stream/([A-Za-z0-9_.-]+)$")
-_ENDPOINT_REGION = re.compile(r"kinesis(?:-fips)?\.([a-z]{2}(?:-[a-z]+)+-\d)\.")
-
-
-class OptionError(ValueError):
-    """A bad option: names the option (as the user spelled it) and the value."""
-
+#: Kinesis serves at most 2 MiB/s per shard (Databricks' maxFetchRate maximum, 2.0).
+MAX_FETCH_RATE_MB_S = 2.0
+#: Glue's idleTimeBetweenReadsInMs default, applied when addIdleTimeBetweenReads=true.
+GLUE_IDLE_TIME_MS = 1000.0
 
 #: Options Spark itself passes to a data source's writer or reader: not ours to check.
 SPARK_OPTIONS = frozenset({"checkpointlocation", "path", "queryname"})
+_BYTES = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?i?b?)\s*$")
+_BYTE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 
 
 def canonical_options(options: Mapping[str, Any], aliases: Mapping[str, tuple]) -> dict:
@@ -99,7 +67,21 @@ def canonical_options(options: Mapping[str, Any], aliases: Mapping[str, tuple]) 
                 f"aliases of {name} with different values; give one"
             )
         found[name] = (key, value)
+    _note_no_effect(found)
     return found
+
+
+_LOGGED_NO_EFFECT: set = set()
+
+
+def _note_no_effect(found: dict) -> None:
+    """Accepted options that cannot do anything here: one log line each, per process."""
+    for name in sorted(set(found) & set(NO_EFFECT)):
+        if name not in _LOGGED_NO_EFFECT:
+            _LOGGED_NO_EFFECT.add(name)
+            log.info(
+                "option %r is accepted and has no effect here: %s", found[name][0], NO_EFFECT[name]
+            )
 
 
 def _int(found: dict, name: str, default: int, low: int, high: Optional[int] = None) -> int:
@@ -116,6 +98,19 @@ def _int(found: dict, name: str, default: int, low: int, high: Optional[int] = N
     return number
 
 
+def _float(found: dict, name: str, low: float, high: float) -> Optional[float]:
+    if name not in found:
+        return None
+    key, value = found[name]
+    try:
+        number = float(str(value).strip())
+    except ValueError:
+        raise OptionError(f"option {key!r}: {value!r} is not a number") from None
+    if not low < number <= high:
+        raise OptionError(f"option {key!r} must be in ({low}, {high}], got {number}")
+    return number
+
+
 def _bool(found: dict, name: str, default: bool) -> bool:
     if name not in found:
         return default
@@ -126,104 +121,66 @@ def _bool(found: dict, name: str, default: bool) -> bool:
     return text == "true"
 
 
-def _time_ms(found: dict, name: str, default_ms: float) -> float:
+def _time_ms(found: dict, name: str, default_ms: float, unit_ms: float = 1.0) -> float:
+    """A Spark time string ("10s", "400ms"); a bare number is in ``unit_ms`` units."""
     if name not in found:
         return default_ms
     key, value = found[name]
     try:
+        if re.match(r"^\s*\d+(\.\d+)?\s*$", str(value)):
+            return float(str(value)) * unit_ms
         return parse_time_ms(value, f"option {key!r}")
     except ValueError as exc:
         raise OptionError(str(exc)) from None
 
 
-def _positive_time_ms(found: dict, name: str, default_ms: float) -> float:
-    value = _time_ms(found, name, default_ms)
+def _positive_time_ms(found: dict, name: str, default_ms: float, unit_ms: float = 1.0) -> float:
+    value = _time_ms(found, name, default_ms, unit_ms)
     if value <= 0:
         raise OptionError(f"option {found[name][0]!r} must be > 0, got {found[name][1]!r}")
     return value
 
 
-@dataclass(frozen=True)
-class Connection:
-    """Which stream, where, and as whom. Never shows a secret in its repr."""
-
-    stream_name: str
-    region_name: str
-    endpoint_url: Optional[str] = None
-    credentials: Optional[AWSCredentials] = field(default=None, repr=False)
-
-    def client_spec(self, service: str = "kinesis") -> ClientSpec:
-        endpoint = self.endpoint_url if service == "kinesis" else None
-        return ClientSpec(service, self.region_name, endpoint, self.credentials)
-
-    @property
-    def where(self) -> str:
-        return f"stream {self.stream_name!r} at {self.endpoint_url or 'the default endpoint'}"
+def _bytes(found: dict, name: str) -> Optional[int]:
+    """A byte string as Databricks writes it: "20gb", "10mb", "512k", or a number."""
+    if name not in found:
+        return None
+    key, value = found[name]
+    match = _BYTES.match(str(value).lower())
+    if not match:
+        raise OptionError(f"option {key!r}: {value!r} is not a size (e.g. '10mb', '2gb')")
+    number = int(float(match.group(1)) * _BYTE_UNITS[match.group(2)[:1]])
+    if number < 1:
+        raise OptionError(f"option {key!r} must be > 0, got {value!r}")
+    return number
 
 
-def _connection(found: dict) -> Connection:
-    stream = found.get("streamName", (None, None))[1]
-    arn_region = None
-    if "streamARN" in found:
-        key, arn = found["streamARN"]
-        match = _ARN.match(str(arn).strip())
-        if not match:
-            raise OptionError(
-                f"option {key!r}: {arn!r} is not a Kinesis stream ARN "
-                "(arn:aws:kinesis:<region>:<account>:stream/<name>)"
-            )
-        arn_region, arn_stream = match.group(1), match.group(3)
-        if stream is not None and stream != arn_stream:
-            raise OptionError(
-                f"options {found['streamName'][0]!r}={stream!r} and {key!r}={arn!r} name "
-                "different streams; give one"
-            )
-        stream = arn_stream
-    if not stream or not str(stream).strip():
-        raise OptionError("option 'streamName' is required (or 'streamARN')")
-    endpoint = found.get("endpointUrl", (None, None))[1] or None
-    region = found.get("region", (None, None))[1] or arn_region
-    if arn_region is not None and region != arn_region:
+def _one_of_times(found: dict, names: tuple) -> Optional[float]:
+    """The same bound under names with different units: ms, all equal when several."""
+    units = {"maxFetchDuration": 1.0, "maxFetchTimeInMs": 1.0, "maxFetchTimePerShardSec": 1000.0}
+    given = {n: _positive_time_ms(found, n, 0.0, units[n]) for n in names if n in found}
+    if len(set(given.values())) > 1:
+        spelled = ", ".join(f"{found[n][0]!r}={found[n][1]!r}" for n in given)
+        raise OptionError(f"options {spelled} bound the same read time differently; give one")
+    if "maxFetchTimePerShardSec" in given and given["maxFetchTimePerShardSec"] < 10_000:
+        key, value = found["maxFetchTimePerShardSec"]
+        raise OptionError(f"option {key!r} must be >= 10 (seconds, as awslabs), got {value!r}")
+    return next(iter(given.values()), None)
+
+
+def _backoff(found: dict, retries: str, interval: str, max_interval: str) -> Optional[Backoff]:
+    """A retry policy from a connector's retry count and intervals, if any is given."""
+    if not any(n in found for n in (retries, interval, max_interval)):
+        return None
+    initial_ms = _time_ms(found, interval, DEFAULT_READ_BACKOFF.initial_delay_s * 1000)
+    max_ms = _time_ms(found, max_interval, max(initial_ms, DEFAULT_READ_BACKOFF.max_delay_s * 1000))
+    if max_ms < initial_ms:
         raise OptionError(
-            f"option {found['region'][0]!r}={region!r} and {found['streamARN'][0]!r}="
-            f"{found['streamARN'][1]!r} name different regions; give one"
+            f"option {found.get(max_interval, (max_interval,))[0]!r} ({max_ms:.0f} ms) is below "
+            f"the retry interval {initial_ms:.0f} ms"
         )
-    if region is None and endpoint:
-        match = _ENDPOINT_REGION.search(endpoint)
-        region = match.group(1) if match else None
-    try:
-        region = resolve_region(region)
-    except ValueError as exc:
-        raise OptionError(f"{exc} (or set option 'region')") from None
-    return Connection(str(stream).strip(), region, endpoint, _credentials(found))
-
-
-def _credentials(found: dict) -> Optional[AWSCredentials]:
-    def get(name: str) -> Optional[str]:
-        return found[name][1] if name in found else None
-
-    role = get("roleArn")
-    session_name = get("roleSessionName")
-    if role is None and (session_name is not None or get("roleExternalId") is not None):
-        given = [found[n][0] for n in ("roleSessionName", "roleExternalId") if n in found]
-        raise OptionError(f"option(s) {given} need option 'roleArn' (or 'stsRoleArn')")
-    if (get("awsAccessKey") is None) != (get("awsSecretKey") is None):
-        raise OptionError("options 'awsAccessKey' and 'awsSecretKey' go together: give both")
-    if get("sessionToken") is not None and get("awsAccessKey") is None:
-        raise OptionError("option 'sessionToken' needs 'awsAccessKey' and 'awsSecretKey'")
-    if role is None and get("awsAccessKey") is None:
-        if get("stsEndpointUrl") is not None:
-            raise OptionError("option 'stsEndpointUrl' needs option 'roleArn'")
-        return None  # boto3's default credential chain, wherever the client is built
-    return AWSCredentials(
-        access_key_id=get("awsAccessKey"),
-        secret_access_key=get("awsSecretKey"),
-        session_token=get("sessionToken"),
-        role_arn=role,
-        role_session_name=(session_name or DEFAULT_ROLE_SESSION_NAME) if role else None,
-        external_id=get("roleExternalId"),
-        sts_endpoint_url=get("stsEndpointUrl"),
-    )
+    attempts = _int(found, retries, DEFAULT_READ_BACKOFF.max_attempts - 1, 0, 100) + 1
+    return Backoff(initial_ms / 1000.0, max_ms / 1000.0, max_attempts=attempts)
 
 
 @dataclass(frozen=True)
@@ -233,9 +190,14 @@ class EndStoreOptions:
     kind: str = "local"  # "local" (a directory) or "dynamodb"
     path: str = DEFAULT_STORE_DIR
     table_name: Optional[str] = None
+    #: The awslabs connector's metadataNumRetries / metadataRetryIntervalsMs / ...Max...
+    backoff: Optional[Backoff] = None
 
 
 def _end_store(found: dict) -> EndStoreOptions:
+    backoff = _backoff(
+        found, "metadataNumRetries", "metadataRetryIntervalsMs", "metadataMaxRetryIntervalMs"
+    )
     kind = str(found.get("metadataCommitterType", ("", "HDFS"))[1]).strip().upper()
     if kind not in ("HDFS", "DYNAMODB"):
         key = found["metadataCommitterType"][0]
@@ -247,7 +209,8 @@ def _end_store(found: dict) -> EndStoreOptions:
             )
         if "metadataPath" in found:
             raise OptionError("option 'metadataPath' applies only to metadataCommitterType=HDFS")
-        return EndStoreOptions("dynamodb", table_name=str(found["dynamodbTableName"][1]))
+        table = str(found["dynamodbTableName"][1])
+        return EndStoreOptions("dynamodb", table_name=table, backoff=backoff)
     if "dynamodbTableName" in found:
         raise OptionError("option 'dynamodb.tableName' needs metadataCommitterType=DYNAMODB")
     path = str(found.get("metadataPath", ("", DEFAULT_STORE_DIR))[1]).strip()
@@ -260,7 +223,59 @@ def _end_store(found: dict) -> EndStoreOptions:
             "source writes range ends to a directory every executor and the driver see, or "
             "to DynamoDB (metadataCommitterType=DYNAMODB, dynamodb.tableName=...)"
         )
-    return EndStoreOptions("local", path=os.path.abspath(os.path.expanduser(path)))
+    path = os.path.abspath(os.path.expanduser(path))
+    return EndStoreOptions("local", path=path, backoff=backoff)
+
+
+def _min_fetch_period_ms(found: dict) -> float:
+    """Databricks' minFetchPeriod / awslabs' fetchIntervalMs, or Glue's idle time.
+
+    Glue applies ``idleTimeBetweenReadsInMs`` (default 1000) only with
+    ``addIdleTimeBetweenReads=true``; given alone it is honoured too (a gap between reads).
+    """
+    period = _time_ms(found, "minFetchPeriod", MIN_FETCH_PERIOD_FLOOR_MS)
+    source = "minFetchPeriod"
+    add_idle = _bool(found, "addIdleTimeBetweenReads", "idleTimeBetweenReadsInMs" in found)
+    if add_idle:
+        idle = _time_ms(found, "idleTimeBetweenReadsInMs", GLUE_IDLE_TIME_MS)
+        if "minFetchPeriod" in found and idle != period:
+            raise OptionError(
+                f"options {found['minFetchPeriod'][0]!r} and 'idleTimeBetweenReadsInMs' both "
+                "set the gap between GetRecords calls differently; give one"
+            )
+        period, source = idle, "idleTimeBetweenReadsInMs"
+    if period < MIN_FETCH_PERIOD_FLOOR_MS:
+        key, value = found.get(source, (source, period))
+        raise OptionError(
+            f"option {key!r}={value!r} is below {MIN_FETCH_PERIOD_FLOOR_MS:.0f} ms (Kinesis "
+            "allows 5 GetRecords a second per shard)"
+        )
+    return period
+
+
+def _refuse_fan_out(found: dict) -> None:
+    """Enhanced fan-out options with values that ask for it: not in this version."""
+    asks = []
+    mode = str(found.get("consumerMode", ("", "polling"))[1]).strip().lower()
+    if mode not in ("polling", "efo"):
+        raise OptionError(f"option {found['consumerMode'][0]!r} must be polling or efo")
+    if mode == "efo":
+        asks.append(found["consumerMode"])
+    kind = str(found.get("consumerType", ("", "GetRecords"))[1]).strip().lower()
+    if kind not in ("getrecords", "subscribetoshard"):
+        raise OptionError(
+            f"option {found['consumerType'][0]!r} must be GetRecords or SubscribeToShard"
+        )
+    if kind == "subscribetoshard":
+        asks.append(found["consumerType"])
+    if "fanoutConsumerARN" in found:
+        asks.append(found["fanoutConsumerARN"])
+    if asks:
+        key, value = asks[0]
+        raise OptionError(
+            f"option {key!r}={value!r} asks for enhanced fan-out (SubscribeToShard), which "
+            "this version does not have yet: only GetRecords is supported (polling)"
+        )
 
 
 @dataclass(frozen=True)
@@ -278,53 +293,127 @@ class SourceOptions:
     end_store: EndStoreOptions = EndStoreOptions()
     #: The KCL's drop of KPL aggregates holding a user record outside the shard's range.
     drop_aggregates_outside_shard: bool = False
+    #: Databricks' maxFetchRate: bytes a second one range read may take from its shard.
+    max_fetch_rate_mb_s: Optional[float] = None
+    #: maxFetchDuration / maxFetchTimeInMs / maxFetchTimePerShardSec: a range read's time.
+    max_fetch_time_ms: Optional[float] = None
+    #: Databricks' fetchBufferSize: data bytes one micro-batch reads, shared by its ranges.
+    fetch_buffer_bytes: Optional[int] = None
+    #: Databricks' shardsPerTask: shard ranges one read task reads, concurrently.
+    shards_per_task: int = 1
+    #: Databricks' maxShardsPerDescribe: ListShards page size (None: the service's).
+    max_shards_per_describe: Optional[int] = None
+    #: client retries (awslabs clientNumRetries..., Glue numRetries...): None = defaults.
+    client_backoff: Optional[Backoff] = None
+    #: awslabs' minBatchesToRetain: committed batches whose range ends are kept.
+    min_batches_to_retain: int = 2
+    #: awslabs' checkNewRecordThreads: driver threads peeking for new records.
+    check_new_record_threads: int = 8
+    #: Glue: a __src_timestamp column; the consumer-lag CloudWatch metric.
+    add_record_timestamp: bool = False
+    emit_consumer_lag_metrics: bool = False
+    #: Glue's payload options as given (classification, schema, ...): see .payload.
+    payload: tuple = ()
 
     @classmethod
     def parse(cls, options: Mapping[str, Any]) -> SourceOptions:
         found = canonical_options(options, SOURCE_ALIASES)
-        if "consumerType" in found:
-            key, value = found["consumerType"]
-            if str(value).strip().lower() != "getrecords":
-                raise OptionError(
-                    f"option {key!r}={value!r}: only GetRecords is supported (enhanced "
-                    "fan-out, SubscribeToShard, is not)"
-                )
+        _refuse_fan_out(found)
         position: Position = LATEST
         if "initialPosition" in found:
             key, value = found["initialPosition"]
             position = parse_initial_position(str(value), f"option {key!r}")
-        period = _time_ms(found, "minFetchPeriod", MIN_FETCH_PERIOD_FLOOR_MS)
-        if period < MIN_FETCH_PERIOD_FLOOR_MS:
-            raise OptionError(
-                f"option {found['minFetchPeriod'][0]!r}={found['minFetchPeriod'][1]!r} is below "
-                f"{MIN_FETCH_PERIOD_FLOOR_MS:.0f} ms (Kinesis allows 5 GetRecords a second per "
-                "shard)"
-            )
         per_batch = None
         if "maxRecordsPerBatch" in found:
             per_batch = _int(found, "maxRecordsPerBatch", 0, 1)
+        max_rate = _float(found, "maxFetchRate", 0.0, MAX_FETCH_RATE_MB_S)
+        describe = None
+        if "maxShardsPerDescribe" in found:
+            describe = _int(found, "maxShardsPerDescribe", 100, 1, 10_000)
         return cls(
-            connection=_connection(found),
+            connection=parse_connection(found),
             initial_position=position,
             max_records_per_fetch=_int(
                 found, "maxRecordsPerFetch", MAX_RECORDS_PER_CALL, 1, MAX_RECORDS_PER_CALL
             ),
             max_fetch_records_per_shard=_int(found, "maxFetchRecordsPerShard", 100_000, 1),
             max_records_per_batch=per_batch,
-            min_fetch_period_ms=period,
+            min_fetch_period_ms=_min_fetch_period_ms(found),
             describe_shard_interval_ms=_positive_time_ms(found, "describeShardInterval", 1000.0),
             fail_on_data_loss=_bool(found, "failOnDataLoss", False),
             end_store=_end_store(found),
             drop_aggregates_outside_shard=_bool(found, "dropAggregatesOutsideShard", False),
+            max_fetch_rate_mb_s=max_rate,
+            max_fetch_time_ms=_one_of_times(
+                found, ("maxFetchDuration", "maxFetchTimeInMs", "maxFetchTimePerShardSec")
+            ),
+            fetch_buffer_bytes=_bytes(found, "fetchBufferSize"),
+            shards_per_task=_int(found, "shardsPerTask", 1, 1, 1000),
+            max_shards_per_describe=describe,
+            client_backoff=_backoff(found, "numRetries", "retryIntervalMs", "maxRetryIntervalMs"),
+            min_batches_to_retain=_int(found, "minBatchesToRetain", 2, 1),
+            check_new_record_threads=_int(found, "checkNewRecordThreads", 8, 1, 256),
+            add_record_timestamp=_bool(found, "addRecordTimestamp", False),
+            emit_consumer_lag_metrics=_bool(found, "emitConsumerLagMetrics", False),
+            payload=_payload(found),
         )
+
+    def for_stream(self, stream_name: str) -> SourceOptions:
+        """These options for one of the query's streams."""
+        from dataclasses import replace
+
+        return replace(self, connection=self.connection.for_stream(stream_name))
+
+
+def _payload(found: dict) -> tuple:
+    names = ("classification", "schema", "inferSchema", "delimiter", "avroSchema")
+    return tuple((n, str(found[n][1])) for n in names if n in found)
 
 
 @dataclass(frozen=True)
 class SinkOptions:
+    """The sink's knobs: awslabs' ``sink.*`` and Glue's write options."""
+
     connection: Connection
     aggregation_enabled: bool = False
+    #: Glue's partitionKey: a column of the input by that name, else a fixed key.
+    partition_key: Optional[str] = None
+    record_max_buffered_time_ms: Optional[float] = None
+    aggregation_max_bytes: Optional[int] = None
+    aggregation_max_count: Optional[int] = None
+    collection_max_count: Optional[int] = None
+    collection_max_bytes: Optional[int] = None
+    #: Glue's producerRateLimit: per-shard rate as a percent of the shard's write limit.
+    producer_rate_limit_percent: Optional[int] = None
+    #: awslabs' recordTtl: a record not written within it fails the batch (never dropped).
+    record_ttl_ms: Optional[float] = None
 
     @classmethod
     def parse(cls, options: Mapping[str, Any]) -> SinkOptions:
         found = canonical_options(options, SINK_ALIASES)
-        return cls(_connection(found), _bool(found, "aggregationEnabled", False))
+        connection = parse_connection(found)
+        if len(connection.stream_names) > 1:
+            raise OptionError(f"the Kinesis sink writes to one stream, got {connection.where}")
+        key = found["partitionKey"][1] if "partitionKey" in found else None
+        return cls(
+            connection,
+            _bool(found, "aggregationEnabled", False),
+            partition_key=str(key) if key is not None else None,
+            record_max_buffered_time_ms=(
+                _positive_time_ms(found, "recordMaxBufferedTime", 0.0)
+                if "recordMaxBufferedTime" in found
+                else None
+            ),
+            aggregation_max_bytes=_opt_int(found, "aggregationMaxSize", 64, 1024 * 1024),
+            aggregation_max_count=_opt_int(found, "aggregationMaxCount", 1, 2**32 - 1),
+            collection_max_count=_opt_int(found, "collectionMaxCount", 1, 500),
+            collection_max_bytes=_opt_int(found, "collectionMaxSize", 1024 * 1024, 5 * 1024 * 1024),
+            producer_rate_limit_percent=_opt_int(found, "producerRateLimit", 1, 10_000),
+            record_ttl_ms=(
+                _positive_time_ms(found, "recordTtl", 0.0) if "recordTtl" in found else None
+            ),
+        )
+
+
+def _opt_int(found: dict, name: str, low: int, high: int) -> Optional[int]:
+    return _int(found, name, 0, low, high) if name in found else None

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import os
 import tempfile
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -25,7 +26,7 @@ from ..errors import DependencyError, RecordsLostError, ThrottledError
 from ..retrieval.reader import ReaderConfig, ShardReader
 from .endstore import EndStore
 from .offsets import RangeEnd, ShardRange
-from .positions import SHARD_END, describe, parse_utc, seq_position, start_position
+from .positions import SHARD_END, describe, now_utc, parse_utc, seq_position, start_position
 from .schema import ARROW_SCHEMA, records_to_arrow
 
 log = logging.getLogger(__name__)
@@ -46,6 +47,9 @@ class RangePartition(InputPartition):
     query: str
     shard_range: ShardRange
     hash_key_range: Optional[tuple] = None
+    #: Data bytes after which this range ends (fetchBufferSize shared by the batch's
+    #: ranges); None: ReadSettings.max_bytes.
+    max_bytes: Optional[int] = None
 
 
 @dataclass(frozen=True)
@@ -57,31 +61,59 @@ class ReadSettings:
     fail_on_data_loss: bool
     #: A range ends once it holds this many bytes of record data (or its record limit).
     max_bytes: int = MAX_RANGE_BYTES
+    #: maxFetchDuration and friends: a range read stops after this long (None: no bound).
+    max_fetch_time_s: Optional[float] = None
+    #: maxFetchRate: a range read takes at most this many bytes a second from its shard.
+    max_fetch_rate_bytes_s: Optional[float] = None
 
 
 def read_partition(part: RangePartition, store: EndStore, settings: ReadSettings) -> Iterator[Any]:
     """The arrow record batches of one range; records its end on first read."""
+    yield from deliver(part, settings, prepare(part, store, settings))
+
+
+def prepare(part: RangePartition, store: EndStore, settings: ReadSettings) -> Any:
+    """The network half of a range: its fresh read (end recorded), or its recorded end.
+
+    Returns the buffer of a fresh read that won the end store's create-if-absent, else
+    the recorded :class:`RangeEnd` to replay. Several ranges of one task (shardsPerTask)
+    are prepared concurrently, then delivered one after another.
+    """
     store.check_marker(part.query)
     recorded = store.get(part.key)
-    if recorded is None:
-        batches = _Buffer()
-        try:
-            end = _read_fresh(part, settings, batches)
-            recorded = store.put_if_absent(part.key, end)
-        except BaseException:
-            batches.discard()
-            raise
-        if recorded == end:
-            yield from batches
-            return
+    if recorded is not None:
+        return recorded
+    batches = _Buffer()
+    try:
+        end = _read_fresh(part, settings, batches)
+        recorded = store.put_if_absent(part.key, end)
+    except BaseException:
         batches.discard()
-        log.info(
-            "range %s of %s/%s was recorded by another attempt: reading that range",
-            part.key,
-            part.stream_name,
-            part.shard_id,
-        )
-    yield from _read_recorded(part, settings, recorded)
+        raise
+    if recorded == end:
+        return batches
+    batches.discard()
+    log.info(
+        "range %s of %s/%s was recorded by another attempt: reading that range",
+        part.key,
+        part.stream_name,
+        part.shard_id,
+    )
+    return recorded
+
+
+def deliver(part: RangePartition, settings: ReadSettings, prepared: Any) -> Iterator[Any]:
+    """Yield what :func:`prepare` returned: the buffer, or a replay of the recorded end."""
+    if isinstance(prepared, RangeEnd):
+        yield from _read_recorded(part, settings, prepared)
+    else:
+        yield from prepared
+
+
+def discard(prepared: Any) -> None:
+    """Free a prepared range that will not be delivered (another range failed)."""
+    if isinstance(prepared, _Buffer):
+        prepared.discard()
 
 
 def _reader(part: RangePartition, settings: ReadSettings) -> ShardReader:
@@ -112,12 +144,19 @@ def _read_fresh(part: RangePartition, settings: ReadSettings, buffer: _Buffer) -
     reader = _reader(part, settings)
     cutoff: Optional[datetime] = parse_utc(shard_range.cutoff) if shard_range.cutoff else None
     per_call = settings.config.max_records_per_call
-    count = size = 0
+    max_bytes = part.max_bytes or settings.max_bytes
+    started = time.monotonic()
+    deadline = None if settings.max_fetch_time_s is None else started + settings.max_fetch_time_s
+    oldest: Optional[datetime] = None  # the oldest arrival kept: the consumer lag
+    count = size = calls = 0
     last: Optional[dict] = None  # the last record kept
     resume: Any = None  # the position the shard is consumed through
     throttled = at_cutoff = caught_up = full = False
     millis: Optional[int] = None
-    while not reader.shard_ended and count < shard_range.limit and size < settings.max_bytes:
+    while not reader.shard_ended and count < shard_range.limit and size < max_bytes:
+        if deadline is not None and calls and time.monotonic() >= deadline:
+            break  # the read's time bound: the range ends here, like at its record limit
+        _pace_bytes(settings, size, started, deadline)
         wanted = min(shard_range.limit - count, per_call)
         try:
             chunk = reader.read(max_records=wanted, max_calls=1)
@@ -131,6 +170,7 @@ def _read_fresh(part: RangePartition, settings: ReadSettings, buffer: _Buffer) -
             )
             throttled = True
             break
+        calls += 1
         millis = chunk.millis_behind_latest
         records = chunk.records
         if cutoff is not None:
@@ -141,10 +181,13 @@ def _read_fresh(part: RangePartition, settings: ReadSettings, buffer: _Buffer) -
                     break
         for index, record in enumerate(records):
             size += len(record.data)
-            if size >= settings.max_bytes and index + 1 < len(records):
+            if size >= max_bytes and index + 1 < len(records):
                 records, full = records[: index + 1], True  # the byte bound, mid-page
                 break
         if records:
+            first = records[0].approximate_arrival_timestamp
+            if first is not None and (oldest is None or first < oldest):
+                oldest = first
             buffer.add(records_to_arrow(records, part.stream_name, part.shard_id))
             count += len(records)
             last = seq_position(records[-1].sequence_number, records[-1].sub_sequence_number)
@@ -170,8 +213,26 @@ def _read_fresh(part: RangePartition, settings: ReadSettings, buffer: _Buffer) -
         outside_shard=reader.stats.user_records_outside_shard,
         aggregates_dropped=reader.stats.aggregates_dropped,
         user_records_dropped=reader.stats.user_records_dropped,
+        max_consumer_lag_ms=None if oldest is None else _millis_since(oldest),
     )
     return end
+
+
+def _pace_bytes(settings: ReadSettings, size: int, started: float, deadline: Any) -> None:
+    """maxFetchRate: wait until ``size`` bytes are within the rate (never past the bound)."""
+    rate = settings.max_fetch_rate_bytes_s
+    if rate is None or size == 0:
+        return
+    now = time.monotonic()
+    wait = size / rate - (now - started)
+    if deadline is not None:
+        wait = min(wait, deadline - now)
+    if wait > 0:
+        time.sleep(wait)
+
+
+def _millis_since(moment: datetime) -> int:
+    return max(0, int((now_utc() - moment).total_seconds() * 1000))
 
 
 class _Buffer:

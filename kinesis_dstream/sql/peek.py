@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import threading
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -76,11 +77,13 @@ class Peeker:
         self.stream_name = stream_name
         self._min_period_s = min_period_s
         self._clock = clock
-        self._states: dict = {}
+        self._states: dict = {}  # shard id -> _ShardState; one thread peeks a shard at a time
         self.calls = 0
+        self._calls_lock = threading.Lock()  # peeks of different shards run concurrently
 
     def _call(self, fn: Callable[[], Any], operation: str, shard_id: str) -> Any:
-        self.calls += 1
+        with self._calls_lock:
+            self.calls += 1
         return call_with_retry(
             fn, PEEK_BACKOFF, operation=operation, stream_name=self.stream_name, shard_id=shard_id
         )

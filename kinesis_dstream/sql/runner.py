@@ -14,6 +14,7 @@ import logging
 import time
 import uuid
 from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any, Callable, Optional
 
@@ -40,8 +41,9 @@ log = logging.getLogger(__name__)
 MAX_THROTTLED_RANGES_IN_A_ROW = 3
 #: At most one warning per shard about KPL records outside its range this often.
 OUTSIDE_WARN_INTERVAL_S = 60.0
-#: Committed offsets whose range ends are kept (a restart may need the newest).
-ENDS_KEPT_FOR_COMMITS = 2
+#: Glue's consumer-lag metric (emitConsumerLagMetrics), published once per micro-batch.
+CONSUMER_LAG_METRIC = "glue.driver.streaming.maxConsumerLagInMs"
+CONSUMER_LAG_NAMESPACE = "Glue"
 
 
 class SourceRunner:
@@ -63,6 +65,8 @@ class SourceRunner:
         #: KPL user records outside their shard's range, from the recorded range ends.
         self.outside_shard = OutsideShardTally(self.stream, options.drop_aggregates_outside_shard)
         self._outside_warned_at: Optional[float] = None
+        self.lag_metrics_published = 0
+        self.lag_metric_failures = 0
         self.shards: dict = {}
         self._listed_at: Optional[float] = None
         self._ends: dict = {}  # range key -> RangeEnd, as resolved
@@ -84,7 +88,9 @@ class SourceRunner:
         interval_s = self.options.describe_shard_interval_ms / 1000.0
         if force or self._listed_at is None or now - self._listed_at >= interval_s:
             try:
-                listed = list_shards(self.client, self.stream)
+                listed = list_shards(
+                    self.client, self.stream, max_results=self.options.max_shards_per_describe
+                )
             except Exception as exc:
                 if "ResourceNotFoundException" in str(exc):
                     raise StreamNotFoundError(
@@ -157,11 +163,15 @@ class SourceRunner:
     def commit(self, end_json: dict) -> None:
         end = self._parse(end_json)
         self._committed.append([range_key(end, s, r) for s, r in end.ranges().items()])
-        while len(self._committed) > ENDS_KEPT_FOR_COMMITS:
+        while len(self._committed) > self.options.min_batches_to_retain:
             old = self._committed.popleft()
             self.store.delete(old)
             for key in old:
                 self._ends.pop(key, None)
+
+    def set_cutoff(self, cutoff: Optional[datetime]) -> None:
+        """AvailableNow: read only what arrived before ``cutoff``."""
+        self.cutoff = cutoff
 
     def report(self) -> Optional[dict]:
         self._warn_outside_shard()
@@ -203,6 +213,7 @@ class SourceRunner:
     def _resolve(self, start: Offset) -> dict:
         """Each shard's position after ``start``: ranges resolved via the end store."""
         positions = {}
+        lags = []
         for shard_id, entry in start.shards:
             if not isinstance(entry, ShardRange):
                 positions[shard_id] = entry
@@ -225,11 +236,35 @@ class SourceRunner:
                     end = self.store.put_if_absent(key, RangeEnd(0, entry.start))
                 self._ends[key] = end
                 self._note_end(shard_id, end)
+                if end.max_consumer_lag_ms is not None:
+                    lags.append(end.max_consumer_lag_ms)
             settled = end.stopped_at_cutoff or end.caught_up
             if entry.cutoff is not None and settled and not end.throttled:
                 self._settled.add((shard_id, _key(end.next), entry.cutoff))
             positions[shard_id] = end.next
+        if lags and self.options.emit_consumer_lag_metrics:
+            self._publish_lag(max(lags))
         return positions
+
+    def _publish_lag(self, lag_ms: int) -> None:
+        """Glue's emitConsumerLagMetrics: a failed publish is logged, never fatal."""
+        try:
+            spec = self.options.connection.client_spec("cloudwatch")
+            spec.client().put_metric_data(
+                Namespace=CONSUMER_LAG_NAMESPACE,
+                MetricData=[
+                    {
+                        "MetricName": CONSUMER_LAG_METRIC,
+                        "Dimensions": [{"Name": "StreamName", "Value": self.stream}],
+                        "Value": float(lag_ms),
+                        "Unit": "Milliseconds",
+                    }
+                ],
+            )
+            self.lag_metrics_published += 1
+        except Exception as exc:
+            self.lag_metric_failures += 1
+            log.warning("could not publish %s for %s: %s", CONSUMER_LAG_METRIC, self.stream, exc)
 
     def _check_missing_end(self, start: Offset, shard_id: str, entry: Any, key: str) -> None:
         """Fail when a range's end is missing because the end store was lost.
@@ -305,13 +340,9 @@ class SourceRunner:
             ready = [s for s in ready_shards(positions, self.shards) if s not in checked]
             if not ready:
                 return data_from
-            for shard_id in ready:
-                checked.add(shard_id)
+            checked.update(ready)
+            for shard_id, result in zip(ready, self._peek_all(ready, positions)):
                 position = positions[shard_id]
-                info = self.shards.get(shard_id)
-                result = self.peeker.peek(
-                    shard_id, position, info.hash_key_range if info else None, self.cutoff
-                )
                 if result.millis_behind_latest is not None:
                     self.lag_ms[shard_id] = result.millis_behind_latest
                 if result.lost_to is not None:
@@ -329,6 +360,20 @@ class SourceRunner:
                     positions[shard_id] = SHARD_END
                 elif self._unsettled_before_cutoff(shard_id, position, result.settled):
                     data_from[shard_id] = position
+
+    def _peek_all(self, shard_ids: list, positions: dict) -> list:
+        """Peek at shards, ``checkNewRecordThreads`` at a time (the awslabs option)."""
+
+        def peek(shard_id: str) -> Any:
+            info = self.shards.get(shard_id)
+            hash_range = info.hash_key_range if info else None
+            return self.peeker.peek(shard_id, positions[shard_id], hash_range, self.cutoff)
+
+        threads = min(self.options.check_new_record_threads, len(shard_ids))
+        if threads <= 1:
+            return [peek(s) for s in shard_ids]
+        with ThreadPoolExecutor(threads, thread_name_prefix="kinesis-peek") as pool:
+            return list(pool.map(peek, shard_ids))
 
     def _unsettled_before_cutoff(self, shard_id: str, position: Any, settled: bool) -> bool:
         """During AvailableNow: a shard the peek could not settle is read to find out.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa  # type: ignore[import-untyped]
@@ -46,3 +47,63 @@ def records_to_arrow(records: list, stream_name: str, shard_id: str) -> Any:
         ],
         schema=ARROW_SCHEMA,
     )
+
+
+#: The awslabs connector's documented columns, in its order, then ours it lacks.
+AWSLABS_ORDER = (
+    ("data", "data"),
+    ("streamName", "stream"),
+    ("partitionKey", "partitionKey"),
+    ("sequenceNumber", "sequenceNumber"),
+    ("approximateArrivalTimestamp", "approximateArrivalTimestamp"),
+    ("shardId", "shardId"),
+    ("subSequenceNumber", "subSequenceNumber"),
+    ("explicitHashKey", "explicitHashKey"),
+)
+#: Glue's addRecordTimestamp column: the record's arrival time in the stream.
+SRC_TIMESTAMP = "__src_timestamp"
+_TYPES = {name: (spark_type, arrow_type) for name, spark_type, arrow_type in COLUMNS}
+
+
+@dataclass(frozen=True)
+class OutputColumns:
+    """Which columns a query gives: (output name, base column) pairs, in order.
+
+    ``format("kinesis")`` gives :data:`COLUMNS` (Databricks' names and more);
+    ``format("aws-kinesis")`` the awslabs connector's (``streamName``, its order);
+    ``addRecordTimestamp`` appends Glue's ``__src_timestamp``.
+    """
+
+    pairs: tuple
+
+    @classmethod
+    def for_source(cls, flavour: str, add_record_timestamp: bool) -> OutputColumns:
+        pairs: tuple
+        if flavour == "aws-kinesis":
+            pairs = AWSLABS_ORDER
+        else:
+            pairs = tuple((name, name) for name, _, _ in COLUMNS)
+        if add_record_timestamp:
+            pairs = (*pairs, (SRC_TIMESTAMP, "approximateArrivalTimestamp"))
+        return cls(pairs)
+
+    @property
+    def spark_schema(self) -> StructType:
+        return StructType([StructField(out, _TYPES[base][0], True) for out, base in self.pairs])
+
+    @property
+    def arrow_schema(self) -> Any:
+        return pa.schema([pa.field(out, _TYPES[base][1], True) for out, base in self.pairs])
+
+    @property
+    def is_base(self) -> bool:
+        return all(out == base for out, base in self.pairs) and len(self.pairs) == len(COLUMNS)
+
+    def shape(self, batch: Any) -> Any:
+        """A batch in :data:`ARROW_SCHEMA` -> the query's columns (no copy of the data)."""
+        if self.is_base:
+            return batch
+        index = {name: i for i, (name, _, _) in enumerate(COLUMNS)}
+        return pa.RecordBatch.from_arrays(
+            [batch.column(index[base]) for _, base in self.pairs], schema=self.arrow_schema
+        )

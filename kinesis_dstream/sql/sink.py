@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pyspark.sql.datasource import DataSourceStreamWriter, DataSourceWriter, WriterCommitMessage
 from pyspark.sql.types import BinaryType, StringType, StructType
 
-from ..producer import KinesisProducer
+from ..producer import DEFAULT_PUT_BACKOFF, KinesisProducer
 from ..retrieval.streams import require_stream
 from .options import OptionError, SinkOptions
 
@@ -35,10 +35,14 @@ class KinesisCommitMessage(WriterCommitMessage):
     records_retried: int
 
 
-def check_columns(schema: StructType, where: str) -> None:
-    """Fail before the query starts when the input lacks or mistypes a column."""
+def check_columns(schema: StructType, where: str, fixed_key: bool = False) -> None:
+    """Fail before the query starts when the input lacks or mistypes a column.
+
+    ``fixed_key``: option partitionKey names no column, so every record gets that key.
+    """
     fields = {f.name: f.dataType for f in schema.fields}
-    missing = [name for name in REQUIRED_COLUMNS if name not in fields]
+    required = [n for n in REQUIRED_COLUMNS if not (fixed_key and n == "partitionKey")]
+    missing = [name for name in required if name not in fields]
     if missing:
         raise OptionError(
             f"the Kinesis sink for {where} needs column(s) {missing}; the input has "
@@ -61,27 +65,62 @@ class _KinesisWriterBase:
     def __init__(self, options: Any, schema: StructType) -> None:
         self.options = SinkOptions.parse(options)
         connection = self.options.connection
-        check_columns(schema, connection.where)
+        names = schema.fieldNames()
+        key = self.options.partition_key
+        #: Glue's partitionKey: the input's column of that name, else that fixed key.
+        self._key_column = key if key is not None and key in names else "partitionKey"
+        self._fixed_key = key if key is not None and key not in names else None
+        if key is not None and key in names and not isinstance(schema[key].dataType, StringType):
+            raise OptionError(
+                f"option 'partitionKey'={key!r} names a column of type "
+                f"{schema[key].dataType.simpleString()}; it must be a string"
+            )
+        check_columns(schema, connection.where, fixed_key=key is not None)
         require_stream(connection.client_spec().client(), connection.stream_name)
-        self._has_hash_key = "explicitHashKey" in schema.fieldNames()
+        self._has_hash_key = "explicitHashKey" in names
+
+    def _producer(self) -> KinesisProducer:
+        opts = self.options
+        connection = opts.connection
+        kwargs: dict = {}
+        if opts.aggregation_max_bytes is not None:
+            kwargs["aggregation_max_bytes"] = opts.aggregation_max_bytes
+        if opts.aggregation_max_count is not None:
+            kwargs["aggregation_max_records"] = opts.aggregation_max_count
+        if opts.collection_max_count is not None:
+            kwargs["max_records_per_put"] = opts.collection_max_count
+        if opts.collection_max_bytes is not None:
+            kwargs["max_bytes_per_put"] = opts.collection_max_bytes
+        if opts.record_ttl_ms is not None:
+            # awslabs drops a record not written within recordTtl; here it fails the batch
+            ttl_s = opts.record_ttl_ms / 1000.0
+            kwargs["put_backoff"] = replace(
+                DEFAULT_PUT_BACKOFF, max_attempts=1_000_000, max_elapsed_s=ttl_s
+            )
+        buffered = opts.record_max_buffered_time_ms
+        return KinesisProducer(
+            connection.stream_name,
+            client=connection.client_spec().client(),
+            aggregate=opts.aggregation_enabled,
+            max_buffered_time_s=None if buffered is None else buffered / 1000.0,
+            rate_limit_percent=opts.producer_rate_limit_percent,
+            **kwargs,
+        )
 
     def write(self, rows: Iterator[Any]) -> KinesisCommitMessage:
         connection = self.options.connection
-        producer = KinesisProducer(
-            connection.stream_name,
-            client=connection.client_spec().client(),
-            aggregate=self.options.aggregation_enabled,
-        )
-        with producer:
+        key_column, fixed_key = self._key_column, self._fixed_key
+        with self._producer() as producer:
             for row in rows:
                 data = row["data"]
-                if data is None or row["partitionKey"] is None:
+                key = fixed_key if fixed_key is not None else row[key_column]
+                if data is None or key is None:
                     raise ValueError(
                         f"the Kinesis sink for {connection.where} got a row with a null "
-                        f"{'data' if data is None else 'partitionKey'}"
+                        f"{'data' if data is None else key_column}"
                     )
                 hash_key = row["explicitHashKey"] if self._has_hash_key else None
-                producer.put(data, row["partitionKey"], hash_key)
+                producer.put(data, key, hash_key)
         return KinesisCommitMessage(
             producer.records_written, producer.put_calls, producer.records_retried
         )

@@ -11,6 +11,7 @@ offsets, logs or the checkpoint.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any, Optional
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
@@ -24,28 +25,38 @@ from pyspark.sql.types import StructType
 
 from ..retrieval.reader import ReaderConfig
 from .endstore import DynamoDBEndStore, EndStore, build_end_store
+from .group import plan_tasks, read_task
 from .options import OptionError, SourceOptions
-from .partition import ReadSettings, read_partition
+from .partition import ReadSettings
 from .positions import now_utc
-from .schema import SCHEMA
+from .schema import OutputColumns
 
 
 class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """Micro-batches of Kinesis records; see the README's design section."""
 
-    def __init__(self, options: SourceOptions) -> None:
+    def __init__(self, options: SourceOptions, columns: Optional[OutputColumns] = None) -> None:
         self.options = options
+        self.columns = columns or OutputColumns.for_source("kinesis", options.add_record_timestamp)
         self.store: EndStore = build_end_store(options)
+        config = ReaderConfig(
+            min_call_interval_s=options.min_fetch_period_ms / 1000.0,
+            max_records_per_call=options.max_records_per_fetch,
+            drop_outside_shard=options.drop_aggregates_outside_shard,
+        )
+        if options.client_backoff is not None:
+            config = replace(config, backoff=options.client_backoff)
+        rate = options.max_fetch_rate_mb_s
+        time_ms = options.max_fetch_time_ms
         self.settings = ReadSettings(
             client_spec=options.connection.client_spec(),
-            config=ReaderConfig(
-                min_call_interval_s=options.min_fetch_period_ms / 1000.0,
-                max_records_per_call=options.max_records_per_fetch,
-                drop_outside_shard=options.drop_aggregates_outside_shard,
-            ),
+            config=config,
             fail_on_data_loss=options.fail_on_data_loss,
+            max_fetch_time_s=None if time_ms is None else time_ms / 1000.0,
+            max_fetch_rate_bytes_s=None if rate is None else rate * 1024 * 1024,
         )
         self._runner: Any = None
+        self._many = len(options.connection.stream_names) > 1
 
     def __getstate__(self) -> dict:
         return {**self.__dict__, "_runner": None}  # the runner's clients stay on the driver
@@ -53,12 +64,11 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     @property
     def runner(self) -> Any:
         if self._runner is None:
-            from .runner import SourceRunner
+            from .multi import build_runner
 
             if isinstance(self.store, DynamoDBEndStore):
                 self.store.ensure_table()
-            client = self.settings.client_spec.client()
-            self._runner = SourceRunner(self.options, self.store, client)
+            self._runner = build_runner(self.options, self.store)
         return self._runner
 
     def initialOffset(self) -> dict:
@@ -77,13 +87,18 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return self.runner.report()
 
     def prepareForTriggerAvailableNow(self) -> None:
-        self.runner.cutoff = now_utc()
+        self.runner.set_cutoff(now_utc())
 
     def partitions(self, start: dict, end: dict) -> list:
-        return self.runner.partitions(end)
+        options = self.options
+        runner = self.runner
+        ranges = runner.partitions(end, start) if self._many else runner.partitions(end)
+        return plan_tasks(ranges, options.shards_per_task, options.fetch_buffer_bytes)
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
-        return read_partition(partition, self.store, self.settings)  # type: ignore[arg-type]
+        shape = self.columns.shape
+        for batch in read_task(partition, self.store, self.settings):
+            yield shape(batch)
 
     def commit(self, end: dict) -> None:
         self.runner.commit(end)
@@ -102,17 +117,23 @@ class KinesisDataSource(DataSource):
     def name(cls) -> str:
         return "kinesis"
 
+    def _columns(self, options: SourceOptions) -> OutputColumns:
+        return OutputColumns.for_source(self.name(), options.add_record_timestamp)
+
     def schema(self) -> StructType:
-        SourceOptions.parse(self.options)  # every option checked before the query starts
-        return SCHEMA
+        options = SourceOptions.parse(self.options)  # every option checked before the start
+        return self._columns(options).spark_schema
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
-        if schema != SCHEMA:
+        options = SourceOptions.parse(self.options)
+        columns = self._columns(options)
+        if schema != columns.spark_schema:
             raise OptionError(
                 f"the Kinesis source has a fixed schema; do not pass one to readStream "
-                f"(got {schema.simpleString()}, the source gives {SCHEMA.simpleString()})"
+                f"(got {schema.simpleString()}, the source gives "
+                f"{columns.spark_schema.simpleString()})"
             )
-        return KinesisStreamReader(SourceOptions.parse(self.options))
+        return KinesisStreamReader(options, columns)
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> Any:
         from .sink import KinesisStreamWriter

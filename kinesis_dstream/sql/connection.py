@@ -1,0 +1,151 @@
+"""Which streams, where, and as whom: the connection part of the source and sink options.
+
+The three JVM connectors name these differently (see :mod:`.options`); here they become
+one :class:`Connection`. Databricks' ``streamName`` is a comma-separated list of streams,
+so a connection names one or more; :meth:`Connection.for_stream` narrows it to one.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from typing import Optional
+
+from ..aws import AWSCredentials, ClientSpec, resolve_region
+
+DEFAULT_ROLE_SESSION_NAME = "kinesis-dstream-sql"
+
+_ARN = re.compile(r"^arn:aws[\w-]*:kinesis:([a-z0-9-]+):(\d{12}):stream/([A-Za-z0-9_.-]+)$")
+_ENDPOINT_REGION = re.compile(r"kinesis(?:-fips)?\.([a-z]{2}(?:-[a-z]+)+-\d)\.")
+_STREAM_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
+
+
+class OptionError(ValueError):
+    """A bad option: names the option (as the user spelled it) and the value."""
+
+
+@dataclass(frozen=True)
+class Connection:
+    """Which streams, where, and as whom. Never shows a secret in its repr."""
+
+    stream_name: str
+    region_name: str
+    endpoint_url: Optional[str] = None
+    credentials: Optional[AWSCredentials] = field(default=None, repr=False)
+    #: Every stream of the query, in the order given (``stream_name`` is the first).
+    stream_names: tuple = ()
+
+    def __post_init__(self) -> None:
+        if not self.stream_names:
+            object.__setattr__(self, "stream_names", (self.stream_name,))
+
+    def for_stream(self, stream_name: str) -> Connection:
+        """The same connection, for one of its streams."""
+        return replace(self, stream_name=stream_name, stream_names=(stream_name,))
+
+    def client_spec(self, service: str = "kinesis") -> ClientSpec:
+        endpoint = self.endpoint_url if service == "kinesis" else None
+        return ClientSpec(service, self.region_name, endpoint, self.credentials)
+
+    @property
+    def where(self) -> str:
+        names = ", ".join(repr(s) for s in self.stream_names)
+        label = "stream" if len(self.stream_names) == 1 else "streams"
+        return f"{label} {names} at {self.endpoint_url or 'the default endpoint'}"
+
+
+def parse_connection(found: dict) -> Connection:
+    """The connection from canonical options (see :func:`.options.canonical_options`)."""
+    streams = _stream_names(found)
+    arn_region = None
+    if "streamARN" in found:
+        key, arn = found["streamARN"]
+        match = _ARN.match(str(arn).strip())
+        if not match:
+            raise OptionError(
+                f"option {key!r}: {arn!r} is not a Kinesis stream ARN "
+                "(arn:aws:kinesis:<region>:<account>:stream/<name>)"
+            )
+        arn_region, arn_stream = match.group(1), match.group(3)
+        if streams and streams != (arn_stream,):
+            raise OptionError(
+                f"options {found['streamName'][0]!r}={found['streamName'][1]!r} and "
+                f"{key!r}={arn!r} name different streams; give one"
+            )
+        streams = (arn_stream,)
+    if not streams:
+        raise OptionError("option 'streamName' is required (or 'streamARN')")
+    endpoint = found.get("endpointUrl", (None, None))[1] or None
+    region = found.get("region", (None, None))[1] or arn_region
+    if arn_region is not None and region != arn_region:
+        raise OptionError(
+            f"option {found['region'][0]!r}={region!r} and {found['streamARN'][0]!r}="
+            f"{found['streamARN'][1]!r} name different regions; give one"
+        )
+    if region is None and endpoint:
+        match = _ENDPOINT_REGION.search(endpoint)
+        region = match.group(1) if match else None
+    try:
+        region = resolve_region(region)
+    except ValueError as exc:
+        raise OptionError(f"{exc} (or set option 'region')") from None
+    return Connection(streams[0], region, endpoint, _credentials(found), streams)
+
+
+def _stream_names(found: dict) -> tuple:
+    """Databricks' ``streamName``: one name or a comma-separated list of names."""
+    if "streamName" not in found:
+        return ()
+    key, value = found["streamName"]
+    names = tuple(n.strip() for n in str(value).split(","))
+    if not any(names):
+        return ()
+    for name in names:
+        if not _STREAM_NAME.match(name):
+            raise OptionError(
+                f"option {key!r}={value!r}: {name!r} is not a stream name (1-128 letters, "
+                "digits, '_', '.', '-'; several streams are separated by commas)"
+            )
+    if len(set(names)) != len(names):
+        raise OptionError(f"option {key!r}={value!r} names a stream twice")
+    return names
+
+
+def _credentials(found: dict) -> Optional[AWSCredentials]:
+    def get(name: str) -> Optional[str]:
+        return found[name][1] if name in found else None
+
+    role = get("roleArn")
+    session_name = get("roleSessionName")
+    if role is None and (session_name is not None or get("roleExternalId") is not None):
+        given = [found[n][0] for n in ("roleSessionName", "roleExternalId") if n in found]
+        raise OptionError(f"option(s) {given} need option 'roleArn' (or 'stsRoleArn')")
+    if (get("awsAccessKey") is None) != (get("awsSecretKey") is None):
+        raise OptionError("options 'awsAccessKey' and 'awsSecretKey' go together: give both")
+    if get("sessionToken") is not None and get("awsAccessKey") is None:
+        raise OptionError("option 'sessionToken' needs 'awsAccessKey' and 'awsSecretKey'")
+    provider = get("credentialProviderClass")
+    if get("credentialProviderParam") is not None and provider is None:
+        raise OptionError("option 'credentialProviderParam' needs 'credentialProviderClass'")
+    if provider is not None and get("awsAccessKey") is not None:
+        raise OptionError(
+            "options 'credentialProviderClass' and 'awsAccessKey' both give credentials; give one"
+        )
+    if role is None and get("awsAccessKey") is None and provider is None:
+        if get("stsEndpointUrl") is not None:
+            raise OptionError("option 'stsEndpointUrl' needs option 'roleArn'")
+        return None  # boto3's default credential chain, wherever the client is built
+    try:
+        return AWSCredentials(
+            access_key_id=get("awsAccessKey"),
+            secret_access_key=get("awsSecretKey"),
+            session_token=get("sessionToken"),
+            role_arn=role,
+            role_session_name=(session_name or DEFAULT_ROLE_SESSION_NAME) if role else None,
+            external_id=get("roleExternalId"),
+            sts_endpoint_url=get("stsEndpointUrl"),
+            provider=provider,
+            provider_param=get("credentialProviderParam"),
+        )
+    except ValueError as exc:
+        raise OptionError(f"option 'credentialProviderClass': {exc}") from None

@@ -1,0 +1,77 @@
+"""Several shard ranges in one read task (Databricks' ``shardsPerTask``).
+
+A Spark task per shard costs a task launch and a Python worker round trip even when the
+shard has a few records; on a stream of many quiet shards that cost dominates. A
+:class:`GroupPartition` holds up to ``shardsPerTask`` ranges: the task reads their fresh
+parts concurrently (one thread per range, each recording its own end, as a task of one
+range would), then yields them one after another. Every range keeps its own end record, so
+replays and recovery are exactly those of single ranges.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from typing import Any
+
+from pyspark.sql.datasource import InputPartition
+
+from .endstore import EndStore
+from .partition import RangePartition, ReadSettings, deliver, discard, prepare
+
+#: Data bytes a range may read when fetchBufferSize is shared by very many ranges.
+MIN_RANGE_BYTES = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class GroupPartition(InputPartition):
+    """One task reading several shard ranges."""
+
+    parts: tuple
+
+
+def plan_tasks(parts: list, shards_per_task: int, fetch_buffer_bytes: Any = None) -> list:
+    """The batch's input partitions: ranges alone, or grouped ``shards_per_task`` a task.
+
+    ``fetch_buffer_bytes`` (Databricks' fetchBufferSize) is shared equally by the ranges
+    of the batch as each range's byte bound.
+    """
+    if fetch_buffer_bytes is not None and parts:
+        share = max(MIN_RANGE_BYTES, fetch_buffer_bytes // len(parts))
+        parts = [replace(p, max_bytes=share) for p in parts]
+    if shards_per_task <= 1:
+        return list(parts)
+    return [
+        GroupPartition(tuple(parts[i : i + shards_per_task]))
+        for i in range(0, len(parts), shards_per_task)
+    ]
+
+
+def read_task(partition: Any, store: EndStore, settings: ReadSettings) -> Iterator[Any]:
+    """The arrow batches of one task: one range, or a group read concurrently."""
+    if isinstance(partition, RangePartition):
+        yield from deliver(partition, settings, prepare(partition, store, settings))
+        return
+    parts = partition.parts
+    with ThreadPoolExecutor(len(parts), thread_name_prefix="kinesis-range") as pool:
+        futures = [pool.submit(prepare, part, store, settings) for part in parts]
+        prepared = []
+        failure = None
+        for future in futures:  # every range finishes (or fails) before anything yields
+            try:
+                prepared.append(future.result())
+            except BaseException as exc:
+                failure = failure or exc
+                prepared.append(None)
+    if failure is not None:
+        for item in prepared:
+            discard(item)
+        raise failure
+    for index, (part, item) in enumerate(zip(parts, prepared)):
+        try:
+            yield from deliver(part, settings, item)
+        except BaseException:
+            for rest in prepared[index + 1 :]:
+                discard(rest)
+            raise

@@ -1,0 +1,119 @@
+"""Several streams in one source (Databricks' comma-separated ``streamName``).
+
+Each stream keeps its own :class:`~.runner.SourceRunner`, unchanged: its own shards,
+offsets, range ends, peeks, throttling streaks and data-loss rules. A query's offset is
+then the list of its streams' offsets, in the order the option names them::
+
+    {"v": 1, "streams": [<offset of stream 1>, <offset of stream 2>, ...]}
+
+A single-stream query keeps the single-stream offset as it always was, so checkpoints
+written before this module existed resume unchanged. One stream's deletion fails the
+query (as it does alone); one stream's throttling delays only that stream's ranges.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any, Optional
+
+from .endstore import EndStore
+from .offsets import VERSION
+from .options import OptionError, SourceOptions
+
+
+def build_runner(options: SourceOptions, store: EndStore) -> Any:
+    """The driver side of a query: one stream's runner, or a runner of several."""
+    from .runner import SourceRunner
+
+    def one(stream_name: str) -> SourceRunner:
+        stream_options = options.for_stream(stream_name)
+        client = stream_options.connection.client_spec().client()
+        return SourceRunner(stream_options, store, client)
+
+    names = options.connection.stream_names
+    if len(names) == 1:
+        return one(names[0])
+    return MultiStreamRunner([one(name) for name in names])
+
+
+class MultiStreamRunner:
+    """The five DataSourceStreamReader calls, spread over one runner per stream."""
+
+    def __init__(self, runners: list) -> None:
+        self.runners = runners
+        self.streams = [r.stream for r in runners]
+        self._turn = 0  # which stream gets the remainder of a row limit next
+        self._committed: list = [None] * len(runners)  # each stream's last committed part
+
+    def _split(self, value: dict) -> list:
+        if not isinstance(value, dict) or value.get("v") != VERSION or "streams" not in value:
+            raise ValueError(f"not a multi-stream offset: {json.dumps(value)[:200]}")
+        parts = value["streams"]
+        seen = [p.get("stream") for p in parts]
+        if seen != self.streams:
+            raise OptionError(
+                f"the checkpoint's offsets are for streams {seen} but option 'streamName' "
+                f"names {self.streams}: use a new checkpointLocation for other streams"
+            )
+        return parts
+
+    @staticmethod
+    def _join(parts: list) -> dict:
+        return {"v": VERSION, "streams": parts}
+
+    def initial_offset(self) -> dict:
+        return self._join([r.initial_offset() for r in self.runners])
+
+    def latest_offset(self, start: dict, max_rows: Optional[int]) -> dict:
+        parts = self._split(start)
+        limits = self._row_limits(max_rows)
+        ends = [
+            part if limit == 0 else runner.latest_offset(part, limit)
+            for runner, part, limit in zip(self.runners, parts, limits)
+        ]
+        return start if ends == parts else self._join(ends)
+
+    def _row_limits(self, max_rows: Optional[int]) -> list:
+        """Spark's ReadMaxRows shared by the streams; the remainder rotates."""
+        count = len(self.runners)
+        if max_rows is None:
+            return [None] * count
+        base, extra = divmod(max_rows, count)
+        order = [(self._turn + i) % count for i in range(count)]
+        self._turn = (self._turn + 1) % count
+        limits = [base] * count
+        for index in order[:extra]:
+            limits[index] += 1
+        return limits
+
+    def partitions(self, end: dict, start: Optional[dict] = None) -> list:
+        """The ranges of the streams whose part of the offset moved since ``start``.
+
+        A stream without new records keeps its part as it was, ranges of an earlier batch
+        included: those were delivered by that batch and must not be read again.
+        """
+        before = self._split(start) if start is not None else [None] * len(self.runners)
+        parts = []
+        for runner, part, old in zip(self.runners, self._split(end), before):
+            if part != old:
+                parts.extend(runner.partitions(part))
+        return parts
+
+    def commit(self, end: dict) -> None:
+        """Commit each stream's part once: an unchanged part was committed already (its
+        range ends must stay until later batches of that stream replace it)."""
+        for index, (runner, part) in enumerate(zip(self.runners, self._split(end))):
+            if self._committed[index] != part:
+                runner.commit(part)
+                self._committed[index] = part
+
+    def set_cutoff(self, cutoff: Optional[datetime]) -> None:
+        for runner in self.runners:
+            runner.set_cutoff(cutoff)
+
+    def report(self) -> Optional[dict]:
+        reports = {r.stream: r.report() for r in self.runners}
+        if not any(reports.values()):
+            return None
+        return {"streams": {name: report for name, report in reports.items() if report}}
