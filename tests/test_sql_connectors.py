@@ -143,3 +143,40 @@ def test_awslabs_options_and_columns(session, local_aws, kinesis, unique_name, t
     assert {r.data.decode(): r.partitionKey for r in rows} == sent
     assert {r.streamName for r in rows} == {unique_name}
     assert max(p["numInputRows"] for p in query.recentProgress) <= 2 * 400
+
+
+def test_glue_write_options_key_by_column_or_fixed_aggregated_in_bounds(
+    session, local_aws, kinesis, unique_name
+):
+    from kinesis_dstream.demo.readback import read_all_records
+    from kinesis_dstream.kpl import deaggregate, is_aggregated
+
+    ensure_stream(kinesis, unique_name, 2)
+    summary = kinesis.describe_stream_summary(StreamName=unique_name)
+    arn = summary["StreamDescriptionSummary"]["StreamARN"]
+    rows = [(f"v{i}", f"user-{i % 7}") for i in range(300)]
+    df = session.createDataFrame(rows, "data string, user string")
+    glue = {
+        "streamARN": arn,
+        "endpointUrl": local_aws.endpoint_url,
+        "aggregationEnabled": "true",
+        "aggregationMaxCount": "10",
+        "aggregationMaxSize": "51200",
+        "collectionMaxCount": "100",
+        "collectionMaxSize": "5242880",
+        "recordMaxBufferedTime": "1000",
+        "producerRateLimit": "150",
+    }
+    df.write.format("kinesis").mode("append").options(**glue, partitionKey="user").save()
+    writer = df.select("data").write.format("kinesis").mode("append")
+    writer.options(**glue, partitionKey="fixed").save()
+    raw = read_all_records(kinesis, unique_name)
+    assert any(is_aggregated(r["Data"]) for r in raw)
+    users = deaggregate(raw)
+    assert len(users) == 600
+    by_column = [u for u in users if u.partition_key != "fixed"]
+    assert sorted((u.data.decode(), u.partition_key) for u in by_column) == sorted(rows)
+    assert sorted(u.data.decode() for u in users if u.partition_key == "fixed") == sorted(
+        d for d, _ in rows
+    )
+    assert max(len(deaggregate([r])) for r in raw) == 10  # aggregationMaxCount

@@ -172,3 +172,28 @@ def test_consumer_lag_metric_is_published_per_batch(
     metrics = cloudwatch.list_metrics(Namespace="Glue", MetricName=CONSUMER_LAG_METRIC)
     dimensions = [m["Dimensions"] for m in metrics["Metrics"]]
     assert [{"Name": "StreamName", "Value": unique_name}] in dimensions
+
+
+def test_a_python_credentials_provider_signs_the_calls(local_aws, kinesis, unique_name, tmp_path):
+    from kinesis_dstream.sql import KinesisStreamReader, SourceOptions
+
+    ensure_stream(kinesis, unique_name, 1)
+    put(kinesis, unique_name, 5)
+    options = SourceOptions.parse(
+        {
+            "kinesis.streamName": unique_name,
+            "kinesis.endpointUrl": local_aws.endpoint_url,
+            "kinesis.region": local_aws.region_name,
+            "kinesis.metadataPath": str(tmp_path / "ends"),
+            "kinesis.startingPosition": "TRIM_HORIZON",
+            "kinesis.credentialProviderClass": "tests.credentials_provider.StaticProvider",
+            "kinesis.credentialProviderParam": "AKIDFROMPROVIDER",
+        }
+    )
+    client = options.connection.client_spec().client()
+    assert client._request_signer._credentials.access_key == "AKIDFROMPROVIDER"
+    assert "AKIDFROMPROVIDER" not in repr(options)
+    reader = KinesisStreamReader(options)
+    start = reader.initialOffset()
+    end = next_offset(reader, start)
+    assert sorted(data_of(reader, start, end)) == [f"r{i}".encode() for i in range(5)]
