@@ -12,16 +12,23 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Optional
 
 from ..backoff import Backoff
-from ..conf import parse_time_ms
 from ..retrieval.reader import DEFAULT_READ_BACKOFF, MAX_RECORDS_PER_CALL
 from .connection import Connection, OptionError, parse_connection
 from .option_table import NO_EFFECT, SINK_ALIASES, SOURCE_ALIASES
+from .option_values import (
+    bool_value,
+    bytes_value,
+    float_value,
+    int_value,
+    optional_int,
+    positive_time_ms,
+    time_ms,
+)
 from .positions import LATEST, Position, parse_initial_position
 
 __all__ = ["Connection", "OptionError", "SinkOptions", "SourceOptions", "canonical_options"]
@@ -38,8 +45,6 @@ GLUE_IDLE_TIME_MS = 1000.0
 
 #: Options Spark itself passes to a data source's writer or reader: not ours to check.
 SPARK_OPTIONS = frozenset({"checkpointlocation", "path", "queryname"})
-_BYTES = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?i?b?)\s*$")
-_BYTE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 
 
 def canonical_options(options: Mapping[str, Any], aliases: Mapping[str, tuple]) -> dict:
@@ -84,81 +89,10 @@ def _note_no_effect(found: dict) -> None:
             )
 
 
-def _int(found: dict, name: str, default: int, low: int, high: Optional[int] = None) -> int:
-    if name not in found:
-        return default
-    key, value = found[name]
-    try:
-        number = int(str(value).strip())
-    except ValueError:
-        raise OptionError(f"option {key!r}: {value!r} is not an integer") from None
-    if number < low or (high is not None and number > high):
-        bound = f"in [{low}, {high}]" if high is not None else f">= {low}"
-        raise OptionError(f"option {key!r} must be {bound}, got {number}")
-    return number
-
-
-def _float(found: dict, name: str, low: float, high: float) -> Optional[float]:
-    if name not in found:
-        return None
-    key, value = found[name]
-    try:
-        number = float(str(value).strip())
-    except ValueError:
-        raise OptionError(f"option {key!r}: {value!r} is not a number") from None
-    if not low < number <= high:
-        raise OptionError(f"option {key!r} must be in ({low}, {high}], got {number}")
-    return number
-
-
-def _bool(found: dict, name: str, default: bool) -> bool:
-    if name not in found:
-        return default
-    key, value = found[name]
-    text = str(value).strip().lower()
-    if text not in ("true", "false"):
-        raise OptionError(f"option {key!r} must be true or false, got {value!r}")
-    return text == "true"
-
-
-def _time_ms(found: dict, name: str, default_ms: float, unit_ms: float = 1.0) -> float:
-    """A Spark time string ("10s", "400ms"); a bare number is in ``unit_ms`` units."""
-    if name not in found:
-        return default_ms
-    key, value = found[name]
-    try:
-        if re.match(r"^\s*\d+(\.\d+)?\s*$", str(value)):
-            return float(str(value)) * unit_ms
-        return parse_time_ms(value, f"option {key!r}")
-    except ValueError as exc:
-        raise OptionError(str(exc)) from None
-
-
-def _positive_time_ms(found: dict, name: str, default_ms: float, unit_ms: float = 1.0) -> float:
-    value = _time_ms(found, name, default_ms, unit_ms)
-    if value <= 0:
-        raise OptionError(f"option {found[name][0]!r} must be > 0, got {found[name][1]!r}")
-    return value
-
-
-def _bytes(found: dict, name: str) -> Optional[int]:
-    """A byte string as Databricks writes it: "20gb", "10mb", "512k", or a number."""
-    if name not in found:
-        return None
-    key, value = found[name]
-    match = _BYTES.match(str(value).lower())
-    if not match:
-        raise OptionError(f"option {key!r}: {value!r} is not a size (e.g. '10mb', '2gb')")
-    number = int(float(match.group(1)) * _BYTE_UNITS[match.group(2)[:1]])
-    if number < 1:
-        raise OptionError(f"option {key!r} must be > 0, got {value!r}")
-    return number
-
-
 def _one_of_times(found: dict, names: tuple) -> Optional[float]:
     """The same bound under names with different units: ms, all equal when several."""
     units = {"maxFetchDuration": 1.0, "maxFetchTimeInMs": 1.0, "maxFetchTimePerShardSec": 1000.0}
-    given = {n: _positive_time_ms(found, n, 0.0, units[n]) for n in names if n in found}
+    given = {n: positive_time_ms(found, n, 0.0, units[n]) for n in names if n in found}
     if len(set(given.values())) > 1:
         spelled = ", ".join(f"{found[n][0]!r}={found[n][1]!r}" for n in given)
         raise OptionError(f"options {spelled} bound the same read time differently; give one")
@@ -172,14 +106,14 @@ def _backoff(found: dict, retries: str, interval: str, max_interval: str) -> Opt
     """A retry policy from a connector's retry count and intervals, if any is given."""
     if not any(n in found for n in (retries, interval, max_interval)):
         return None
-    initial_ms = _time_ms(found, interval, DEFAULT_READ_BACKOFF.initial_delay_s * 1000)
-    max_ms = _time_ms(found, max_interval, max(initial_ms, DEFAULT_READ_BACKOFF.max_delay_s * 1000))
+    initial_ms = time_ms(found, interval, DEFAULT_READ_BACKOFF.initial_delay_s * 1000)
+    max_ms = time_ms(found, max_interval, max(initial_ms, DEFAULT_READ_BACKOFF.max_delay_s * 1000))
     if max_ms < initial_ms:
         raise OptionError(
             f"option {found.get(max_interval, (max_interval,))[0]!r} ({max_ms:.0f} ms) is below "
             f"the retry interval {initial_ms:.0f} ms"
         )
-    attempts = _int(found, retries, DEFAULT_READ_BACKOFF.max_attempts - 1, 0, 100) + 1
+    attempts = int_value(found, retries, DEFAULT_READ_BACKOFF.max_attempts - 1, 0, 100) + 1
     return Backoff(initial_ms / 1000.0, max_ms / 1000.0, max_attempts=attempts)
 
 
@@ -233,11 +167,11 @@ def _min_fetch_period_ms(found: dict) -> float:
     Glue applies ``idleTimeBetweenReadsInMs`` (default 1000) only with
     ``addIdleTimeBetweenReads=true``; given alone it is honoured too (a gap between reads).
     """
-    period = _time_ms(found, "minFetchPeriod", MIN_FETCH_PERIOD_FLOOR_MS)
+    period = time_ms(found, "minFetchPeriod", MIN_FETCH_PERIOD_FLOOR_MS)
     source = "minFetchPeriod"
-    add_idle = _bool(found, "addIdleTimeBetweenReads", "idleTimeBetweenReadsInMs" in found)
+    add_idle = bool_value(found, "addIdleTimeBetweenReads", "idleTimeBetweenReadsInMs" in found)
     if add_idle:
-        idle = _time_ms(found, "idleTimeBetweenReadsInMs", GLUE_IDLE_TIME_MS)
+        idle = time_ms(found, "idleTimeBetweenReadsInMs", GLUE_IDLE_TIME_MS)
         if "minFetchPeriod" in found and idle != period:
             raise OptionError(
                 f"options {found['minFetchPeriod'][0]!r} and 'idleTimeBetweenReadsInMs' both "
@@ -325,36 +259,36 @@ class SourceOptions:
             position = parse_initial_position(str(value), f"option {key!r}")
         per_batch = None
         if "maxRecordsPerBatch" in found:
-            per_batch = _int(found, "maxRecordsPerBatch", 0, 1)
-        max_rate = _float(found, "maxFetchRate", 0.0, MAX_FETCH_RATE_MB_S)
+            per_batch = int_value(found, "maxRecordsPerBatch", 0, 1)
+        max_rate = float_value(found, "maxFetchRate", 0.0, MAX_FETCH_RATE_MB_S)
         describe = None
         if "maxShardsPerDescribe" in found:
-            describe = _int(found, "maxShardsPerDescribe", 100, 1, 10_000)
+            describe = int_value(found, "maxShardsPerDescribe", 100, 1, 10_000)
         return cls(
             connection=parse_connection(found),
             initial_position=position,
-            max_records_per_fetch=_int(
+            max_records_per_fetch=int_value(
                 found, "maxRecordsPerFetch", MAX_RECORDS_PER_CALL, 1, MAX_RECORDS_PER_CALL
             ),
-            max_fetch_records_per_shard=_int(found, "maxFetchRecordsPerShard", 100_000, 1),
+            max_fetch_records_per_shard=int_value(found, "maxFetchRecordsPerShard", 100_000, 1),
             max_records_per_batch=per_batch,
             min_fetch_period_ms=_min_fetch_period_ms(found),
-            describe_shard_interval_ms=_positive_time_ms(found, "describeShardInterval", 1000.0),
-            fail_on_data_loss=_bool(found, "failOnDataLoss", False),
+            describe_shard_interval_ms=positive_time_ms(found, "describeShardInterval", 1000.0),
+            fail_on_data_loss=bool_value(found, "failOnDataLoss", False),
             end_store=_end_store(found),
-            drop_aggregates_outside_shard=_bool(found, "dropAggregatesOutsideShard", False),
+            drop_aggregates_outside_shard=bool_value(found, "dropAggregatesOutsideShard", False),
             max_fetch_rate_mb_s=max_rate,
             max_fetch_time_ms=_one_of_times(
                 found, ("maxFetchDuration", "maxFetchTimeInMs", "maxFetchTimePerShardSec")
             ),
-            fetch_buffer_bytes=_bytes(found, "fetchBufferSize"),
-            shards_per_task=_int(found, "shardsPerTask", 1, 1, 1000),
+            fetch_buffer_bytes=bytes_value(found, "fetchBufferSize"),
+            shards_per_task=int_value(found, "shardsPerTask", 1, 1, 1000),
             max_shards_per_describe=describe,
             client_backoff=_backoff(found, "numRetries", "retryIntervalMs", "maxRetryIntervalMs"),
-            min_batches_to_retain=_int(found, "minBatchesToRetain", 2, 1),
-            check_new_record_threads=_int(found, "checkNewRecordThreads", 8, 1, 256),
-            add_record_timestamp=_bool(found, "addRecordTimestamp", False),
-            emit_consumer_lag_metrics=_bool(found, "emitConsumerLagMetrics", False),
+            min_batches_to_retain=int_value(found, "minBatchesToRetain", 2, 1),
+            check_new_record_threads=int_value(found, "checkNewRecordThreads", 8, 1, 256),
+            add_record_timestamp=bool_value(found, "addRecordTimestamp", False),
+            emit_consumer_lag_metrics=bool_value(found, "emitConsumerLagMetrics", False),
             payload=_payload(found),
         )
 
@@ -397,23 +331,21 @@ class SinkOptions:
         key = found["partitionKey"][1] if "partitionKey" in found else None
         return cls(
             connection,
-            _bool(found, "aggregationEnabled", False),
+            bool_value(found, "aggregationEnabled", False),
             partition_key=str(key) if key is not None else None,
             record_max_buffered_time_ms=(
-                _positive_time_ms(found, "recordMaxBufferedTime", 0.0)
+                positive_time_ms(found, "recordMaxBufferedTime", 0.0)
                 if "recordMaxBufferedTime" in found
                 else None
             ),
-            aggregation_max_bytes=_opt_int(found, "aggregationMaxSize", 64, 1024 * 1024),
-            aggregation_max_count=_opt_int(found, "aggregationMaxCount", 1, 2**32 - 1),
-            collection_max_count=_opt_int(found, "collectionMaxCount", 1, 500),
-            collection_max_bytes=_opt_int(found, "collectionMaxSize", 1024 * 1024, 5 * 1024 * 1024),
-            producer_rate_limit_percent=_opt_int(found, "producerRateLimit", 1, 10_000),
+            aggregation_max_bytes=optional_int(found, "aggregationMaxSize", 64, 1024 * 1024),
+            aggregation_max_count=optional_int(found, "aggregationMaxCount", 1, 2**32 - 1),
+            collection_max_count=optional_int(found, "collectionMaxCount", 1, 500),
+            collection_max_bytes=optional_int(
+                found, "collectionMaxSize", 1024 * 1024, 5 * 1024 * 1024
+            ),
+            producer_rate_limit_percent=optional_int(found, "producerRateLimit", 1, 10_000),
             record_ttl_ms=(
-                _positive_time_ms(found, "recordTtl", 0.0) if "recordTtl" in found else None
+                positive_time_ms(found, "recordTtl", 0.0) if "recordTtl" in found else None
             ),
         )
-
-
-def _opt_int(found: dict, name: str, low: int, high: int) -> Optional[int]:
-    return _int(found, name, 0, low, high) if name in found else None
