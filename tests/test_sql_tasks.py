@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import time
 
+import pytest
+
 from kinesis_dstream.retrieval.streams import ensure_stream
 from kinesis_dstream.sql.group import GroupPartition
 from kinesis_dstream.sql.partition import RangePartition
@@ -197,3 +199,20 @@ def test_a_python_credentials_provider_signs_the_calls(local_aws, kinesis, uniqu
     start = reader.initialOffset()
     end = next_offset(reader, start)
     assert sorted(data_of(reader, start, end)) == [f"r{i}".encode() for i in range(5)]
+
+
+def test_a_deleted_stream_fails_the_query_naming_it(local_aws, kinesis, unique_name, tmp_path):
+    from kinesis_dstream.errors import StreamNotFoundError
+
+    a, b = f"{unique_name}-a", f"{unique_name}-b"
+    for stream in (a, b):
+        ensure_stream(kinesis, stream, 1)
+    put(kinesis, a, 3)
+    reader = reader_for(local_aws, f"{a},{b}", tmp_path, describeShardInterval="1ms")
+    start = reader.initialOffset()
+    kinesis.delete_stream(StreamName=b)
+    deadline = time.monotonic() + 30
+    with pytest.raises(StreamNotFoundError, match=b):
+        while time.monotonic() < deadline:  # ListShards answers for a deleting stream
+            reader.latestOffset(start, _all())
+            time.sleep(0.1)
