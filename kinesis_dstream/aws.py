@@ -49,7 +49,7 @@ def create_client(
     aws_access_key_id: Optional[str] = None,
     aws_secret_access_key: Optional[str] = None,
     aws_session_token: Optional[str] = None,
-    max_pool_connections: int = 10,
+    max_pool_connections: int = 32,  # a read task's threads share one client
     read_timeout_s: float = DEFAULT_READ_TIMEOUT_S,
     session: Optional[boto3.session.Session] = None,
 ) -> Any:

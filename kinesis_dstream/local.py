@@ -61,6 +61,11 @@ class LocalAWS:
             raise RuntimeError(f"{self.label} is not started")
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def pid(self) -> Optional[int]:
+        """The server process's id while it runs (benchmarks tell its CPU from ours)."""
+        return None if self._proc is None else self._proc.pid
+
     #: Names the server in logs and errors; subclasses serving something else change it.
     label = "local AWS (moto)"
 

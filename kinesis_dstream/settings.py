@@ -63,6 +63,9 @@ class StreamSettings:
     #: The KCL's drop of KPL aggregates holding a user record outside the shard's hash
     #: range (counted). Off by default: such records are delivered and counted.
     drop_aggregates_outside_shard: bool = False
+    #: Shards one fetch-round task reads (concurrently); None: enough to make at most two
+    #: tasks per core of the application (:func:`shards_per_task`).
+    shards_per_task: Optional[int] = None
     extra: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -76,6 +79,12 @@ class StreamSettings:
             value = getattr(self, name)
             if not value > 0:
                 raise ValueError(f"{name} must be > 0, got {value!r}")
+        if self.shards_per_task is not None and not (
+            isinstance(self.shards_per_task, int) and self.shards_per_task >= 1
+        ):
+            raise ValueError(
+                f"shards_per_task must be an integer >= 1, got {self.shards_per_task!r}"
+            )
         for name in ("max_records_per_fetch", "max_buffer_records", "max_buffer_bytes"):
             value = getattr(self, name)
             if not (isinstance(value, int) and value >= 1):
@@ -96,3 +105,11 @@ class StreamSettings:
             )
         if self.retain_s < 0:
             raise ValueError(f"retain_s must be >= 0, got {self.retain_s}")
+
+
+def shards_per_task(settings: StreamSettings, shards: int, parallelism: int) -> int:
+    """Shards per fetch-round task: the setting, else at most two tasks per core."""
+    if settings.shards_per_task is not None:
+        return settings.shards_per_task
+    tasks = max(1, 2 * parallelism)
+    return max(1, -(-shards // tasks))

@@ -316,30 +316,34 @@ def receiver_settings(local_aws, name, transform, **overrides):
     )
 
 
+@pytest.mark.parametrize("per_task", [1, 2, 3])
 def test_a_lost_block_recomputes_to_exactly_the_recorded_range(
-    spark, local_aws, kinesis, unique_name
+    spark, local_aws, kinesis, unique_name, per_task
 ):
-    ensure_stream(kinesis, unique_name, 2)
-    put(kinesis, unique_name, 300, prefix="first")
+    ensure_stream(kinesis, unique_name, 3)
+    put(kinesis, unique_name, 450, prefix="first")
     settings = receiver_settings(
         local_aws,
         unique_name,
         lambda record: (record.shard_id, record.data.decode()),
         max_records_per_fetch=100,  # a round stops part-way through each shard
+        shards_per_task=per_task,  # 1: a partition a shard; 2 and 3: shards grouped
     )
     receiver = KinesisReceiver(settings)
     receiver.start(spark, fetcher=False)  # rounds are driven by hand below
     try:
-        assert receiver.fetch_round() == 200
+        assert receiver.fetch_round() == 300
+        [round_] = receiver._book.rounds.values()
+        assert [len(g) for g in round_.groups] == {1: [1, 1, 1], 2: [2, 1], 3: [3]}[per_task]
         batch = receiver.batch_rdd(1000, spark)
         before = batch.collect()
-        assert len(before) == 200
+        assert len(before) == 300
         put(kinesis, unique_name, 300, prefix="second")  # the shards grow meanwhile
         for round_ in receiver._book.rounds.values():
             round_.rdd.unpersist(blocking=True)  # the cached blocks are lost
         assert batch.collect() == before  # recomputed: the same records, in order
         assert receiver.batch_rdd(1000, spark).collect() == before  # asked again: same batch
-        assert receiver.fetch_round() == 200  # the next round goes on after the range
+        assert receiver.fetch_round() == 300  # the next round goes on after the range
         after = receiver.batch_rdd(2000, spark).collect()
         assert not set(after) & set(before)
     finally:

@@ -193,6 +193,7 @@ class KinesisUtils:
         metricsIntervalMs: int = int(DEFAULT_METRICS_INTERVAL_S * 1000),
         metricsSink: str = "cloudwatch",
         dropAggregatesOutsideShard: bool = False,
+        shardsPerTask: Optional[int] = None,
     ) -> Any:
         """Create an input stream that pulls messages from a Kinesis stream.
 
@@ -206,7 +207,9 @@ class KinesisUtils:
         lies outside the shard's range are delivered and counted (``progress()``, the
         ``UserRecordsOutsideShard`` metric, a warning per shard per checkpoint interval);
         ``dropAggregatesOutsideShard=True`` drops their whole aggregate as the KCL does
-        (for streams written only by the KPL; counted too). Explicit keys are never written
+        (for streams written only by the KPL; counted too). ``shardsPerTask`` (Databricks'
+        name): shards one fetch task reads, concurrently; by default enough for at most two
+        tasks per core, so a round of many quiet shards stays cheap. Explicit keys are never written
         to Spark checkpoints or logs; after a restart from a checkpoint the default
         credential chain is used.
         """
@@ -261,6 +264,7 @@ class KinesisUtils:
             metrics_interval_s=metricsIntervalMs / 1000,
             metrics_sink=metricsSink,
             drop_aggregates_outside_shard=bool(dropAggregatesOutsideShard),
+            shards_per_task=shardsPerTask,
             explicit_credentials=credentials is not None,
         )
         return create(ssc, settings, credentials)
@@ -370,6 +374,10 @@ class _Builder:
 
     def cloudWatchEndpointUrl(self, url: str) -> _Builder:
         return self._set("cloudwatch_endpoint_url", url)
+
+    def shardsPerTask(self, shards: int) -> _Builder:
+        """Shards one fetch task reads, concurrently (default: two tasks per core at most)."""
+        return self._set("shards_per_task", shards)
 
     def dropAggregatesOutsideShard(self, drop: bool = True) -> _Builder:
         """The KCL's rule: drop KPL aggregates holding a user record outside the shard's

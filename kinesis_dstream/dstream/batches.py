@@ -150,7 +150,7 @@ def union_rdd(sc: Any, parts: list) -> Any:
     """The records of a live batch: each round's included partitions, in round order."""
     rdds = [
         r.rdd.mapPartitionsWithIndex(
-            deliver(r.plans, r.headers, included), preservesPartitioning=True
+            deliver(r.plans, r.headers, included, r.groups), preservesPartitioning=True
         )
         for r, included in parts
     ]

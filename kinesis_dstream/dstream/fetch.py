@@ -1,8 +1,9 @@
 """The executor side of a fetch round: read one shard, hand back its records and range.
 
-A round is a Spark job with one partition per shard. Each task reads its shard with a
-:class:`~..retrieval.reader.ShardReader` and emits a :class:`RangeHeader` followed by the
-records (decoded, or what the message handler returned). The job's RDD is persisted, so
+A round is a Spark job with one partition per group of shards (``shardsPerTask``). Each
+task reads its shards concurrently, each with a :class:`~..retrieval.reader.ShardReader`,
+and emits for each a :class:`RangeHeader` followed by the records (decoded, or what the
+message handler returned). The job's RDD is persisted, so
 the data stays on the executors; the driver collects only the headers.
 
 Failures are per shard: a task never fails because one shard did. A read that fails
@@ -19,9 +20,11 @@ same records, never to "whatever is there now".
 
 from __future__ import annotations
 
+import itertools
 import logging
 import time
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple, Optional
 
@@ -30,6 +33,9 @@ from ..errors import RecordsLostError
 from ..retrieval.reader import ReaderConfig, ShardReader, StartPosition
 
 log = logging.getLogger(__name__)
+
+#: Threads one round task reads its group of shards with (GetRecords calls in flight).
+MAX_READ_THREADS = 16
 
 
 class RangeHeader(NamedTuple):
@@ -90,20 +96,30 @@ class FetchPlan:
         )
 
 
-def fetch(plans: Iterable[FetchPlan], headers: Any = None) -> Iterator:
+def fetch(groups: Iterable[list], headers: Any = None) -> Iterator:
     """mapPartitions function of a round: header, then the records, for each plan.
 
+    A partition holds one group of plans (shards): they are read concurrently, one thread
+    each (at most :data:`MAX_READ_THREADS`), then yielded in the group's order. Reading
+    many shards in one task is what keeps a round of hundreds of mostly quiet shards
+    cheap: a task's launch and its Python worker's round trip are paid once a group.
     ``headers`` is a Spark accumulator of lists: each header is also added there, so the
     driver learns the ranges from the job that caches the data, with no second job
     reading the cache (and no Python worker left with unread input, which Spark would
     not reuse).
     """
-    for plan in plans:
-        header = _read_one(plan)
-        if headers is not None:
-            headers.add([header[0]])
-        yield header[0]
-        yield from header[1]
+    for group in groups:
+        if len(group) == 1:
+            results = [_read_one(group[0])]
+        else:
+            threads = min(len(group), MAX_READ_THREADS)
+            with ThreadPoolExecutor(threads, thread_name_prefix="kinesis-read") as pool:
+                results = list(pool.map(_read_one, group))
+        for header, records in results:
+            if headers is not None:
+                headers.add([header])
+            yield header
+            yield from records
 
 
 def _read_one(plan: FetchPlan) -> tuple:
@@ -177,27 +193,45 @@ class HeaderList:
 
 
 def deliver(
-    plans: list, headers: list, included: Optional[frozenset] = None
+    plans: list,
+    headers: list,
+    included: Optional[frozenset] = None,
+    groups: Optional[list] = None,
 ) -> Callable[[int, Iterator], Iterator]:
     """mapPartitionsWithIndex function of a batch: the round's records, exactly its range.
 
-    ``included`` names the partitions (shards) the batch holds; the others (a lost
-    lease's) deliver nothing.
+    Partition ``p`` holds the plans ``groups[p]`` (default: plan ``p`` alone), each as its
+    header then that many records. ``included`` names the plans (shards) the batch holds;
+    the others (a lost lease's) deliver nothing. A partition recomputed after its cached
+    block was lost read something else: each plan whose header differs from the recorded
+    one is re-read from Kinesis, exactly its recorded range.
     """
 
     def records(index: int, items: Iterator) -> Iterator:
-        if included is not None and index not in included:
-            return
-        expected = headers[index]
-        header = next(items, None)
-        if header is not None and _same_range(header, expected):
-            yield from items
-            return
-        if expected.records == 0:
-            return  # the round read nothing here; a re-read must deliver nothing either
-        yield from read_range(plans[index], expected)
+        group = groups[index] if groups is not None else (index,)
+        if included is not None and included.isdisjoint(group):
+            return  # nothing of this partition is in the batch
+        for plan_index in group:
+            header = next(items, None)
+            chunk = itertools.islice(items, header.records if header is not None else 0)
+            expected = headers[plan_index]
+            if included is not None and plan_index not in included:
+                _consume(chunk)
+                continue
+            if header is not None and _same_range(header, expected):
+                yield from chunk
+                continue
+            _consume(chunk)
+            if expected.records == 0:
+                continue  # the round read nothing here; a re-read must deliver nothing
+            yield from read_range(plans[plan_index], expected)
 
     return records
+
+
+def _consume(chunk: Iterator) -> None:
+    for _ in chunk:
+        pass
 
 
 def _same_range(header: RangeHeader, expected: RangeHeader) -> bool:

@@ -17,7 +17,7 @@ import time
 from typing import Any, Optional
 
 from ..retrieval.reader import ReaderConfig, StartPosition
-from ..settings import StreamSettings
+from ..settings import StreamSettings, shards_per_task
 from .compat import context_alive
 from .fetch import FetchPlan, HeaderList
 from .rounds import FetchBook, Round, run_round
@@ -123,8 +123,9 @@ class Fetcher:
                 for shard_id, c in shards
             ]
             generations = [c.generation for _, c in shards]
+        per_task = shards_per_task(settings, len(plans), self.sc.defaultParallelism)
         round_ = run_round(
-            self.sc, round_id, plans, generations, self._headers, settings.storage_level
+            self.sc, round_id, plans, generations, self._headers, settings.storage_level, per_task
         )
         with self._lock:
             keep = self._book.record(round_)

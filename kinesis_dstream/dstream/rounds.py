@@ -72,9 +72,11 @@ class Round:
     data_bytes: int
     batch_ms: Optional[int] = None
     completed_at: Optional[float] = None
+    #: Plan indexes each partition of ``rdd`` holds, in order (None: one plan each).
+    groups: Optional[list] = None
 
     def partitions(self, slices: list) -> frozenset:
-        """Indexes of the partitions holding ``slices`` (of this round)."""
+        """Indexes of the plans holding ``slices`` (of this round)."""
         wanted = {s.shard_id for s in slices if s.round_id == self.round_id}
         return frozenset(i for i, p in enumerate(self.plans) if p.shard_id in wanted)
 
@@ -197,15 +199,34 @@ class FetchBook:
             self.failure = error
 
 
+def group_plans(count: int, shards_per_task: int) -> list:
+    """Plan indexes per partition: consecutive groups of at most ``shards_per_task``."""
+    return [
+        list(range(i, min(i + shards_per_task, count))) for i in range(0, count, shards_per_task)
+    ]
+
+
 def run_round(
-    sc: Any, round_id: int, plans: list, generations: list, headers: Any, storage_level: Any
+    sc: Any,
+    round_id: int,
+    plans: list,
+    generations: list,
+    headers: Any,
+    storage_level: Any,
+    shards_per_task: int = 1,
 ) -> Round:
     """Run a round as a Spark job, cache its RDD, and collect only its range headers.
 
     ``headers`` is the receiver's accumulator: each task adds its header there, so the
     driver learns the ranges from the job that caches the data, with no second job.
+    Each partition holds one group of plans (one element: the group's list), so Spark's
+    slicing of the collection puts exactly that group in that partition.
     """
-    rdd = sc.parallelize(plans, len(plans)).mapPartitions(functools.partial(fetch, headers=headers))
+    groups = group_plans(len(plans), max(1, shards_per_task))
+    elements = [[plans[i] for i in group] for group in groups]
+    rdd = sc.parallelize(elements, len(elements)).mapPartitions(
+        functools.partial(fetch, headers=headers)
+    )
     rdd.persist(storage_level)
     count_in_jvm(rdd)  # computes and caches the round in the JVM; no Python pass over it
     by_shard = {h.shard_id: h for h in headers.value if h.round_id == round_id}
@@ -222,6 +243,7 @@ def run_round(
         generations,
         records=sum(h.records for h in ordered),
         data_bytes=sum(h.data_bytes for h in ordered),
+        groups=groups,
     )
 
 

@@ -20,6 +20,8 @@ from pyspark.sql.datasource import InputPartition
 from .endstore import EndStore
 from .partition import RangePartition, ReadSettings, deliver, discard, prepare
 
+#: Threads one task reads its ranges with.
+MAX_READ_THREADS = 16
 #: Data bytes a range may read when fetchBufferSize is shared by very many ranges.
 MIN_RANGE_BYTES = 1024 * 1024
 
@@ -54,7 +56,8 @@ def read_task(partition: Any, store: EndStore, settings: ReadSettings) -> Iterat
         yield from deliver(partition, settings, prepare(partition, store, settings))
         return
     parts = partition.parts
-    with ThreadPoolExecutor(len(parts), thread_name_prefix="kinesis-range") as pool:
+    threads = min(len(parts), MAX_READ_THREADS)
+    with ThreadPoolExecutor(threads, thread_name_prefix="kinesis-range") as pool:
         futures = [pool.submit(prepare, part, store, settings) for part in parts]
         prepared = []
         failure = None

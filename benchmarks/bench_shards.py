@@ -1,0 +1,242 @@
+"""Cost that should follow the data, not the shard count: a fixed trickle over many shards.
+
+    python -m benchmarks.bench_shards [--shards 4,32,128] [--rate 500] [--seconds 20]
+                                      [--paths createStream,source]
+
+One local server (moto's, in a child process). For each shard count, a producer in its
+own process puts ``--rate`` records a second (spread over every shard by key), each
+carrying its put time, for ``--seconds``; the reader under test runs from LATEST with 1 s
+batches (createStream) or a 1 s trigger (the source, into foreachBatch). Printed per shard
+count: records put and delivered, latency put -> output p50/p99, and the CPU seconds per
+second of our processes (this driver, its JVM and Python workers) apart from the server's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import statistics
+import sys
+import tempfile
+import threading
+import time
+import uuid
+
+from kinesis_dstream import InitialPositionInStream, KinesisProducer, KinesisUtils
+from kinesis_dstream.local import LocalAWS
+from kinesis_dstream.retrieval.streams import ensure_stream
+
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _tree_cpu_s(root: int, skip: set) -> float:
+    """CPU seconds (user + system) of ``root`` and its descendants, minus ``skip``'s trees."""
+    children: dict = {}
+    times: dict = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        pid, ppid = int(entry), int(fields[1])
+        children.setdefault(ppid, []).append(pid)
+        times[pid] = (int(fields[11]) + int(fields[12])) / TICKS
+    total, pending = 0.0, [root]
+    while pending:
+        pid = pending.pop()
+        if pid in skip:
+            continue
+        total += times.get(pid, 0.0)
+        pending.extend(children.get(pid, []))
+    return total
+
+
+def produce(env: dict, stream: str, seconds: int, rate: int) -> None:
+    """``rate`` records a second in ten flushes a second; keys spread over every shard."""
+    os.environ.update(env)
+    sent = 0
+    with KinesisProducer(stream) as producer:
+        start = time.monotonic()
+        for tick in range(seconds * 10):
+            for _ in range(rate // 10):
+                producer.put(f"{time.time():.6f} {sent}", f"key-{sent}")
+                sent += 1
+            producer.flush()
+            wait = start + (tick + 1) / 10 - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)
+
+
+class Run:
+    """One shard count on one path: delays of delivered records and the CPU spent."""
+
+    def __init__(self, aws, shards: int, rate: int, seconds: int) -> None:
+        self.aws, self.shards, self.rate, self.seconds = aws, shards, rate, seconds
+        self.stream = f"bench-shards-{shards}-{uuid.uuid4().hex[:6]}"
+        self.delays: list = []
+        self.lock = threading.Lock()
+        ensure_stream(aws.client("kinesis"), self.stream, shards)
+
+    def add(self, put_times: list) -> None:
+        now = time.time()
+        with self.lock:
+            self.delays.extend(now - t for t in put_times)
+
+    def drive(self, started: threading.Event) -> dict:
+        """Produce, wait for delivery (bounded), and measure CPU while producing."""
+        if not started.wait(120):
+            raise SystemExit(f"{self.stream}: the reader did not start within 120 s")
+        time.sleep(2.0)  # the reader is past its start-up
+        server = {self.aws.pid}
+        cpu0, t0 = _tree_cpu_s(os.getpid(), server), time.monotonic()
+        producer = multiprocessing.get_context("spawn").Process(
+            target=produce, args=(self.aws.env(), self.stream, self.seconds, self.rate)
+        )
+        producer.start()
+        producer.join(self.seconds + 120)
+        cpu1, t1 = _tree_cpu_s(os.getpid(), server | {producer.pid}), time.monotonic()
+        sent = self.seconds * self.rate
+        deadline = time.monotonic() + 30
+        while len(self.delays) < sent and time.monotonic() < deadline:
+            time.sleep(0.2)
+        with self.lock:
+            delays = sorted(self.delays)
+        return {
+            "sent": sent,
+            "delivered": len(delays),
+            "p50": statistics.median(delays) if delays else float("nan"),
+            "p99": delays[max(0, int(len(delays) * 0.99) - 1)] if delays else float("nan"),
+            "cpu_per_s": (cpu1 - cpu0) / (t1 - t0),
+        }
+
+
+def run_create_stream(sc, aws, shards: int, rate: int, seconds: int) -> dict:
+    from pyspark.streaming import StreamingContext
+
+    run = Run(aws, shards, rate, seconds)
+    ssc = StreamingContext(sc, 1)
+    app = f"bench-{uuid.uuid4().hex[:8]}"
+    lines = KinesisUtils.createStream(
+        ssc,
+        app,
+        run.stream,
+        aws.endpoint_url,
+        aws.region_name,
+        InitialPositionInStream.LATEST,
+        2,
+        dynamoDBEndpointUrl=aws.endpoint_url,
+        cloudWatchEndpointUrl=aws.endpoint_url,
+        metricsLevel=2,
+    )
+    lines.foreachRDD(lambda rdd: run.add(rdd.map(lambda x: float(x.split(" ")[0])).collect()))
+    started = threading.Event()
+    ssc.start()
+    dynamodb = aws.client("dynamodb")
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not started.is_set():  # every lease held
+        try:
+            items = dynamodb.scan(TableName=app, ConsistentRead=True)["Items"]
+        except dynamodb.exceptions.ResourceNotFoundException:
+            items = []
+        if len([i for i in items if "leaseOwner" in i]) == shards:
+            started.set()
+        time.sleep(0.2)
+    try:
+        return run.drive(started)
+    finally:
+        ssc.stop(stopSparkContext=False, stopGraceFully=False)
+
+
+def run_source(spark, aws, shards: int, rate: int, seconds: int) -> dict:
+    run = Run(aws, shards, rate, seconds)
+    started = threading.Event()
+
+    def each(batch_df, _batch_id):
+        started.set()
+        run.add(
+            [
+                float(r[0].split(" ")[0])
+                for r in batch_df.selectExpr("cast(data as string)").collect()
+            ]
+        )
+
+    ends = tempfile.mkdtemp(prefix="bench-shards-")
+    df = (
+        spark.readStream.format("kinesis")
+        .option("streamName", run.stream)
+        .option("endpointUrl", aws.endpoint_url)
+        .option("region", aws.region_name)
+        .option("metadataPath", ends)
+        .option("initialPosition", "latest")
+        .load()
+    )
+    query = (
+        df.writeStream.foreachBatch(each)
+        .option("checkpointLocation", os.path.join(ends, "cp"))
+        .trigger(processingTime="1 second")
+        .start()
+    )
+    try:
+        kinesis = aws.client("kinesis")
+        deadline = time.monotonic() + 120
+        while not started.is_set() and time.monotonic() < deadline:  # a first batch
+            kinesis.put_record(
+                StreamName=run.stream, Data=f"{time.time():.6f} w".encode(), PartitionKey="w"
+            )
+            time.sleep(0.5)
+        time.sleep(1.0)
+        with run.lock:
+            run.delays.clear()
+        return run.drive(started)
+    finally:
+        query.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--shards", default="4,32,128")
+    parser.add_argument("--rate", type=int, default=500)
+    parser.add_argument("--seconds", type=int, default=20)
+    parser.add_argument("--paths", default="createStream,source")
+    args = parser.parse_args()
+    counts = [int(n) for n in args.shards.split(",")]
+    with LocalAWS() as aws:
+        os.environ.update({k: v for k, v in aws.env().items() if k != "AWS_ENDPOINT_URL"})
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        from pyspark import SparkConf, SparkContext
+        from pyspark.sql import SparkSession
+
+        from kinesis_dstream.sql import KinesisDataSource
+
+        sc = SparkContext(
+            conf=SparkConf()
+            .setMaster("local[2]")
+            .setAppName("bench-shards")
+            .set("spark.ui.enabled", "false")
+            .set("spark.ui.showConsoleProgress", "false")
+        )
+        sc.setLogLevel("ERROR")
+        spark = SparkSession(sc)
+        spark.dataSource.register(KinesisDataSource)
+        print(f"{args.rate} records/s for {args.seconds} s, moto's server, local[2], 1 s batches")
+        print("path          shards      put  delivered   p50 s   p99 s   our CPU s/s")
+        for path in args.paths.split(","):
+            for shards in counts:
+                if path == "createStream":
+                    result = run_create_stream(sc, aws, shards, args.rate, args.seconds)
+                else:
+                    result = run_source(spark, aws, shards, args.rate, args.seconds)
+                print(
+                    f"{path:<13} {shards:>6} {result['sent']:>8,} {result['delivered']:>10,} "
+                    f"{result['p50']:>7.2f} {result['p99']:>7.2f} {result['cpu_per_s']:>13.2f}",
+                    flush=True,
+                )
+        sc.stop()
+
+
+if __name__ == "__main__":
+    main()
