@@ -1,0 +1,358 @@
+"""The MultiLangDaemon end to end: real kclpy children, moto (and kinesalite) servers.
+
+The amazon-kclpy sdist is fetched once per machine with ``pip download`` (its install
+needs Maven; its download does not) into ``~/.cache/kinesis_dstream/``; its
+``amazon_kclpy`` package goes on the children's PYTHONPATH and its sample application
+runs unchanged.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+import tarfile
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from kinesis_dstream.kpl.aggregation import RecordAggregator, ShardMap
+from kinesis_dstream.multilang import MultiLangDaemon, load_properties
+from kinesis_dstream.retrieval.streams import ensure_stream, list_shards
+
+KCLPY_VERSION = "3.2.0"
+CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "kinesis_dstream"
+ROOT = Path(__file__).resolve().parent.parent
+PROCESSOR = ROOT / "tests" / "scripts" / "kclpy_processor.py"
+SAMPLE_RECORD = re.compile(
+    r"Record \(Partition Key: (\S+), Sequence Number: (\d+), Subsequence Number: (\d+), "
+    r"Data Size: (\d+)"
+)
+
+
+@pytest.fixture(scope="session")
+def kclpy() -> Path:
+    """The extracted amazon-kclpy sdist (``amazon_kclpy/`` and ``samples/`` inside)."""
+    target = CACHE / f"amazon_kclpy-{KCLPY_VERSION}"
+    if (target / "amazon_kclpy" / "kcl.py").exists():
+        return target
+    CACHE.mkdir(parents=True, exist_ok=True)
+    download = subprocess.run(
+        [
+            sys.executable, "-m", "pip", "download", "--no-binary", ":all:", "--no-deps",
+            f"amazon-kclpy=={KCLPY_VERSION}", "-d", str(CACHE),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    archives = glob.glob(str(CACHE / f"amazon_kclpy-{KCLPY_VERSION}.tar.gz"))
+    if download.returncode != 0 or not archives:
+        pytest.fail(
+            f"could not download the amazon-kclpy {KCLPY_VERSION} sdist from PyPI into "
+            f"{CACHE} (needed for the multilang tests): pip said:\n{download.stderr[-2000:]}"
+        )
+    with tarfile.open(archives[0]) as archive:
+        archive.extractall(CACHE, filter="data")
+    return target
+
+
+@pytest.fixture
+def aws_env(local_aws, monkeypatch):
+    for key, value in local_aws.env().items():
+        if key != "AWS_ENDPOINT_URL":  # each client gets its endpoint from the properties
+            monkeypatch.setenv(key, value)
+    return local_aws
+
+
+def write_properties(path: Path, **props) -> Path:
+    path.write_text("".join(f"{k} = {v}\n" for k, v in props.items()))
+    return path
+
+
+def child_env(kclpy: Path, out_dir: Path, mode: str = "every") -> dict:
+    return {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(kclpy), str(ROOT)]),
+        "KCLPY_OUT_DIR": str(out_dir),
+        "KCLPY_MODE": mode,
+    }
+
+
+def base_props(local_aws, stream: str, app: str, executable: str, **extra) -> dict:
+    return {
+        "executableName": executable,
+        "streamName": stream,
+        "applicationName": app,
+        "regionName": local_aws.region_name,
+        "AwsCredentialsProvider": "DefaultCredentialsProvider",
+        "processingLanguage": "python/3.11",
+        "initialPositionInStream": "TRIM_HORIZON",
+        "kinesisEndpoint": local_aws.endpoint_url,
+        "dynamoDBEndpoint": local_aws.endpoint_url,
+        "failoverTimeMillis": "3000",
+        "idleTimeBetweenReadsInMillis": "200",
+        "shardSyncIntervalMillis": "1000",
+        "shutdownGraceMillis": "5000",
+        **extra,
+    }
+
+
+class Running:
+    """A daemon in a thread of this process; stop() is the SIGTERM path."""
+
+    def __init__(self, daemon: MultiLangDaemon) -> None:
+        self.daemon = daemon
+        self.stop_event = threading.Event()
+        self.code = None
+        self.thread = threading.Thread(target=self._run, name="test-daemon")
+        self.thread.start()
+
+    def _run(self) -> None:
+        self.code = self.daemon.run(self.stop_event)
+
+    def stop(self, timeout_s: float = 40.0):
+        self.stop_event.set()
+        self.thread.join(timeout_s)
+        assert not self.thread.is_alive(), "the daemon did not stop in time"
+        return self.code
+
+
+@contextlib.contextmanager
+def running(config, env):
+    run = Running(MultiLangDaemon(config, env=env))
+    try:
+        yield run
+    finally:
+        if run.thread.is_alive():
+            run.stop()
+
+
+def wait_for(predicate, timeout_s: float, what: str, interval_s: float = 0.2):
+    deadline = time.monotonic() + timeout_s
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout_s}s waiting for {what}")
+        time.sleep(interval_s)
+
+
+def put_all(kinesis, stream: str, count: int, prefix: str = "r") -> dict:
+    """Put ``count`` plain records; returns (pk -> (shard id, sequence number, data))."""
+    sent = {}
+    entries = [
+        {"Data": f"{prefix}-{i}-".encode() + b"x" * i, "PartitionKey": f"{prefix}-pk-{i}"}
+        for i in range(count)
+    ]
+    for start in range(0, count, 100):
+        chunk = entries[start : start + 100]
+        response = kinesis.put_records(StreamName=stream, Records=chunk)
+        assert response["FailedRecordCount"] == 0
+        for entry, result in zip(chunk, response["Records"]):
+            sent[entry["PartitionKey"]] = (
+                result["ShardId"],
+                result["SequenceNumber"],
+                entry["Data"],
+            )
+    return sent
+
+
+def leases(local_aws, app: str) -> dict:
+    from kinesis_dstream.leases import LeaseTable
+
+    table = LeaseTable(local_aws.client("dynamodb"), app)
+    return {lease.lease_key: lease for lease in table.list_leases()}
+
+
+def events(out_dir: Path) -> list:
+    """Every event every child wrote, each with its shard and pid, in time order."""
+    found = []
+    for path in out_dir.glob("*.jsonl"):
+        shard, pid, _ = path.name.split(".")
+        for line in path.read_text().splitlines():
+            found.append({**json.loads(line), "shard": shard, "pid": int(pid)})
+    return sorted(found, key=lambda e: e["t"])
+
+
+def records_seen(out_dir: Path) -> list:
+    return [e for e in events(out_dir) if e["event"] == "record"]
+
+
+# -- the real sample application ---------------------------------------------------------
+
+
+def test_the_kclpy_sample_app_runs_unchanged(aws_env, kclpy, unique_name, tmp_path, caplog):
+    local_aws = aws_env
+    kinesis = local_aws.client("kinesis")
+    ensure_stream(kinesis, unique_name, 2)
+    sent = put_all(kinesis, unique_name, 60)
+    last_per_shard = {}
+    for shard, seq, _ in sent.values():
+        if int(seq) > int(last_per_shard.get(shard, "0")):
+            last_per_shard[shard] = seq
+    sample = kclpy / "samples" / "sample_kclpy_app.py"
+    props = base_props(local_aws, unique_name, unique_name, f"{sys.executable} {sample}")
+    config = load_properties(str(write_properties(tmp_path / "app.properties", **props)))
+    env = child_env(kclpy, tmp_path)
+    with caplog.at_level("INFO", logger="kinesis_dstream"), running(config, env) as run:
+        # The sample checkpoints at its first batch (then every 30 s): wait for it.
+        wait_for(
+            lambda: all(
+                leases(local_aws, unique_name).get(shard)
+                and leases(local_aws, unique_name)[shard].checkpoint.sequence_number == seq
+                for shard, seq in last_per_shard.items()
+            ),
+            60,
+            "the sample's checkpoints at the last record of each shard",
+        )
+        assert run.stop() == 0
+    table = leases(local_aws, unique_name)
+    for shard, seq in last_per_shard.items():
+        assert table[shard].checkpoint.sequence_number == seq
+        assert table[shard].lease_owner is None  # released at the stop
+    # The sample logs each record on its stderr, which the daemon logs with the shard id.
+    stderr = "".join(
+        r.getMessage() for r in caplog.records if r.name.endswith("child.stderr")
+    )
+    seen = Counter(SAMPLE_RECORD.findall(stderr))
+    expected = Counter(
+        (pk, seq, "0", str(len(data))) for pk, (_, seq, data) in sent.items()
+    )
+    assert seen == expected  # every record once, with its key, sequence number and size
+    assert "Shutdown has been requested" in stderr
+    shard_tagged = [r.getMessage() for r in caplog.records if r.name.endswith("child.stderr")]
+    assert all(m.startswith("[shard shardId-") for m in shard_tagged)
+
+
+# -- test processors: KPL aggregates, raising, exiting, bogus checkpoints ------------------
+
+
+def put_aggregates(kinesis, stream: str, count: int) -> dict:
+    shard_map = ShardMap.from_list_shards(list_shards(kinesis, stream))
+    aggregator = RecordAggregator(max_records=7, shard_map=shard_map)
+    entries = []
+    users = {}
+    for i in range(count):
+        data = f"user-{i}".encode()
+        users[f"u-{i}"] = data
+        entries.extend(aggregator.add(data, f"u-{i}"))
+    entries.extend(aggregator.flush())
+    for start in range(0, len(entries), 100):
+        response = kinesis.put_records(StreamName=stream, Records=entries[start : start + 100])
+        assert response["FailedRecordCount"] == 0
+    return users
+
+
+def test_checkpoint_at_every_sub_record_of_kpl_aggregates(
+    aws_env, kclpy, unique_name, tmp_path
+):
+    local_aws = aws_env
+    kinesis = local_aws.client("kinesis")
+    ensure_stream(kinesis, unique_name, 2)
+    users = put_aggregates(kinesis, unique_name, 50)
+    props = base_props(local_aws, unique_name, unique_name, f"{sys.executable} {PROCESSOR}")
+    config = load_properties(str(write_properties(tmp_path / "app.properties", **props)))
+    with running(config, child_env(kclpy, tmp_path, "every")) as run:
+        wait_for(lambda: len(records_seen(tmp_path)) >= len(users), 60, "every user record")
+        assert run.stop() == 0
+    seen = records_seen(tmp_path)
+    got = Counter((r["pk"], base64.b64decode(r["data"])) for r in seen)
+    assert got == Counter(users.items())  # each once, data and key intact
+    assert any(r["sub"] > 0 for r in seen)  # they really were aggregated
+    everything = events(tmp_path)
+    assert not [e for e in everything if e["event"] == "checkpoint_error"]
+    table = leases(local_aws, unique_name)
+    for shard in {r["shard"] for r in seen}:
+        last = max((int(r["seq"]), r["sub"]) for r in seen if r["shard"] == shard)
+        checkpoint = table[shard].checkpoint
+        assert (int(checkpoint.sequence_number), checkpoint.sub_sequence_number) == last
+
+
+def test_a_processor_that_raises_is_passed_over_as_the_java_daemon_does(
+    aws_env, kclpy, unique_name, tmp_path, caplog
+):
+    local_aws = aws_env
+    kinesis = local_aws.client("kinesis")
+    ensure_stream(kinesis, unique_name, 1)
+    first = put_all(kinesis, unique_name, 5, "a")
+    props = base_props(local_aws, unique_name, unique_name, f"{sys.executable} {PROCESSOR}")
+    config = load_properties(str(write_properties(tmp_path / "app.properties", **props)))
+    with caplog.at_level("INFO", logger="kinesis_dstream"), running(config, child_env(
+        kclpy, tmp_path, "raise"
+    )) as run:
+        wait_for(lambda: len(records_seen(tmp_path)) >= 5, 60, "the first batch")
+        shard = next(iter(first.values()))[0]
+        # The child swallowed the error (kclpy does) and answered: no checkpoint moved.
+        assert leases(local_aws, unique_name)[shard].checkpoint.sequence_number == "TRIM_HORIZON"
+        second = put_all(kinesis, unique_name, 3, "b")
+        wait_for(lambda: len(records_seen(tmp_path)) >= 8, 60, "the second batch")
+        last = max(int(seq) for _, seq, _ in second.values())
+        wait_for(
+            lambda: leases(local_aws, unique_name)[shard].checkpoint.sequence_number == str(last),
+            30,
+            "the checkpoint after the second batch",
+        )
+        assert run.daemon.exit_code == 0 and run.thread.is_alive()
+        assert run.stop() == 0
+    assert Counter(r["pk"] for r in records_seen(tmp_path)) == Counter([*first, *second])
+    stderr = "\n".join(r.getMessage() for r in caplog.records if r.name.endswith("stderr"))
+    assert f"[shard {shard}]" in stderr and "failing on purpose" in stderr
+
+
+def test_a_processor_that_exits_stops_the_daemon_with_status_1(
+    aws_env, kclpy, unique_name, tmp_path, caplog
+):
+    local_aws = aws_env
+    kinesis = local_aws.client("kinesis")
+    ensure_stream(kinesis, unique_name, 1)
+    put_all(kinesis, unique_name, 6)
+    props = base_props(local_aws, unique_name, unique_name, f"{sys.executable} {PROCESSOR}")
+    config = load_properties(str(write_properties(tmp_path / "app.properties", **props)))
+    with caplog.at_level("INFO", logger="kinesis_dstream"), running(
+        config, child_env(kclpy, tmp_path, "exit")
+    ) as run:
+        run.thread.join(60)
+        assert not run.thread.is_alive(), "the daemon did not stop after its child exited"
+    assert run.code == 1
+    (lease,) = leases(local_aws, unique_name).values()
+    assert lease.checkpoint.sequence_number == "TRIM_HORIZON"  # nothing checkpointed
+    assert lease.lease_owner is None  # released: the Java daemon's exit hook stops gracefully
+    assert "exiting on purpose" in caplog.text
+    assert "failed: stopping the daemon (exit 1)" in caplog.text
+
+
+def test_a_checkpoint_at_a_position_never_given_is_refused(
+    aws_env, kclpy, unique_name, tmp_path
+):
+    local_aws = aws_env
+    kinesis = local_aws.client("kinesis")
+    ensure_stream(kinesis, unique_name, 1)
+    sent = put_all(kinesis, unique_name, 4)
+    last = max(int(seq) for _, seq, _ in sent.values())
+    props = base_props(local_aws, unique_name, unique_name, f"{sys.executable} {PROCESSOR}")
+    config = load_properties(str(write_properties(tmp_path / "app.properties", **props)))
+    with running(config, child_env(kclpy, tmp_path, "bogus")) as run:
+        wait_for(
+            lambda: [e for e in events(tmp_path) if e["event"] == "checkpoint"],
+            60,
+            "the good checkpoint",
+        )
+        assert run.stop() == 0
+    outcomes = [
+        (e["event"], e.get("error"))
+        for e in events(tmp_path)
+        if e["event"].startswith("checkpoint") and e.get("seq") is not None
+    ]
+    assert outcomes == [("checkpoint_error", "IllegalArgumentException"), ("checkpoint", None)]
+    (lease,) = leases(local_aws, unique_name).values()
+    assert lease.checkpoint.sequence_number == str(last)
