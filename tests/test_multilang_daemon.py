@@ -14,6 +14,7 @@ import glob
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tarfile
@@ -171,6 +172,8 @@ def leases(local_aws, app: str) -> dict:
     from kinesis_dstream.leases import LeaseTable
 
     table = LeaseTable(local_aws.client("dynamodb"), app)
+    if not table.exists():  # a daemon starting meanwhile creates it
+        return {}
     return {lease.lease_key: lease for lease in table.list_leases()}
 
 
@@ -356,3 +359,185 @@ def test_a_checkpoint_at_a_position_never_given_is_refused(
     assert outcomes == [("checkpoint_error", "IllegalArgumentException"), ("checkpoint", None)]
     (lease,) = leases(local_aws, unique_name).values()
     assert lease.checkpoint.sequence_number == str(last)
+
+
+def test_a_lease_lost_mid_batch_gives_lease_lost_and_no_later_records(
+    aws_env, kclpy, unique_name, tmp_path
+):
+    from kinesis_dstream.leases import LeaseTable
+
+    local_aws = aws_env
+    kinesis = local_aws.client("kinesis")
+    ensure_stream(kinesis, unique_name, 1)
+    put_all(kinesis, unique_name, 3, "a")
+    props = base_props(local_aws, unique_name, unique_name, f"{sys.executable} {PROCESSOR}")
+    config = load_properties(str(write_properties(tmp_path / "app.properties", **props)))
+    with running(config, child_env(kclpy, tmp_path, "gated")) as run:
+        first = wait_for(lambda: records_seen(tmp_path), 60, "the first batch")
+        shard, pid = first[0]["shard"], first[0]["pid"]
+        table = LeaseTable(local_aws.client("dynamodb"), unique_name)
+        assert table.take(table.get_lease(shard), "thief") is not None  # mid-batch
+        wait_for(
+            lambda: shard not in run.daemon.coordinator.held_leases(), 30, "the loss noticed"
+        )
+        put_all(kinesis, unique_name, 3, "b")  # never to be given to this child
+        (tmp_path / "go").touch()
+        wait_for(
+            lambda: [e for e in events(tmp_path) if e["event"] == "lease_lost"],
+            30,
+            "leaseLost",
+        )
+        assert run.stop() == 0
+    mine = [e for e in events(tmp_path) if e["pid"] == pid]
+    kinds = [e["event"] for e in mine]
+    assert kinds[-2:] == ["checkpoint_error", "lease_lost"]
+    assert mine[-2]["error"] == "ShutdownException"
+    assert {e["pk"] for e in mine if e["event"] == "record"} == {f"a-pk-{i}" for i in range(3)}
+    lease = table.get_lease(shard)
+    assert lease.checkpoint.sequence_number == "TRIM_HORIZON"  # the refused write
+    assert lease.lease_owner in ("thief", None)  # or released after a retake at the stop
+
+
+# -- two daemons, one killed -------------------------------------------------------------
+
+
+def start_daemon(properties: Path, env: dict, log_path: Path) -> subprocess.Popen:
+    with open(log_path, "ab") as log:
+        return subprocess.Popen(
+            [sys.executable, "-m", "kinesis_dstream.cli", "kcl", "--properties", str(properties)],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=str(ROOT),
+        )
+
+
+def owners(local_aws, app: str) -> Counter:
+    return Counter(lease.lease_owner for lease in leases(local_aws, app).values())
+
+
+def test_two_daemons_balance_and_one_killed_hands_over_at_its_checkpoints(
+    aws_env, kclpy, unique_name, tmp_path
+):
+    local_aws = aws_env
+    kinesis = local_aws.client("kinesis")
+    ensure_stream(kinesis, unique_name, 4)
+    out = tmp_path / "out"
+    out.mkdir()
+    env = {**child_env(kclpy, out, "every"), **local_aws.env()}
+    env.pop("AWS_ENDPOINT_URL")
+    daemons = {}
+    try:
+        for name in ("one", "two"):
+            props = base_props(
+                local_aws,
+                unique_name,
+                unique_name,
+                f"{sys.executable} {PROCESSOR}",
+                workerId=name,
+                failoverTimeMillis="2000",
+            )
+            path = write_properties(tmp_path / f"{name}.properties", **props)
+            daemons[name] = start_daemon(path, env, tmp_path / f"{name}.log")
+        wait_for(
+            lambda: owners(local_aws, unique_name) == Counter({"one": 2, "two": 2}),
+            60,
+            "two shards for each daemon",
+        )
+        first = put_all(kinesis, unique_name, 40, "a")
+        wait_for(
+            lambda: {r["pk"] for r in records_seen(out)} >= set(first), 60, "every first record"
+        )
+        last = {}
+        for shard, seq, _ in first.values():
+            last[shard] = max(last.get(shard, 0), int(seq))
+
+        def checkpointed():
+            table = leases(local_aws, unique_name)
+            return all(table[s].checkpoint.sequence_number == str(q) for s, q in last.items())
+
+        wait_for(checkpointed, 30, "the first records checkpointed")
+        killed_shards = {k for k, v in leases(local_aws, unique_name).items()
+                         if v.lease_owner == "one"}
+        daemons["one"].send_signal(signal.SIGKILL)
+        assert daemons["one"].wait(10) == -signal.SIGKILL
+        killed_at = time.time()
+        second = put_all(kinesis, unique_name, 40, "b")
+        wait_for(
+            lambda: owners(local_aws, unique_name) == Counter({"two": 4}),
+            60,
+            "the survivor holding every shard",
+        )
+        wait_for(
+            lambda: {r["pk"] for r in records_seen(out)} >= set(second), 60, "every second record"
+        )
+        daemons["two"].send_signal(signal.SIGTERM)
+        assert daemons["two"].wait(40) == 0
+    finally:
+        for process in daemons.values():
+            if process.poll() is None:
+                process.kill()
+                process.wait(10)
+    seen = Counter(r["pk"] for r in records_seen(out))
+    assert set(seen) == set(first) | set(second)  # nothing lost
+    assert all(seen[pk] == 1 for pk in second)  # resumed at the checkpoints, not before
+    # The survivor's children for the killed daemon's shards started at its checkpoints.
+    taken_over = [
+        e for e in events(out)
+        if e["event"] == "initialize" and e["shard"] in killed_shards and e["t"] > killed_at
+    ]
+    assert {e["shard"] for e in taken_over} == killed_shards
+    for e in taken_over:
+        assert e["seq"] == str(last[e["shard"]])
+    for lease in leases(local_aws, unique_name).values():
+        assert lease.lease_owner is None  # the survivor released them at SIGTERM
+
+
+# -- resharding on kinesalite ------------------------------------------------------------
+
+
+@pytest.mark.kinesalite
+def test_a_split_while_running_delivers_every_record_once_children_after_parent(
+    aws_env, kinesalite, kclpy, unique_name, tmp_path
+):
+    local_aws = aws_env
+    kinesis = kinesalite.client("kinesis")
+    ensure_stream(kinesis, unique_name, 1)
+    first = put_all(kinesis, unique_name, 20, "a")
+    props = base_props(
+        local_aws,
+        unique_name,
+        unique_name,
+        f"{sys.executable} {PROCESSOR}",
+        kinesisEndpoint=kinesalite.endpoint_url,
+    )
+    config = load_properties(str(write_properties(tmp_path / "app.properties", **props)))
+    with running(config, child_env(kclpy, tmp_path, "every")) as run:
+        wait_for(lambda: len(records_seen(tmp_path)) >= 20, 60, "the parent's records")
+        (parent,) = list_shards(kinesis, unique_name)
+        keys = parent["HashKeyRange"]
+        middle = (int(keys["StartingHashKey"]) + int(keys["EndingHashKey"])) // 2
+        kinesis.split_shard(
+            StreamName=unique_name,
+            ShardToSplit=parent["ShardId"],
+            NewStartingHashKey=str(middle),
+        )
+        wait_for(
+            lambda: kinesis.describe_stream_summary(StreamName=unique_name)[
+                "StreamDescriptionSummary"]["StreamStatus"] == "ACTIVE",
+            30,
+            "the split",
+        )
+        second = put_all(kinesis, unique_name, 40, "b")
+        wait_for(lambda: len(records_seen(tmp_path)) >= 60, 90, "the children's records")
+        assert run.stop() == 0
+    seen = records_seen(tmp_path)
+    assert Counter(r["pk"] for r in seen) == Counter([*first, *second])  # each once
+    children = {r["shard"] for r in seen} - {parent["ShardId"]}
+    assert len(children) == 2
+    ended = [e for e in events(tmp_path)
+             if e["event"] == "shard_ended" and e["shard"] == parent["ShardId"]]
+    assert len(ended) == 1
+    first_child_record = min(r["t"] for r in seen if r["shard"] in children)
+    assert ended[0]["t"] < first_child_record  # children after their parent
+    assert all(r["shard"] == parent["ShardId"] for r in seen if r["pk"] in first)

@@ -8,7 +8,9 @@ the wall time, so a test can check what each child was given and in which order.
 - ``raise``: raise from process_records on the first batch (without checkpointing),
   then checkpoint every later batch at its end;
 - ``exit``: exit with status 3 in the middle of the first batch;
-- ``bogus``: ask to checkpoint a position never given, then at the batch's last record.
+- ``bogus``: ask to checkpoint a position never given, then at the batch's last record;
+- ``gated``: before checkpointing its first batch, wait (at most 60 s) for the file
+  ``$KCLPY_OUT_DIR/go`` (the test takes the lease away meanwhile).
 
 Checkpoint errors (kclpy's ``CheckpointError`` value) are recorded, not retried.
 """
@@ -81,7 +83,12 @@ class Processor(processor.RecordProcessorBase):
             self.checkpoint(
                 process_records_input.checkpointer, str(int(last.sequence_number) + 10**6), 0
             )
-        if MODE in ("raise", "bogus"):
+        if MODE == "gated" and self.batches == 1:
+            gate = os.path.join(OUT_DIR, "go")
+            deadline = time.time() + 60
+            while not os.path.exists(gate) and time.time() < deadline:
+                time.sleep(0.05)
+        if MODE in ("raise", "bogus", "gated"):
             self.checkpoint(
                 process_records_input.checkpointer, last.sequence_number, last.sub_sequence_number
             )
