@@ -541,3 +541,32 @@ def test_a_split_while_running_delivers_every_record_once_children_after_parent(
     first_child_record = min(r["t"] for r in seen if r["shard"] in children)
     assert ended[0]["t"] < first_child_record  # children after their parent
     assert all(r["shard"] == parent["ShardId"] for r in seen if r["pk"] in first)
+
+
+def test_a_child_past_timeout_in_seconds_halts_the_daemon(aws_env, kclpy, unique_name, tmp_path):
+    local_aws = aws_env
+    kinesis = local_aws.client("kinesis")
+    ensure_stream(kinesis, unique_name, 1)
+    put_all(kinesis, unique_name, 2)
+    props = base_props(
+        local_aws,
+        unique_name,
+        unique_name,
+        f"{sys.executable} {PROCESSOR}",
+        timeoutInSeconds="2",
+        workerId="halting",
+    )
+    config = load_properties(str(write_properties(tmp_path / "app.properties", **props)))
+    with running(config, child_env(kclpy, tmp_path, "hang")) as run:
+        run.thread.join(60)
+        assert not run.thread.is_alive(), "the daemon did not halt"
+    assert run.code == 1
+    pids = {e["pid"] for e in events(tmp_path)}
+    assert pids
+    for pid in pids:  # the hung child was killed, not left behind
+        assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(
+            f"/proc/{pid}/status"
+        ).read_text().lower()
+    (lease,) = leases(local_aws, unique_name).values()
+    assert lease.lease_owner == "halting"  # a halt releases nothing: the lease expires
+    assert lease.checkpoint.sequence_number == "TRIM_HORIZON"

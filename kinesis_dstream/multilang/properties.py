@@ -52,7 +52,6 @@ HONOURED = frozenset(
         "timeoutInSeconds",
         "shutdownGraceMillis",
         "callProcessRecordsEvenForEmptyRecordList",
-        "validateSequenceNumberBeforeCheckpointing",
         "cleanupLeasesUponShardCompletion",
     }
 )
@@ -61,6 +60,8 @@ HONOURED = frozenset(
 IGNORED = frozenset(
     {
         "parentShardPollIntervalMillis",
+        # Positions are checked against the records given instead (stricter).
+        "validateSequenceNumberBeforeCheckpointing",
         "taskBackoffTimeMillis",
         "metricsBufferTimeMillis",
         "metricsMaxQueueSize",

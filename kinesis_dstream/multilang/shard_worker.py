@@ -201,7 +201,8 @@ class ShardWorker:
     def _stopping(self, protocol: ShardProtocol) -> Optional[Outcome]:
         if self.abort.is_set():
             return Outcome.SHUTDOWN
-        if self._lost.is_set():
+        if self._lost.is_set() or self.shard_id not in self._coordinator.held_leases():
+            # (the second: lost before this worker was registered for the listener)
             protocol.lease_lost()
             return Outcome.LEASE_LOST
         if self._shutdown.is_set():

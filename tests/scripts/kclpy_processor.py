@@ -9,6 +9,7 @@ the wall time, so a test can check what each child was given and in which order.
   then checkpoint every later batch at its end;
 - ``exit``: exit with status 3 in the middle of the first batch;
 - ``bogus``: ask to checkpoint a position never given, then at the batch's last record;
+- ``hang``: never answer the first batch (sleep; the daemon kills the child);
 - ``gated``: before checkpointing its first batch, wait (at most 60 s) for the file
   ``$KCLPY_OUT_DIR/go`` (the test takes the lease away meanwhile).
 
@@ -76,6 +77,8 @@ class Processor(processor.RecordProcessorBase):
                 sys.stderr.write(f"exiting on purpose in shard {self.shard}\n")
                 sys.stderr.flush()
                 os._exit(3)
+        if MODE == "hang":
+            time.sleep(600)
         if MODE == "raise" and self.batches == 1:
             raise RuntimeError(f"failing on purpose in shard {self.shard}")
         last = records[-1]
