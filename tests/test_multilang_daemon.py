@@ -135,6 +135,28 @@ def running(config, env):
     finally:
         if run.thread.is_alive():
             run.stop()
+    assert_nothing_outlives(run.daemon)
+
+
+def assert_nothing_outlives(daemon: MultiLangDaemon) -> None:
+    """No thread of the daemon and no child process is left once run() returned."""
+    threads = [
+        t.name
+        for t in threading.enumerate()
+        if t.is_alive() and (t.name.startswith("multilang-") or daemon.worker_id in t.name)
+    ]
+    assert threads == [], f"threads outlived the daemon: {threads}"
+    children = []
+    for stat in glob.glob("/proc/[0-9]*/stat"):
+        try:
+            fields = Path(stat).read_text().rsplit(")", 1)[1].split()
+            cmdline = Path(stat).with_name("cmdline").read_bytes()
+        except OSError:
+            continue  # exited meanwhile
+        state, ppid = fields[0], int(fields[1])
+        if ppid == os.getpid() and state != "Z" and b"kclpy" in cmdline:
+            children.append(cmdline.replace(b"\0", b" ").decode())
+    assert children == [], f"children outlived the daemon: {children}"
 
 
 def wait_for(predicate, timeout_s: float, what: str, interval_s: float = 0.2):
@@ -262,6 +284,7 @@ def test_checkpoint_at_every_sub_record_of_kpl_aggregates(
     local_aws = aws_env
     kinesis = local_aws.client("kinesis")
     ensure_stream(kinesis, unique_name, 2)
+    put_at = time.time()
     users = put_aggregates(kinesis, unique_name, 50)
     props = base_props(local_aws, unique_name, unique_name, f"{sys.executable} {PROCESSOR}")
     config = load_properties(str(write_properties(tmp_path / "app.properties", **props)))
@@ -272,6 +295,8 @@ def test_checkpoint_at_every_sub_record_of_kpl_aggregates(
     got = Counter((r["pk"], base64.b64decode(r["data"])) for r in seen)
     assert got == Counter(users.items())  # each once, data and key intact
     assert any(r["sub"] > 0 for r in seen)  # they really were aggregated
+    for r in seen:  # epoch milliseconds, as the Java daemon sends them
+        assert isinstance(r["arrival"], int) and abs(r["arrival"] / 1000 - put_at) < 120
     everything = events(tmp_path)
     assert not [e for e in everything if e["event"] == "checkpoint_error"]
     table = leases(local_aws, unique_name)
@@ -570,3 +595,29 @@ def test_a_child_past_timeout_in_seconds_halts_the_daemon(aws_env, kclpy, unique
     (lease,) = leases(local_aws, unique_name).values()
     assert lease.lease_owner == "halting"  # a halt releases nothing: the lease expires
     assert lease.checkpoint.sequence_number == "TRIM_HORIZON"
+
+
+def test_at_timestamp_starts_at_the_timestamp(aws_env, kclpy, unique_name, tmp_path):
+    local_aws = aws_env
+    kinesis = local_aws.client("kinesis")
+    ensure_stream(kinesis, unique_name, 1)
+    put_all(kinesis, unique_name, 5, "old")
+    time.sleep(1.5)  # arrival times have second-ish resolution on some servers
+    start = time.time()
+    time.sleep(1.5)
+    new = put_all(kinesis, unique_name, 5, "new")
+    props = base_props(
+        local_aws,
+        unique_name,
+        unique_name,
+        f"{sys.executable} {PROCESSOR}",
+        initialPositionInStream="AT_TIMESTAMP",
+        initialPositionInStreamExtended=f"{start:.3f}",
+    )
+    config = load_properties(str(write_properties(tmp_path / "app.properties", **props)))
+    with running(config, child_env(kclpy, tmp_path, "every")) as run:
+        wait_for(lambda: len(records_seen(tmp_path)) >= 5, 60, "the records after the timestamp")
+        assert run.stop() == 0
+    assert Counter(r["pk"] for r in records_seen(tmp_path)) == Counter(list(new))
+    init = [e for e in events(tmp_path) if e["event"] == "initialize"]
+    assert init and init[0]["seq"] == "AT_TIMESTAMP"

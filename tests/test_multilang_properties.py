@@ -143,3 +143,25 @@ def test_a_key_that_would_change_what_the_app_sees_is_refused():
 def test_a_missing_file_names_the_path(tmp_path):
     with pytest.raises(PropertiesError, match=r"nope\.properties"):
         load_properties(str(tmp_path / "nope.properties"))
+
+
+def test_the_kcl_command_reports_a_bad_file_in_one_line(tmp_path, capsys):
+    from kinesis_dstream.cli import main
+
+    path = tmp_path / "app.properties"
+    path.write_text("executableName = app.py\nstreamName = s\napplicationName = a\n"
+                    "failoverTimeMilis = 1000\n")
+    assert main(["kcl", "--properties", str(path)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert "failoverTimeMilis" in err and str(path) in err
+
+
+def test_the_kcl_command_has_help(capsys):
+    from kinesis_dstream.cli import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["kcl", "--help"])
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    assert "--properties" in out and "MultiLangDaemon" in out and "SIGTERM" in out
