@@ -288,3 +288,10 @@ def test_without_a_timeout_a_stop_ends_the_wait(coordinator):
     threading.Timer(0.3, abort.set).start()
     with pytest.raises(ChildHung, match="daemon stopped"):
         protocol.process_records([rec(1)], 0)
+
+
+def test_the_command_is_split_at_spaces_like_the_java_daemon():
+    from kinesis_dstream.multilang.child import split_command
+
+    assert split_command("python3  app.py --flag x") == ["python3", "app.py", "--flag", "x"]
+    assert split_command('python "my app.py"') == ["python", '"my', 'app.py"']  # no quoting

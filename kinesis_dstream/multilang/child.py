@@ -1,18 +1,20 @@
 """One child process per held shard: started, piped, drained, stopped.
 
-The command is ``executableName`` split like a shell would (``shlex``), run in the
-daemon's working directory with the daemon's environment, as the Java daemon's
-``ProcessBuilder`` does. Its stdout feeds a :class:`~.messages.MessageReader`; its stderr
-lines go to this module's log with the shard id. :meth:`ChildProcess.stop` mirrors the
-Java ``childProcessShutdownSequence``: close the child's stdin (kclpy's loop ends at
-EOF), drain its output, wait for it; and, since every wait here has a bound, terminate
-and then kill a child that does not exit within ``grace_s``.
+The command is ``executableName`` split at runs of spaces (no quoting, exactly as the
+Java ``MultiLangRecordProcessorFactory`` splits it), found on ``PATH`` when it has no
+slash, and run in the daemon's working directory with the daemon's environment, as the
+Java daemon's ``ProcessBuilder`` does. Its stdout feeds a
+:class:`~.messages.MessageReader`; its stderr lines go to the log with the shard id.
+:meth:`ChildProcess.stop` mirrors the Java ``childProcessShutdownSequence``: close the
+child's stdin (kclpy's loop ends at EOF), drain its output, wait for it; and, since
+every wait here has a bound, terminate and then kill a child that does not exit within
+``grace_s``.
 """
 
 from __future__ import annotations
 
 import logging
-import shlex
+import re
 import subprocess
 import threading
 import time
@@ -28,7 +30,7 @@ class ChildProcess:
     """The child of one shard. Not thread-safe: its shard worker owns it."""
 
     def __init__(self, command: str, shard_id: str, env: Optional[dict] = None) -> None:
-        self.argv = shlex.split(command)
+        self.argv = split_command(command)
         if not self.argv:
             raise ValueError("executableName is empty")
         self.shard_id = shard_id
@@ -130,6 +132,11 @@ class ChildProcess:
             return
         process.kill()
         _wait(process, 5.0)
+
+
+def split_command(command: str) -> list:
+    """``executableName`` as the Java daemon splits it: at runs of spaces, no quoting."""
+    return [part for part in re.split(" +", command.strip(" ")) if part]
 
 
 def _wait(process: subprocess.Popen, timeout_s: float) -> Optional[int]:
