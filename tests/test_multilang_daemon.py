@@ -621,3 +621,29 @@ def test_at_timestamp_starts_at_the_timestamp(aws_env, kclpy, unique_name, tmp_p
     assert Counter(r["pk"] for r in records_seen(tmp_path)) == Counter(list(new))
     init = [e for e in events(tmp_path) if e["event"] == "initialize"]
     assert init and init[0]["seq"] == "AT_TIMESTAMP"
+
+
+def test_a_stop_with_a_hung_child_kills_it_and_releases_the_leases(
+    aws_env, kclpy, unique_name, tmp_path
+):
+    local_aws = aws_env
+    kinesis = local_aws.client("kinesis")
+    ensure_stream(kinesis, unique_name, 1)
+    put_all(kinesis, unique_name, 2)
+    props = base_props(
+        local_aws,
+        unique_name,
+        unique_name,
+        f"{sys.executable} {PROCESSOR}",
+        shutdownGraceMillis="1000",
+    )
+    config = load_properties(str(write_properties(tmp_path / "app.properties", **props)))
+    with running(config, child_env(kclpy, tmp_path, "hang")) as run:
+        wait_for(lambda: records_seen(tmp_path), 60, "the batch the child hangs on")
+        stopped_at = time.monotonic()
+        code = run.stop()
+        took = time.monotonic() - stopped_at
+    assert code == 1  # a child had to be killed
+    assert took < 30, f"the stop took {took:.1f}s"
+    (lease,) = leases(local_aws, unique_name).values()
+    assert lease.lease_owner is None  # released

@@ -295,3 +295,37 @@ def test_the_command_is_split_at_spaces_like_the_java_daemon():
 
     assert split_command("python3  app.py --flag x") == ["python3", "app.py", "--flag", "x"]
     assert split_command('python "my app.py"') == ["python", '"my', 'app.py"']  # no quoting
+
+
+@pytest.mark.parametrize(
+    ("error", "name"),
+    [
+        ("throttled", "ThrottlingException"),
+        ("unavailable", "KinesisClientLibDependencyException"),
+        ("lost", "ShutdownException"),
+    ],
+)
+def test_store_errors_get_the_names_kclpy_expects(error, name):
+    from kinesis_dstream.errors import DependencyError, LeaseLostError, ThrottledError
+
+    raised = {
+        "throttled": ThrottledError("slow down", operation="UpdateItem"),
+        "unavailable": DependencyError("503", operation="UpdateItem"),
+        "lost": LeaseLostError("taken"),
+    }[error]
+    written = []
+
+    def write(esn):
+        written.append(esn)
+        raise raised
+
+    cp = ChildCheckpointer(SHARD, ExtendedSequenceNumber("TRIM_HORIZON"), write, lambda: None)
+    cp.given(ExtendedSequenceNumber("5"))
+    assert cp.checkpoint("5", 0) == name
+    assert cp.last == ExtendedSequenceNumber("TRIM_HORIZON")  # not moved
+    if error == "lost":  # and every later request is refused without a write
+        assert cp.checkpoint(None, None) == "ShutdownException"
+        assert len(written) == 1
+    else:  # a retry may succeed
+        assert cp.checkpoint("5", 0) == name
+        assert len(written) == 2
