@@ -647,3 +647,47 @@ def test_a_stop_with_a_hung_child_kills_it_and_releases_the_leases(
     assert took < 30, f"the stop took {took:.1f}s"
     (lease,) = leases(local_aws, unique_name).values()
     assert lease.lease_owner is None  # released
+
+
+@pytest.mark.kinesalite
+def test_a_shard_end_not_checkpointed_is_retried_and_children_wait(
+    aws_env, kinesalite, kclpy, unique_name, tmp_path
+):
+    local_aws = aws_env
+    kinesis = kinesalite.client("kinesis")
+    ensure_stream(kinesis, unique_name, 1)
+    first = put_all(kinesis, unique_name, 10, "a")
+    (parent,) = list_shards(kinesis, unique_name)
+    keys = parent["HashKeyRange"]
+    middle = (int(keys["StartingHashKey"]) + int(keys["EndingHashKey"])) // 2
+    kinesis.split_shard(
+        StreamName=unique_name, ShardToSplit=parent["ShardId"], NewStartingHashKey=str(middle)
+    )
+    wait_for(
+        lambda: kinesis.describe_stream_summary(StreamName=unique_name)[
+            "StreamDescriptionSummary"]["StreamStatus"] == "ACTIVE",
+        30,
+        "the split",
+    )
+    second = put_all(kinesis, unique_name, 20, "b")
+    props = base_props(
+        local_aws,
+        unique_name,
+        unique_name,
+        f"{sys.executable} {PROCESSOR}",
+        kinesisEndpoint=kinesalite.endpoint_url,
+    )
+    config = load_properties(str(write_properties(tmp_path / "app.properties", **props)))
+    with running(config, child_env(kclpy, tmp_path, "end_twice")) as run:
+        wait_for(lambda: len(records_seen(tmp_path)) >= 30, 90, "every record")
+        assert run.stop() == 0
+    seen = records_seen(tmp_path)
+    assert Counter(r["pk"] for r in seen) == Counter([*first, *second])  # each once
+    parent_events = [e for e in events(tmp_path) if e["shard"] == parent["ShardId"]]
+    ends = [e for e in parent_events if e["event"] == "shard_ended"]
+    assert len(ends) == 2 and ends[0]["pid"] != ends[1]["pid"]  # a new child, once more
+    inits = [e for e in parent_events if e["event"] == "initialize"]
+    last_parent = max(int(seq) for shard, seq, _ in first.values())
+    assert inits[1]["seq"] == str(last_parent)  # resumed at its checkpoint: nothing again
+    children_first = min(r["t"] for r in seen if r["shard"] != parent["ShardId"])
+    assert ends[1]["t"] < children_first  # children only after SHARD_END was written

@@ -10,6 +10,8 @@ the wall time, so a test can check what each child was given and in which order.
 - ``exit``: exit with status 3 in the middle of the first batch;
 - ``bogus``: ask to checkpoint a position never given, then at the batch's last record;
 - ``hang``: never answer the first batch (sleep; the daemon kills the child);
+- ``end_twice``: checkpoint every record, but answer the first ``shardEnded`` of each
+  shard without checkpointing (a marker file remembers it across children);
 - ``gated``: before checkpointing its first batch, wait (at most 60 s) for the file
   ``$KCLPY_OUT_DIR/go`` (the test takes the lease away meanwhile).
 
@@ -67,7 +69,7 @@ class Processor(processor.RecordProcessorBase):
                 data=record.data,
                 arrival=record.timestamp_millis,
             )
-            if MODE == "every":
+            if MODE in ("every", "end_twice"):
                 self.checkpoint(
                     process_records_input.checkpointer,
                     record.sequence_number,
@@ -101,6 +103,10 @@ class Processor(processor.RecordProcessorBase):
 
     def shard_ended(self, shard_ended_input):
         self.note(event="shard_ended")
+        marker = os.path.join(OUT_DIR, f"{self.shard}.ended-once")
+        if MODE == "end_twice" and not os.path.exists(marker):
+            open(marker, "w").close()
+            return
         self.checkpoint(shard_ended_input.checkpointer)
 
     def shutdown_requested(self, shutdown_requested_input):
