@@ -169,6 +169,9 @@ def _parser() -> argparse.ArgumentParser:
         "the default failover time)",
     )
     leases.set_defaults(func=_leases)
+    from .multilang.cli import add_kcl_command
+
+    add_kcl_command(commands, common)
     return parser
 
 

@@ -1,0 +1,208 @@
+"""The MultiLangDaemon: leases of ``applicationName``, one child per ready shard.
+
+:class:`MultiLangDaemon` owns a :class:`~..leases.coordinator.LeaseCoordinator` (the
+KCL's table format, shard sync, renew/take/steal, parents before children) and one
+:class:`~.shard_worker.ShardWorker` per held READY lease. Its loop (every
+``poll_s``) starts a worker for each ready lease without one and acts on each finished
+worker's outcome, the way the Java daemon does:
+
+- shard end checkpointed, lease lost, shutdown: the worker is gone; the coordinator
+  already knows (a finished shard wakes its children's parent check);
+- the shard ended without a SHARD_END checkpoint: a new child gets the shard again
+  after a pause (the KCL retries its shutdown task);
+- a child that exits or breaks the protocol: the Java daemon calls ``System.exit(1)``,
+  whose shutdown hook stops gracefully; so this daemon stops gracefully (every other
+  child gets ``shutdownRequested``, the leases are released) and :meth:`run` returns 1;
+- a child past ``timeoutInSeconds``: the Java daemon halts the JVM (no hooks, leases
+  expire); this daemon kills every child, stops without releasing, and returns 1.
+
+:meth:`run` returns when its ``stop`` event is set (SIGTERM in the CLI) after a graceful
+stop: ``shutdownRequested`` to each child, then ``leaseLost``, children stopped, leases
+released; no thread or child outlives it (each join is bounded; a child that does not
+exit is killed).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Any, Optional
+
+from ..aws import create_client
+from ..leases.coordinator import LeaseCoordinator
+from ..leases.dynamodb import LeaseTable
+from ..leases.shard_sync import ShardSync
+from ..leases.timing import LeaseTimings
+from .properties import MultiLangConfig
+from .shard_worker import Outcome, ShardWorker
+
+log = logging.getLogger(__name__)
+
+#: Pause before a shard whose child did not checkpoint its end gets a new child.
+RETRY_PAUSE_S = 2.0
+
+
+class MultiLangDaemon:
+    """Runs ``config.executable_name`` for every shard this worker holds."""
+
+    def __init__(
+        self,
+        config: MultiLangConfig,
+        *,
+        env: Optional[dict] = None,
+        poll_s: float = 0.2,
+    ) -> None:
+        self.config = config
+        self._env = env
+        self.poll_s = poll_s
+        self._lock = threading.Lock()
+        self._workers: dict = {}  # shard id -> ShardWorker, under _lock
+        self._retry_at: dict = {}  # shard id -> monotonic time, under _lock
+        self._finished: list = []  # workers done, not yet reaped, under _lock
+        self._wake = threading.Event()
+        self.exit_code = 0
+        self._halt = False
+        timings = LeaseTimings.from_failover(config.failover_time_s)
+        session = _session(config.credentials.profile)
+        dynamo_session = (
+            session
+            if config.dynamodb_credentials is None
+            else _session(config.dynamodb_credentials.profile)
+        )
+        self.kinesis = create_client(
+            "kinesis",
+            region_name=config.region_name,
+            endpoint_url=config.kinesis_endpoint,
+            session=session,
+        )
+        self.dynamodb = create_client(
+            "dynamodb",
+            region_name=config.region_name,
+            endpoint_url=config.dynamodb_endpoint,
+            read_timeout_s=timings.client_read_timeout_s,
+            session=dynamo_session,
+        )
+        self.table = LeaseTable(
+            self.dynamodb, config.application_name, renew_backoff=timings.renew_backoff
+        )
+        self.shard_sync = ShardSync(
+            self.kinesis, config.stream_name, self.table, config.initial_position
+        )
+        self.coordinator = LeaseCoordinator(
+            self.table,
+            config.worker_id,
+            timings=timings,
+            max_leases_for_worker=config.max_leases_for_worker,
+            max_leases_to_steal=config.max_leases_to_steal,
+            shard_sync=self.shard_sync,
+            shard_sync_interval_s=config.shard_sync_interval_s,
+            on_lease_lost=self._lease_lost,
+        )
+
+    @property
+    def worker_id(self) -> str:
+        return self.coordinator.worker_id
+
+    def shards(self) -> list:
+        """Shard ids with a running child."""
+        with self._lock:
+            return sorted(self._workers)
+
+    def run(self, stop: threading.Event) -> int:
+        """Hold leases and run children until ``stop`` is set or a child fails.
+
+        Returns the exit code: 0 after a stop, 1 after a child failed or hung.
+        """
+        self.table.create_if_missing()
+        log.info("worker %s of application %s on stream %s: running %r",
+                 self.worker_id, self.config.application_name, self.config.stream_name,
+                 self.config.executable_name)
+        self.coordinator.start()
+        try:
+            while not stop.is_set() and self.exit_code == 0:
+                self._reap()
+                if self.exit_code:
+                    break
+                self._start_ready()
+                self._wake.wait(self.poll_s)
+                self._wake.clear()
+        finally:
+            self._stop_workers(stop)
+            self.coordinator.stop(release=not self._halt)
+            self._reap()
+        return self.exit_code
+
+    # -- workers -------------------------------------------------------------------------
+
+    def _start_ready(self) -> None:
+        ready = self.coordinator.ready_leases()
+        now = time.monotonic()
+        for key, lease in sorted(ready.items()):
+            with self._lock:
+                if key in self._workers or self._retry_at.get(key, 0.0) > now:
+                    continue
+                worker = ShardWorker(
+                    lease, self.config, self.coordinator, self.kinesis, self._done, self._env
+                )
+                self._workers[key] = worker
+            worker.start()
+
+    def _done(self, worker: ShardWorker) -> None:
+        with self._lock:
+            if self._workers.get(worker.shard_id) is worker:
+                del self._workers[worker.shard_id]
+            self._finished.append(worker)
+        self._wake.set()
+
+    def _reap(self) -> None:
+        with self._lock:
+            finished, self._finished = self._finished, []
+        for worker in finished:
+            worker.join(5.0)
+            outcome = worker.outcome
+            if outcome is Outcome.RETRY:
+                with self._lock:
+                    self._retry_at[worker.shard_id] = time.monotonic() + RETRY_PAUSE_S
+            elif outcome is Outcome.FAILED and self.exit_code == 0:
+                log.error("the child of shard %s failed: stopping the daemon (exit 1), as the "
+                          "Java MultiLangDaemon does", worker.shard_id)
+                self.exit_code = 1
+            elif outcome is Outcome.HUNG and self.exit_code == 0:
+                log.error("the child of shard %s did not answer within timeoutInSeconds=%g: "
+                          "halting (exit 1, leases not released), as the Java MultiLangDaemon "
+                          "does", worker.shard_id, self.config.timeout_s or 0)
+                self.exit_code = 1
+                self._halt = True
+
+    def _lease_lost(self, key: str, reason: str) -> None:
+        with self._lock:
+            worker = self._workers.get(key)
+        if worker is not None:
+            log.info("shard %s: lease lost (%s): its child gets leaseLost", key, reason)
+            worker.lease_lost()
+
+    def _stop_workers(self, stop: threading.Event) -> None:
+        with self._lock:
+            workers = list(self._workers.values())
+        for worker in workers:
+            if self._halt:
+                worker.halt()
+            else:
+                worker.request_shutdown()
+        grace = self.config.shutdown_grace_s
+        deadline = time.monotonic() + 2 * grace + 1.0
+        for worker in workers:
+            if not worker.join(max(0.0, deadline - time.monotonic())):
+                log.error("shard %s: its child did not finish within %.1fs of the stop: "
+                          "killing it", worker.shard_id, 2 * grace + 1.0)
+                worker.halt()
+        for worker in workers:
+            if not worker.join(grace + 10.0):
+                log.error("shard %s: worker thread still running after the stop", worker.shard_id)
+
+
+def _session(profile: Optional[str]) -> Any:
+    import boto3
+
+    return boto3.session.Session(profile_name=profile) if profile else None

@@ -1,0 +1,215 @@
+"""The multilang messages and their JSON-lines transport, apart from any process.
+
+Daemon -> child messages are built by the functions below, with the field names and
+types the Java ``amazon-kinesis-client-multilang`` module sends (``JsonFriendlyRecord``:
+``data`` base64, ``approximateArrivalTimestamp`` epoch milliseconds as an integer,
+``subSequenceNumber`` an integer; ``CheckpointMessage.error`` the simple class name of
+the checkpointer's exception). Child -> daemon messages are ``status`` and
+``checkpoint``; :class:`MessageReader` skips empty lines (kclpy frames each message in
+newlines) and logs any other non-JSON line, as the Java ``GetNextMessageTask`` does.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import queue
+import threading
+from dataclasses import dataclass
+from typing import IO, Any, Optional
+
+from ..record import KinesisRecord
+
+log = logging.getLogger(__name__)
+
+INITIALIZE = "initialize"
+PROCESS_RECORDS = "processRecords"
+LEASE_LOST = "leaseLost"
+SHARD_ENDED = "shardEnded"
+SHUTDOWN_REQUESTED = "shutdownRequested"
+CHECKPOINT = "checkpoint"
+STATUS = "status"
+
+
+def initialize(shard_id: str, sequence_number: str, sub_sequence_number: int) -> dict:
+    return {
+        "action": INITIALIZE,
+        "shardId": shard_id,
+        "sequenceNumber": sequence_number,
+        "subSequenceNumber": sub_sequence_number,
+    }
+
+
+def record(rec: KinesisRecord) -> dict:
+    arrival = rec.approximate_arrival_timestamp
+    return {
+        "action": "record",
+        "data": base64.b64encode(rec.data).decode("ascii"),
+        "partitionKey": rec.partition_key,
+        "sequenceNumber": rec.sequence_number,
+        "subSequenceNumber": rec.sub_sequence_number,
+        "approximateArrivalTimestamp": (
+            None if arrival is None else round(arrival.timestamp() * 1000)
+        ),
+    }
+
+
+def process_records(records: list, millis_behind_latest: Optional[int]) -> dict:
+    return {
+        "action": PROCESS_RECORDS,
+        "records": [record(r) for r in records],
+        "millisBehindLatest": millis_behind_latest,
+    }
+
+
+def lease_lost() -> dict:
+    return {"action": LEASE_LOST}
+
+
+def shard_ended() -> dict:
+    return {"action": SHARD_ENDED}
+
+
+def shutdown_requested() -> dict:
+    return {"action": SHUTDOWN_REQUESTED}
+
+
+def checkpoint_reply(
+    sequence_number: Optional[str], sub_sequence_number: Optional[int], error: Optional[str]
+) -> dict:
+    message: dict = {
+        "action": CHECKPOINT,
+        "sequenceNumber": sequence_number,
+        "subSequenceNumber": sub_sequence_number,
+    }
+    if error is not None:
+        message["error"] = error
+    return message
+
+
+@dataclass(frozen=True)
+class Status:
+    """The child finished handling ``response_for``."""
+
+    response_for: Optional[str]
+
+
+@dataclass(frozen=True)
+class CheckpointRequest:
+    """The child asks to checkpoint; None: at the last record it was given."""
+
+    sequence_number: Optional[str]
+    sub_sequence_number: Optional[int]
+
+
+class ChildGone(Exception):
+    """The child's stdout ended or its stdin closed: it exited or closed its pipes."""
+
+
+class ProtocolError(Exception):
+    """The child sent something the protocol does not allow here."""
+
+
+def parse(line: str) -> Optional[Any]:
+    """A child's line as a message; None for a line that is not one (logged by callers)."""
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(obj, dict):
+        return None
+    action = obj.get("action")
+    if action == STATUS:
+        return Status(obj.get("responseFor"))
+    if action == CHECKPOINT:
+        sub = obj.get("subSequenceNumber")
+        seq = obj.get("sequenceNumber")
+        return CheckpointRequest(
+            None if seq is None else str(seq), None if sub is None else int(sub)
+        )
+    return None
+
+
+class MessageWriter:
+    """Writes one JSON message a line to a child's stdin (text or binary stream)."""
+
+    def __init__(self, stream: IO, shard_id: str) -> None:
+        self._stream = stream
+        self._shard_id = shard_id
+        self._lock = threading.Lock()
+
+    def write(self, message: dict) -> None:
+        line = json.dumps(message, separators=(",", ":")) + "\n"
+        with self._lock:
+            try:
+                if "b" in getattr(self._stream, "mode", "w"):
+                    self._stream.write(line.encode("utf-8"))
+                else:
+                    self._stream.write(line)
+                self._stream.flush()
+            except (BrokenPipeError, OSError, ValueError) as exc:
+                raise ChildGone(
+                    f"cannot write {message['action']} to the child of shard {self._shard_id}: "
+                    f"its stdin is closed ({exc})"
+                ) from exc
+
+    def close(self) -> None:
+        with self._lock:
+            try:
+                self._stream.close()
+            except OSError:
+                pass
+
+
+_EOF = object()
+
+
+class MessageReader:
+    """Messages from a child's stdout, read by one thread into a queue.
+
+    :meth:`next` waits at most ``timeout_s`` (None: raises ``queue.Empty`` never; the
+    caller loops with its own bound) and raises :class:`ChildGone` at end of output.
+    """
+
+    def __init__(self, stream: IO, shard_id: str) -> None:
+        self._stream = stream
+        self._shard_id = shard_id
+        self._queue: queue.Queue = queue.Queue()
+        self._thread = threading.Thread(
+            target=self._drain, name=f"multilang-stdout-{shard_id}", daemon=True
+        )
+
+    def start(self) -> MessageReader:
+        self._thread.start()
+        return self
+
+    def _drain(self) -> None:
+        try:
+            for raw in self._stream:
+                line = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+                line = line.strip()
+                if not line:
+                    continue
+                message = parse(line)
+                if message is None:
+                    log.info("skipping unexpected line on stdout of shard %s: %s",
+                             self._shard_id, line[:500])
+                    continue
+                self._queue.put(message)
+        except (OSError, ValueError):  # closed under us at stop
+            pass
+        finally:
+            self._queue.put(_EOF)
+
+    def next(self, timeout_s: float) -> Any:
+        """The next message; ``queue.Empty`` after ``timeout_s``; ChildGone at the end."""
+        item = self._queue.get(timeout=timeout_s)
+        if item is _EOF:
+            self._queue.put(_EOF)  # every later call sees the end too
+            raise ChildGone(f"the child of shard {self._shard_id} closed its stdout (exited?)")
+        return item
+
+    def join(self, timeout_s: float) -> bool:
+        self._thread.join(timeout_s)
+        return not self._thread.is_alive()

@@ -1,0 +1,367 @@
+"""The MultiLangDaemon's properties file, read as the Java daemon reads it.
+
+The file is a Java ``.properties`` file (``key = value`` or ``key: value``, ``#`` and
+``!`` comments, a trailing backslash continues a line). Keys this daemon honours are in
+:data:`HONOURED`; keys the Java KCL knows that change only how the work is done (metrics,
+thread pools, KCL 3.x balancing tables, retrieval tuning) are accepted and logged as
+ignored (:data:`IGNORED`); a KCL key whose value would change what the application sees
+is refused with the reason (:func:`_refuse_if_it_changes_what_the_app_sees`); anything
+else is an error naming the known keys (a typo must not pass silently).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Optional
+
+from ..esn import AT_TIMESTAMP, LATEST, TRIM_HORIZON
+
+log = logging.getLogger(__name__)
+
+#: Keys this daemon honours (both credential spellings: 3.x and 1.x/2.x).
+HONOURED = frozenset(
+    {
+        "executableName",
+        "streamName",
+        "streamArn",
+        "applicationName",
+        "regionName",
+        "initialPositionInStream",
+        "initialPositionInStreamExtended",
+        "AwsCredentialsProvider",
+        "AWSCredentialsProvider",
+        "AwsCredentialsProviderDynamoDB",
+        "AWSCredentialsProviderDynamoDB",
+        "AwsCredentialsProviderCloudWatch",
+        "AWSCredentialsProviderCloudWatch",
+        "processingLanguage",
+        "failoverTimeMillis",
+        "maxRecords",
+        "idleTimeBetweenReadsInMillis",
+        "maxLeasesForWorker",
+        "maxLeasesToStealAtOneTime",
+        "shardSyncIntervalMillis",
+        "workerId",
+        "kinesisEndpoint",
+        "dynamoDBEndpoint",
+        "cloudWatchEndpoint",
+        "timeoutInSeconds",
+        "shutdownGraceMillis",
+        "callProcessRecordsEvenForEmptyRecordList",
+        "cleanupLeasesUponShardCompletion",
+    }
+)
+
+#: KCL keys that tune how the work is done, not what the application sees.
+IGNORED = frozenset(
+    {
+        "parentShardPollIntervalMillis",
+        # Positions are checked against the records given instead (stricter).
+        "validateSequenceNumberBeforeCheckpointing",
+        "taskBackoffTimeMillis",
+        "metricsBufferTimeMillis",
+        "metricsMaxQueueSize",
+        "metricsLevel",
+        "metricsEnabledDimensions",
+        "maxActiveThreads",
+        "userAgent",
+        "maxGetRecordsThreadPool",
+        "retryGetRecordsInSeconds",
+        "listShardsBackoffTimeInMillis",
+        "maxListShardsRetryAttempts",
+        "maxLeaseRenewalThreads",
+        "initialLeaseTableReadCapacity",
+        "initialLeaseTableWriteCapacity",
+        "billingMode",
+        "skipShardSyncAtWorkerInitializationIfLeasesExist",
+        "ignoreUnexpectedChildShards",
+        "shardPrioritization",
+        "retrievalMode",
+        "maxCacheByteSize",
+        "maxRecordsCount",
+        "maxPendingProcessRecordsInput",
+        "idleMillisBetweenCalls",
+        "leaseTableDeletionProtectionEnabled",
+        "leaseTablePitrEnabled",
+        "clientVersionConfig",
+        "gracefulLeaseHandoffTimeoutMillis",
+        "isGracefulLeaseHandoffEnabled",
+        "inMemoryWorkerMetricsCaptureFrequencyMillis",
+        "workerMetricsReporterFreqInMillis",
+        "noOfPersistedMetricsPerWorkerMetrics",
+        "disableWorkerMetrics",
+        "maxThroughputPerHostKBps",
+        "dampeningPercentage",
+        "reBalanceThresholdPercentage",
+        "allowThroughputOvershoot",
+        "varianceBalancingFrequency",
+        "workerMetricsEMAAlpha",
+        "staleWorkerMetricsEntryCleanupDuration",
+        "leaseAssignmentIntervalMillis",
+    }
+)
+#: KCL 3.x table settings (``coordinatorState*``, ``workerMetrics*``) are ignored too.
+IGNORED_PREFIXES = ("coordinatorState", "workerMetrics", "workerUtilization")
+
+INITIAL_POSITIONS = (TRIM_HORIZON, LATEST, AT_TIMESTAMP)
+DEFAULT_CREDENTIALS_PROVIDERS = frozenset(
+    {
+        "DefaultCredentialsProvider",
+        "DefaultAWSCredentialsProviderChain",
+        "DefaultCredentialsProviderChain",
+    }
+)
+PROFILE_PROVIDERS = frozenset({"ProfileCredentialsProvider"})
+_STREAM_ARN = re.compile(r"^arn:aws[a-z-]*:kinesis:([a-z0-9-]+):(\d{12}):stream/([A-Za-z0-9_.-]+)$")
+
+
+class PropertiesError(ValueError):
+    """The properties file cannot be run as written; the message names key and value."""
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """Which AWS credentials: the default chain (``profile`` None) or a named profile."""
+
+    profile: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class MultiLangConfig:
+    """A parsed properties file. Units are in the names; defaults are the KCL's."""
+
+    executable_name: str
+    stream_name: str
+    application_name: str
+    region_name: Optional[str] = None
+    initial_position: str = LATEST
+    initial_timestamp: Optional[datetime] = None
+    credentials: Credentials = Credentials()
+    dynamodb_credentials: Optional[Credentials] = None
+    processing_language: Optional[str] = None
+    failover_time_s: float = 10.0
+    max_records: int = 10_000
+    idle_time_between_reads_s: float = 1.0
+    max_leases_for_worker: Optional[int] = None
+    max_leases_to_steal: int = 1
+    shard_sync_interval_s: float = 60.0
+    worker_id: Optional[str] = None
+    kinesis_endpoint: Optional[str] = None
+    dynamodb_endpoint: Optional[str] = None
+    #: Bound on waiting for a child's answer (the Java daemon's ``timeoutInSeconds``):
+    #: past it the daemon stops at once, as the Java daemon halts. None: wait (warning).
+    timeout_s: Optional[float] = None
+    #: How long a graceful stop may take (the Java daemon's ``shutdownGraceMillis``).
+    shutdown_grace_s: float = 5.0
+    #: The properties file's directory (for the log; the child runs in our cwd, as Java).
+    source: Optional[str] = None
+
+
+def read_properties_text(text: str) -> dict:
+    """Parse Java ``.properties`` text into a dict (last value of a key wins)."""
+    props: dict = {}
+    pending = ""
+    for raw in text.splitlines():
+        line = raw.strip() if not pending else raw.lstrip()
+        if not pending and (not line or line[0] in "#!"):
+            continue
+        if _continues(line):
+            pending += line[:-1]
+            continue
+        line, pending = pending + line, ""
+        match = re.match(r"^((?:\\.|[^=:\s])+)\s*[=:]?\s*(.*)$", line)
+        if match is None:
+            continue
+        key = match.group(1).replace("\\", "")
+        props[key] = match.group(2).strip()
+    if pending:
+        raise PropertiesError(f"the last line ends in a backslash: {pending!r}")
+    return props
+
+
+def _continues(line: str) -> bool:
+    trailing = len(line) - len(line.rstrip("\\"))
+    return trailing % 2 == 1
+
+
+def load_properties(path: str) -> MultiLangConfig:
+    """Read and validate a properties file; see :func:`parse_properties`."""
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise PropertiesError(f"cannot read the properties file {path}: {exc}") from exc
+    return parse_properties(read_properties_text(text), source=str(file))
+
+
+def parse_properties(props: dict, source: Optional[str] = None) -> MultiLangConfig:
+    """Validate a dict of properties into a :class:`MultiLangConfig`."""
+    where = f" in {source}" if source else ""
+    unknown = []
+    for key in sorted(props):
+        if key in HONOURED:
+            continue
+        if key in IGNORED or key.startswith(IGNORED_PREFIXES):
+            log.info("property %s%s is accepted and ignored: it does not apply here", key, where)
+            continue
+        unknown.append(key)
+    if unknown:
+        raise PropertiesError(
+            f"unknown properties{where}: {', '.join(unknown)}; known: "
+            f"{', '.join(sorted(HONOURED))} (and these KCL tuning keys, ignored: "
+            f"{', '.join(sorted(IGNORED))})"
+        )
+    _refuse_if_it_changes_what_the_app_sees(props, where)
+
+    def required(key: str) -> str:
+        value = props.get(key, "")
+        if not value:
+            raise PropertiesError(f"property {key} is required{where}")
+        return value
+
+    executable = required("executableName")
+    stream_name, region = _stream(props, where)
+    initial = props.get("initialPositionInStream", LATEST).upper()
+    if initial not in INITIAL_POSITIONS:
+        raise PropertiesError(
+            f"initialPositionInStream={props['initialPositionInStream']!r}{where}: "
+            f"expected one of {', '.join(INITIAL_POSITIONS)}"
+        )
+    timestamp = _timestamp(props.get("initialPositionInStreamExtended"), where)
+    if initial == AT_TIMESTAMP and timestamp is None:
+        raise PropertiesError(
+            f"initialPositionInStream=AT_TIMESTAMP{where} needs "
+            "initialPositionInStreamExtended (epoch seconds)"
+        )
+    if timestamp is not None and initial != AT_TIMESTAMP:
+        # The KCL starts at the timestamp whenever the extended position is given.
+        initial = AT_TIMESTAMP
+    dynamodb_provider = props.get("AwsCredentialsProviderDynamoDB") or props.get(
+        "AWSCredentialsProviderDynamoDB"
+    )
+    return MultiLangConfig(
+        executable_name=executable,
+        stream_name=stream_name,
+        application_name=required("applicationName"),
+        region_name=props.get("regionName") or region,
+        initial_position=initial,
+        initial_timestamp=timestamp,
+        credentials=_credentials(
+            props.get("AwsCredentialsProvider") or props.get("AWSCredentialsProvider"), where
+        ),
+        dynamodb_credentials=(
+            _credentials(dynamodb_provider, where) if dynamodb_provider else None
+        ),
+        processing_language=props.get("processingLanguage"),
+        failover_time_s=_millis(props, "failoverTimeMillis", 10_000, where),
+        max_records=_int(props, "maxRecords", 10_000, where, maximum=10_000),
+        idle_time_between_reads_s=_millis(props, "idleTimeBetweenReadsInMillis", 1_000, where, 0),
+        max_leases_for_worker=_optional_int(props, "maxLeasesForWorker", where),
+        max_leases_to_steal=_int(props, "maxLeasesToStealAtOneTime", 1, where, minimum=0),
+        shard_sync_interval_s=_millis(props, "shardSyncIntervalMillis", 60_000, where),
+        worker_id=props.get("workerId") or None,
+        kinesis_endpoint=props.get("kinesisEndpoint") or None,
+        dynamodb_endpoint=props.get("dynamoDBEndpoint") or None,
+        timeout_s=(
+            float(_int(props, "timeoutInSeconds", 0, where, minimum=1))
+            if props.get("timeoutInSeconds")
+            else None
+        ),
+        shutdown_grace_s=_millis(props, "shutdownGraceMillis", 5_000, where),
+        source=source,
+    )
+
+
+def _refuse_if_it_changes_what_the_app_sees(props: dict, where: str) -> None:
+    """KCL keys honoured only at their default: another value would change the messages."""
+    if props.get("callProcessRecordsEvenForEmptyRecordList", "false").lower() == "true":
+        raise PropertiesError(
+            f"callProcessRecordsEvenForEmptyRecordList=true{where} is not supported: this "
+            "daemon never sends an empty processRecords; remove the key"
+        )
+    if props.get("cleanupLeasesUponShardCompletion", "true").lower() == "false":
+        log.info("cleanupLeasesUponShardCompletion=false%s: finished leases are still deleted "
+                 "once their children have started", where)
+
+
+def _stream(props: dict, where: str) -> tuple:
+    arn = props.get("streamArn", "")
+    name = props.get("streamName", "")
+    if arn:  # streamArn takes precedence over streamName, as in the KCL
+        match = _STREAM_ARN.match(arn)
+        if match is None:
+            raise PropertiesError(
+                f"streamArn={arn!r}{where} is not a Kinesis stream ARN "
+                "(arn:aws:kinesis:<region>:<account>:stream/<name>)"
+            )
+        if name and name != match.group(3):
+            log.warning("streamArn%s names stream %s; streamName=%s is ignored",
+                        where, match.group(3), name)
+        return match.group(3), match.group(1)
+    if not name:
+        raise PropertiesError(f"property streamName (or streamArn) is required{where}")
+    return name, None
+
+
+def _timestamp(value: Optional[str], where: str) -> Optional[datetime]:
+    if not value:
+        return None
+    try:
+        return datetime.fromtimestamp(float(value), tz=timezone.utc)
+    except (ValueError, OverflowError, OSError) as exc:
+        raise PropertiesError(
+            f"initialPositionInStreamExtended={value!r}{where}: expected epoch seconds"
+        ) from exc
+
+
+def _credentials(value: Optional[str], where: str) -> Credentials:
+    if not value:
+        return Credentials()
+    providers = [v.strip() for v in value.split(",") if v.strip()]
+    for provider in providers:  # a comma list is a chain: the first we can use wins
+        name, _, arg = provider.partition("|")
+        short = name.rsplit(".", 1)[-1]
+        if short in DEFAULT_CREDENTIALS_PROVIDERS:
+            return Credentials()
+        if short in PROFILE_PROVIDERS:
+            return Credentials(profile=arg or None)
+    raise PropertiesError(
+        f"credentials provider {value!r}{where} is not supported here: use "
+        "DefaultCredentialsProvider (the default chain: environment, profile, container or "
+        "instance role) or ProfileCredentialsProvider|<profile>"
+    )
+
+
+def _int(
+    props: dict,
+    key: str,
+    default: int,
+    where: str,
+    minimum: int = 1,
+    maximum: Optional[int] = None,
+) -> int:
+    raw = props.get(key)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise PropertiesError(f"{key}={raw!r}{where}: expected an integer") from None
+    if value < minimum or (maximum is not None and value > maximum):
+        bound = f"in [{minimum}, {maximum}]" if maximum is not None else f">= {minimum}"
+        raise PropertiesError(f"{key}={raw!r}{where}: expected an integer {bound}")
+    return value
+
+
+def _optional_int(props: dict, key: str, where: str) -> Optional[int]:
+    if not props.get(key):
+        return None
+    return _int(props, key, 0, where)
+
+
+def _millis(props: dict, key: str, default_ms: int, where: str, minimum: int = 1) -> float:
+    return _int(props, key, default_ms, where, minimum=minimum) / 1000.0

@@ -1,0 +1,227 @@
+"""One held shard: its child, its reader and its conversation, on one thread.
+
+A :class:`ShardWorker` moves through :class:`WorkerState`::
+
+    STARTING ─initialize answered─► PROCESSING ─shard end read─► SHARD_ENDING ─► DONE
+        │                               ├─lease lost─► (leaseLost) ──────────────► DONE
+        │                               └─stop────► (shutdownRequested, leaseLost) ► DONE
+        └──────── child exits, breaks the protocol or hangs ────────────────────► DONE
+
+and ends with one :class:`Outcome` the daemon acts on. Records are read with the
+library's :class:`~..retrieval.reader.ShardReader` (one GetRecords per cycle, then
+``idleTimeBetweenReadsInMillis``); a lease lost while a batch is with the child lets
+the batch finish (its checkpoints answer ``ShutdownException``) and the child gets
+``leaseLost`` and no later records.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import threading
+from typing import Any, Callable, Optional
+
+from ..errors import KinesisDStreamError
+from ..leases.lease import Lease
+from ..retrieval.reader import ReaderConfig, ShardReader, StartPosition
+from .checkpointer import ChildCheckpointer
+from .child import ChildProcess
+from .messages import ChildGone, ProtocolError
+from .properties import MultiLangConfig
+from .protocol import ChildHung, ShardProtocol
+
+log = logging.getLogger(__name__)
+
+#: Waits between reads after a retriable read failure: doubling, capped.
+_READ_RETRY_S = (0.5, 1.0, 2.0, 5.0, 10.0)
+
+
+class WorkerState(enum.Enum):
+    STARTING = "starting"
+    PROCESSING = "processing"
+    SHARD_ENDING = "shard ending"
+    SHUTTING_DOWN = "shutting down"
+    DONE = "done"
+
+
+class Outcome(enum.Enum):
+    SHARD_END = "shard end checkpointed"
+    LEASE_LOST = "lease lost"
+    SHUTDOWN = "shutdown requested"
+    #: The shard ended but the child did not checkpoint SHARD_END: start it again later.
+    RETRY = "retry"
+    #: The child exited or broke the protocol: the Java daemon exits (status 1).
+    FAILED = "child failed"
+    #: The child passed timeoutInSeconds: the Java daemon halts (status 1, no release).
+    HUNG = "child hung"
+
+
+class ShardWorker:
+    """Runs one shard's child from the lease's checkpoint until an :class:`Outcome`."""
+
+    def __init__(
+        self,
+        lease: Lease,
+        config: MultiLangConfig,
+        coordinator: Any,
+        kinesis: Any,
+        on_done: Callable[[ShardWorker], None],
+        env: Optional[dict] = None,
+    ) -> None:
+        self.lease = lease
+        self.shard_id = lease.lease_key
+        self.config = config
+        self._coordinator = coordinator
+        self._kinesis = kinesis
+        self._on_done = on_done
+        self._env = env
+        self._lost = threading.Event()
+        self._shutdown = threading.Event()
+        self._wake = threading.Event()
+        self.abort = threading.Event()  # a halt or a stop with a hung child
+        self.state = WorkerState.STARTING
+        self.outcome: Optional[Outcome] = None
+        self.records_delivered = 0
+        self._children: list = []
+        self._thread = threading.Thread(
+            target=self._run, name=f"multilang-shard-{self.shard_id}", daemon=True
+        )
+
+    # -- control (any thread) ---------------------------------------------------------------
+
+    def start(self) -> ShardWorker:
+        self._thread.start()
+        return self
+
+    def lease_lost(self) -> None:
+        self._lost.set()
+        self._wake.set()
+
+    def request_shutdown(self) -> None:
+        self._shutdown.set()
+        self._wake.set()
+
+    def halt(self) -> None:
+        """Stop at once: no more messages; the child is killed."""
+        self.abort.set()
+        self._wake.set()
+
+    def join(self, timeout_s: float) -> bool:
+        self._thread.join(timeout_s)
+        return not self._thread.is_alive()
+
+    # -- the worker thread ------------------------------------------------------------------
+
+    def _run(self) -> None:
+        child = ChildProcess(self.config.executable_name, self.shard_id, self._env)
+        grace = self.config.shutdown_grace_s
+        try:
+            child.start()
+            checkpointer = ChildCheckpointer(
+                self.shard_id,
+                self.lease.checkpoint,
+                write=lambda esn: self._coordinator.checkpoint(self.shard_id, esn),
+                finish=lambda: self._coordinator.shard_ended(self.shard_id, self._children),
+            )
+            protocol = ShardProtocol(
+                self.shard_id,
+                child.send,
+                child.receive,
+                checkpointer,
+                timeout_s=self.config.timeout_s,
+                abort=self.abort,
+            )
+            self.outcome = self._converse(protocol, checkpointer)
+        except (ChildGone, ProtocolError, OSError) as exc:
+            log.error("shard %s: %s (exit code %s)", self.shard_id, exc, child.exit_code())
+            self.outcome = Outcome.FAILED
+        except ChildHung as exc:
+            log.error("shard %s: %s", self.shard_id, exc)
+            self.outcome = Outcome.HUNG
+        except KinesisDStreamError as exc:
+            log.error("shard %s: reading failed for good: %s", self.shard_id, exc)
+            self.outcome = Outcome.FAILED
+        except Exception:
+            log.exception("shard %s: unexpected failure", self.shard_id)
+            self.outcome = Outcome.FAILED
+        finally:
+            self.state = WorkerState.DONE
+            if self.outcome is Outcome.HUNG or self.abort.is_set():
+                child.kill()
+            try:
+                child.stop(grace)
+            finally:
+                log.info("shard %s worker done: %s, %d records delivered", self.shard_id,
+                         self.outcome.value if self.outcome else "?", self.records_delivered)
+                self._on_done(self)
+
+    def _converse(self, protocol: ShardProtocol, checkpointer: ChildCheckpointer) -> Outcome:
+        checkpoint = self.lease.checkpoint
+        protocol.initialize(checkpoint.sequence_number, checkpoint.sub_sequence_number)
+        self.state = WorkerState.PROCESSING
+        start = StartPosition.from_checkpoint(checkpoint, self.config.initial_timestamp)
+        if start is None:  # already finished: nothing to read
+            return self._end_shard(protocol, checkpointer)
+        reader = ShardReader(
+            self._kinesis,
+            self.config.stream_name,
+            self.shard_id,
+            start,
+            hash_key_range=self.lease.hash_key_range,
+            config=ReaderConfig(max_records_per_call=self.config.max_records),
+        )
+        failures = 0
+        while True:
+            ended = self._stopping(protocol)
+            if ended is not None:
+                return ended
+            try:
+                batch = reader.read(max_records=self.config.max_records, max_calls=1)
+            except KinesisDStreamError as exc:
+                if not exc.retriable:
+                    raise
+                wait = _READ_RETRY_S[min(failures, len(_READ_RETRY_S) - 1)]
+                failures += 1
+                log.warning("shard %s: read failed (%d in a row), retrying in %.1fs: %s",
+                            self.shard_id, failures, wait, exc)
+                self._wake.wait(wait)
+                continue
+            failures = 0
+            ended = self._stopping(protocol)  # records read after a loss are not given
+            if ended is not None:
+                return ended
+            if batch.records:
+                protocol.process_records(batch.records, batch.millis_behind_latest)
+                self.records_delivered += len(batch.records)
+            if batch.shard_ended:
+                self._children = list(batch.child_shard_ids)
+                return self._end_shard(protocol, checkpointer)
+            self._wake.wait(self.config.idle_time_between_reads_s)
+
+    def _stopping(self, protocol: ShardProtocol) -> Optional[Outcome]:
+        if self.abort.is_set():
+            return Outcome.SHUTDOWN
+        if self._lost.is_set() or self.shard_id not in self._coordinator.held_leases():
+            # (the second: lost before this worker was registered for the listener)
+            protocol.lease_lost()
+            return Outcome.LEASE_LOST
+        if self._shutdown.is_set():
+            self.state = WorkerState.SHUTTING_DOWN
+            grace = self.config.shutdown_grace_s
+            protocol.shutdown_requested(timeout_s=grace)
+            # Then the lease goes, as the KCL's graceful shutdown ends with leaseLost.
+            protocol.lease_lost(timeout_s=grace)
+            return Outcome.SHUTDOWN
+        return None
+
+    def _end_shard(self, protocol: ShardProtocol, checkpointer: ChildCheckpointer) -> Outcome:
+        self.state = WorkerState.SHARD_ENDING
+        protocol.shard_ended()
+        if checkpointer.finished:
+            return Outcome.SHARD_END
+        log.error(
+            "shard %s: the child answered shardEnded without checkpointing the shard's end; "
+            "the shard stays unfinished (its children wait) and a new child gets it again",
+            self.shard_id,
+        )
+        return Outcome.RETRY
