@@ -129,6 +129,14 @@ class Fetcher:
         )
         with self._lock:
             keep = self._book.record(round_)
+        log.debug(
+            "stream %s round %d: %d shards in %d tasks, %d records",
+            settings.stream_name,
+            round_id,
+            len(plans),
+            len(round_.groups or plans),
+            round_.records,
+        )
         self._observer.round_fetched(round_.headers)
         if not keep:
             unpersist(round_)
