@@ -1,0 +1,323 @@
+"""The enhanced fan-out reader: pure event handling, then against ministack."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timezone
+
+import pytest
+from botocore.exceptions import ClientError
+
+from kinesis_dstream.errors import StreamNotFoundError
+from kinesis_dstream.kpl import RecordAggregator, ShardMap
+from kinesis_dstream.retrieval.events import (
+    consumed_through,
+    continuation_position,
+    parse_event,
+    starting_position,
+)
+from kinesis_dstream.retrieval.fanout import FanOutConfig, FanOutShardReader
+from kinesis_dstream.retrieval.reader import WHOLE_RECORD, StartPosition
+from kinesis_dstream.retrieval.streams import ensure_stream
+
+SHARD0 = "shardId-000000000000"
+FAST = FanOutConfig(min_subscribe_interval_s=0.0, retry_initial_delay_s=0.2)
+
+
+# -- pure -------------------------------------------------------------------------
+
+
+def _event(**fields):
+    return {"SubscribeToShardEvent": {"Records": [], "MillisBehindLatest": 0, **fields}}
+
+
+def test_an_event_with_a_continuation_does_not_end_the_shard():
+    event = parse_event(_event(ContinuationSequenceNumber="42", MillisBehindLatest=7))
+    assert (event.continuation, event.millis_behind_latest, event.shard_ended) == ("42", 7, False)
+
+
+def test_the_last_event_has_no_continuation_and_names_the_children():
+    children = [{"ShardId": "shardId-000000000001"}, {"ShardId": "shardId-000000000002"}]
+    event = parse_event(_event(ChildShards=children))
+    assert event.shard_ended
+    assert event.children == ("shardId-000000000001", "shardId-000000000002")
+
+
+def test_child_shards_with_a_continuation_end_the_shard_too():  # ministack's variant
+    event = parse_event(_event(ContinuationSequenceNumber="9", ChildShards=[{"ShardId": "c"}]))
+    assert event.shard_ended and event.children == ("c",)
+
+
+def test_an_item_that_is_not_a_shard_event_is_rejected():
+    with pytest.raises(ValueError, match="not a SubscribeToShardEvent"):
+        parse_event({"Other": {}})
+
+
+def test_starting_positions_follow_the_start():
+    when = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    assert starting_position(StartPosition.trim_horizon()) == {"Type": "TRIM_HORIZON"}
+    assert starting_position(StartPosition.latest()) == {"Type": "LATEST"}
+    assert starting_position(StartPosition.at_timestamp(when)) == {
+        "Type": "AT_TIMESTAMP",
+        "Timestamp": when,
+    }
+    assert starting_position(StartPosition.after_sequence_number("5")) == {
+        "Type": "AFTER_SEQUENCE_NUMBER",
+        "SequenceNumber": "5",
+    }
+    # A checkpoint inside an aggregate restarts AT its record (sub-records dropped later).
+    assert starting_position(StartPosition.after_checkpoint("5", 3)) == {
+        "Type": "AT_SEQUENCE_NUMBER",
+        "SequenceNumber": "5",
+    }
+    assert continuation_position("77") == {"Type": "AFTER_SEQUENCE_NUMBER", "SequenceNumber": "77"}
+
+
+def test_an_event_is_consumed_through_its_last_raw_record():
+    assert consumed_through(10, (10, 4)) == (10, 4)
+    assert consumed_through(10, (9, 0)) == (10, WHOLE_RECORD)
+    assert consumed_through(10, None) == (10, WHOLE_RECORD)
+
+
+def test_fanout_config_maps_awslabs_meanings_onto_the_backoff():
+    config = FanOutConfig(subscribe_timeout_s=10, subscribe_max_retries=3)
+    assert config.backoff.max_attempts == 4 and config.backoff.max_elapsed_s == 10
+    with pytest.raises(ValueError, match="subscribe_timeout_s"):
+        FanOutConfig(subscribe_timeout_s=0)
+    with pytest.raises(ValueError, match="subscribe_max_retries"):
+        FanOutConfig(subscribe_max_retries=-1)
+
+
+# -- against ministack ------------------------------------------------------------
+
+
+@pytest.fixture
+def mini(ministack):
+    return ministack.client("kinesis")
+
+
+def _consumer(client, stream, name="efo"):
+    arn = client.describe_stream_summary(StreamName=stream)["StreamDescriptionSummary"]["StreamARN"]
+    return client.register_stream_consumer(StreamARN=arn, ConsumerName=name)["Consumer"][
+        "ConsumerARN"
+    ]
+
+
+def _put(client, stream, payloads, aggregate_every=0):
+    """Put ``payloads``; every ``aggregate_every``-th group of 10 goes as KPL aggregates."""
+    shards = client.list_shards(StreamName=stream)["Shards"]
+    entries = []
+    for start in range(0, len(payloads), 10):
+        group = payloads[start : start + 10]
+        if aggregate_every and (start // 10) % aggregate_every == 0:
+            aggregator = RecordAggregator(shard_map=ShardMap.from_list_shards(shards))
+            for data in group:
+                entries += aggregator.add(data, data.decode())
+            entries += aggregator.flush()
+        else:
+            entries += [{"Data": data, "PartitionKey": data.decode()} for data in group]
+    for start in range(0, len(entries), 500):
+        answer = client.put_records(StreamName=stream, Records=entries[start : start + 500])
+        assert answer["FailedRecordCount"] == 0
+
+
+def _drain(reader, max_records):
+    """Read as a range does: until a short read that is caught up, or shard end."""
+    got = []
+    while not reader.shard_ended:
+        chunk = reader.read(max_records=max_records, max_calls=1)
+        got += chunk.records
+        if len(chunk.records) < max_records and not chunk.millis_behind_latest:
+            break
+    return got
+
+
+def test_ten_thousand_records_over_four_shards_arrive_exactly_once(mini, unique_name):
+    ensure_stream(mini, unique_name, 4)
+    consumer = _consumer(mini, unique_name)
+    payloads = [b"r%05d" % i for i in range(10_000)]
+    _put(mini, unique_name, payloads, aggregate_every=2)  # half of them in aggregates
+    got = []
+    for shard in mini.list_shards(StreamName=unique_name)["Shards"]:
+        hash_range = shard["HashKeyRange"]
+        with FanOutShardReader(
+            mini,
+            unique_name,
+            shard["ShardId"],
+            StartPosition.trim_horizon(),
+            consumer_arn=consumer,
+            hash_key_range=(hash_range["StartingHashKey"], hash_range["EndingHashKey"]),
+            fanout=FAST,
+        ) as reader:
+            records = _drain(reader, max_records=777)  # reads stop inside aggregates
+        keys = [(int(r.sequence_number), r.sub_sequence_number) for r in records]
+        assert keys == sorted(keys) and len(set(keys)) == len(keys)
+        assert reader.subscriptions == 1
+        got += [r.data for r in records]
+    assert len(got) == len(payloads)
+    assert sorted(got) == payloads
+    assert reader.stats.aggregates > 0
+
+
+class _ShortSubscriptions:
+    """End every subscription after ``events`` events, as the 5-minute end does."""
+
+    def __init__(self, client, events):
+        self.events = events
+        self.cut = 0
+        client.meta.events.register("after-call.kinesis.SubscribeToShard", self._shorten)
+
+    def _shorten(self, parsed, **_):
+        if "EventStream" in parsed:
+            parsed["EventStream"] = _Short(parsed["EventStream"], self)
+
+
+class _Short:
+    def __init__(self, stream, owner):
+        self._stream, self._owner = stream, owner
+
+    def __iter__(self):
+        for count, event in enumerate(self._stream, 1):
+            yield event
+            if count >= self._owner.events:
+                self._owner.cut += 1
+                self._stream.close()
+                return
+
+    def close(self):
+        self._stream.close()
+
+
+def test_a_subscription_that_ends_mid_range_resumes_from_its_continuation(mini, unique_name):
+    ensure_stream(mini, unique_name, 1)
+    consumer = _consumer(mini, unique_name)
+    cuts = _ShortSubscriptions(mini, events=1)
+    reader = FanOutShardReader(
+        mini, unique_name, SHARD0, StartPosition.trim_horizon(), consumer_arn=consumer, fanout=FAST
+    )
+    expected, got = [], []
+    with reader:
+        for wave in range(6):  # each wave arrives in a new subscription's first event
+            payloads = [b"w%d-%03d" % (wave, i) for i in range(40)]
+            _put(mini, unique_name, payloads, aggregate_every=2)
+            expected += payloads
+            while len(got) < len(expected):
+                chunk = reader.read(max_records=7, max_calls=1)  # stops mid-aggregate
+                got += [r.data for r in chunk.records]
+    assert got == expected  # nothing lost, nothing repeated, in order
+    # Every wave after the first came through a new subscription from a continuation.
+    assert cuts.cut >= 5 and reader.subscription_ends >= 5
+    assert reader.subscriptions == reader.subscription_ends + 1
+
+
+def test_resource_in_use_on_resubscribe_is_retried_and_counted(mini, unique_name):
+    ensure_stream(mini, unique_name, 1)
+    consumer = _consumer(mini, unique_name)
+    _put(mini, unique_name, [b"a", b"b", b"c"])
+    # Another subscription holds the shard: Kinesis refuses a second one for 5 s.
+    rival = mini.subscribe_to_shard(
+        ConsumerARN=consumer, ShardId=SHARD0, StartingPosition={"Type": "LATEST"}
+    )["EventStream"]
+    try:
+        next(iter(rival))
+        with FanOutShardReader(
+            mini,
+            unique_name,
+            SHARD0,
+            StartPosition.trim_horizon(),
+            consumer_arn=consumer,
+            fanout=FanOutConfig(retry_initial_delay_s=0.5, retry_max_delay_s=2.0),
+        ) as reader:
+            chunk = reader.read(max_records=10, max_calls=1)
+    finally:
+        rival.close()
+    assert [r.data for r in chunk.records] == [b"a", b"b", b"c"]
+    assert reader.subscribe_retries >= 1
+
+
+def test_resource_in_use_past_the_retry_bound_is_a_clear_error(mini, unique_name):
+    ensure_stream(mini, unique_name, 1)
+    consumer = _consumer(mini, unique_name)
+    rival = mini.subscribe_to_shard(
+        ConsumerARN=consumer, ShardId=SHARD0, StartingPosition={"Type": "LATEST"}
+    )["EventStream"]
+    try:
+        next(iter(rival))
+        reader = FanOutShardReader(
+            mini,
+            unique_name,
+            SHARD0,
+            StartPosition.trim_horizon(),
+            consumer_arn=consumer,
+            fanout=FanOutConfig(subscribe_max_retries=1, retry_initial_delay_s=0.1),
+        )
+        with pytest.raises(Exception) as caught:
+            reader.read(max_records=10, max_calls=1)
+    finally:
+        rival.close()
+    message = str(caught.value)
+    assert "ResourceInUseException" in message
+    assert unique_name in message and SHARD0 in message and consumer in message
+    assert type(caught.value).__name__ in ("ThrottledError", "DependencyError")
+    assert reader.subscribe_retries == 1
+
+
+def test_a_split_ends_the_shard_with_its_children(mini, unique_name):
+    ensure_stream(mini, unique_name, 1)
+    consumer = _consumer(mini, unique_name)
+    _put(mini, unique_name, [b"before-%d" % i for i in range(5)])
+    with FanOutShardReader(
+        mini, unique_name, SHARD0, StartPosition.trim_horizon(), consumer_arn=consumer, fanout=FAST
+    ) as reader:
+        first = reader.read(max_records=100, max_calls=1)
+        assert len(first.records) == 5 and not first.shard_ended
+        mini.split_shard(
+            StreamName=unique_name, ShardToSplit=SHARD0, NewStartingHashKey=str(2**127)
+        )
+        deadline = time.monotonic() + 30
+        while not reader.shard_ended:
+            assert time.monotonic() < deadline
+            last = reader.read(max_records=100, max_calls=1)
+    assert last.shard_ended and reader.shard_ended
+    assert sorted(last.child_shard_ids) == ["shardId-000000000001", "shardId-000000000002"]
+
+
+def test_a_consumer_deleted_under_a_reader_is_a_clear_error(mini, unique_name):
+    ensure_stream(mini, unique_name, 1)
+    consumer = _consumer(mini, unique_name)
+    _put(mini, unique_name, [b"x"])
+    reader = FanOutShardReader(
+        mini, unique_name, SHARD0, StartPosition.trim_horizon(), consumer_arn=consumer, fanout=FAST
+    )
+    assert len(reader.read(max_records=10, max_calls=1).records) == 1
+    mini.deregister_stream_consumer(ConsumerARN=consumer)
+    with pytest.raises(StreamNotFoundError) as caught:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            reader.read(max_records=10, max_calls=1)
+    assert consumer in str(caught.value) and SHARD0 in str(caught.value)
+    reader.close()
+
+
+def test_close_ends_the_subscription(mini, unique_name):
+    ensure_stream(mini, unique_name, 1)
+    consumer = _consumer(mini, unique_name)
+    reader = FanOutShardReader(
+        mini, unique_name, SHARD0, StartPosition.latest(), consumer_arn=consumer, fanout=FAST
+    )
+    reader.read(max_records=1, max_calls=1)
+    reader.close()
+    reader.close()  # twice is fine
+    # The server has let the subscription go: a new one is accepted well within 5 s.
+    started = time.monotonic()
+    while True:
+        try:
+            stream = mini.subscribe_to_shard(
+                ConsumerARN=consumer, ShardId=SHARD0, StartingPosition={"Type": "LATEST"}
+            )["EventStream"]
+        except ClientError:
+            assert time.monotonic() - started < 4.0
+            time.sleep(0.1)
+            continue
+        stream.close()
+        break
