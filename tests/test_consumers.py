@@ -3,6 +3,10 @@ added through botocore event hooks on the real client."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 
 from kinesis_dstream.backoff import Backoff
@@ -172,3 +176,42 @@ def test_refresh_checks_only_once_per_interval(mini, stream):
     now[0] = 10.0
     handle.refresh()
     assert counting.describes == 1
+
+
+def _cli(ministack, *args):
+    return subprocess.run(
+        [sys.executable, "-m", "kinesis_dstream.cli", "consumers", *args],
+        env={**os.environ, **ministack.env()},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_the_cli_lists_registers_and_deregisters(ministack, mini, stream):
+    assert _cli(ministack, "list", "--stream", stream).stdout.splitlines() == [
+        f"0 consumer(s) on stream {stream!r}"
+    ]
+    done = _cli(ministack, "register", "--stream", stream, "--consumer", "ops")
+    assert done.returncode == 0, done.stderr
+    name, status, arn = done.stdout.split()
+    assert (name, status) == ("ops", "ACTIVE")
+    assert [c.arn for c in list_consumers(mini, stream)] == [arn]
+    listed = _cli(ministack, "list", "--stream", stream, "--endpoint-url", ministack.endpoint_url)
+    assert listed.stdout.splitlines()[0].split()[::3] == ["ops", arn]
+    assert listed.stdout.splitlines()[-1] == f"1 consumer(s) on stream {stream!r}"
+    gone = _cli(ministack, "deregister", "--stream", stream, "--consumer", "ops")
+    assert gone.returncode == 0, gone.stderr
+    assert list_consumers(mini, stream) == []
+    again = _cli(ministack, "deregister", "--stream", stream, "--consumer", "ops")
+    assert again.returncode == 1 and "no consumer 'ops'" in again.stdout
+
+
+def test_the_cli_needs_a_consumer_name_and_an_existing_stream(ministack):
+    done = _cli(ministack, "register", "--stream", "nope")
+    assert done.returncode == 1
+    assert done.stderr.strip() == "kinesis-dstream: error: consumers register needs --consumer NAME"
+    missing = _cli(ministack, "list", "--stream", "no-such-stream", "--region", "us-east-1")
+    assert missing.returncode == 1
+    (line,) = missing.stderr.splitlines()
+    assert "no-such-stream" in line and "DescribeStreamSummary" in line
