@@ -321,3 +321,50 @@ def test_close_ends_the_subscription(mini, unique_name):
             continue
         stream.close()
         break
+
+
+def _aggregate_then_plain(client, stream):
+    """One KPL aggregate of ten user records, then two plain records; the aggregate's seq."""
+    aggregator = RecordAggregator()
+    for i in range(10):
+        aggregator.add(b"agg-%d" % i, "samekey")
+    (entry,) = aggregator.flush()
+    seq = client.put_record(StreamName=stream, **entry)["SequenceNumber"]
+    for data in (b"plain-0", b"plain-1"):
+        client.put_record(StreamName=stream, Data=data, PartitionKey="k")
+    return seq
+
+
+def _all(client, stream, consumer, start, **read):
+    with FanOutShardReader(
+        client, stream, SHARD0, start, consumer_arn=consumer, fanout=FAST
+    ) as reader:
+        return [r.data for r in reader.read(max_records=100, max_calls=1, **read).records]
+
+
+def test_a_checkpoint_inside_an_aggregate_resumes_at_the_next_sub_record(mini, unique_name):
+    ensure_stream(mini, unique_name, 1)
+    consumer = _consumer(mini, unique_name)
+    seq = _aggregate_then_plain(mini, unique_name)
+    after = _all(mini, unique_name, consumer, StartPosition.after_checkpoint(seq, 3))
+    assert after == [b"agg-%d" % i for i in range(4, 10)] + [b"plain-0", b"plain-1"]
+
+
+def test_a_recorded_range_starts_at_its_sub_record_and_ends_at_its_last(mini, unique_name):
+    ensure_stream(mini, unique_name, 1)
+    consumer = _consumer(mini, unique_name)
+    seq = _aggregate_then_plain(mini, unique_name)
+    start = StartPosition.at_esn(seq, 5)
+    got = _all(mini, unique_name, consumer, start, until=(int(seq), 7))
+    assert got == [b"agg-5", b"agg-6", b"agg-7"]
+
+
+def test_at_timestamp_starts_at_the_first_record_at_or_after_it(mini, unique_name):
+    ensure_stream(mini, unique_name, 1)
+    consumer = _consumer(mini, unique_name)
+    mini.put_record(StreamName=unique_name, Data=b"old", PartitionKey="k")
+    time.sleep(0.05)
+    when = datetime.now(timezone.utc)
+    time.sleep(0.05)
+    mini.put_record(StreamName=unique_name, Data=b"new", PartitionKey="k")
+    assert _all(mini, unique_name, consumer, StartPosition.at_timestamp(when)) == [b"new"]

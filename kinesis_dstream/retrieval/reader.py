@@ -292,6 +292,16 @@ class ShardReader:
             )
         return {**self.__dict__, "_client": None}
 
+    def close(self) -> None:
+        """Nothing to release (GetRecords holds no connection open); here so a range
+        closes either transport the same way (see :class:`.fanout.FanOutShardReader`)."""
+
+    def __enter__(self) -> ShardReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def _where(self, operation: str) -> dict:
         return {
             "operation": operation,
