@@ -61,6 +61,29 @@ def ministack_venv(version: str = MINISTACK_VERSION, cache_dir: str = CACHE_DIR)
     return executable
 
 
+#: Runs ministack with one change: sequence numbers without leading zeros. ministack makes
+#: them a zero-padded 20-digit millisecond clock plus a 10-digit counter and compares them
+#: as strings; our positions keep a sequence number as an integer (Kinesis's have no
+#: leading zeros), so "000...123" came back as "123" and sorted after every record. With
+#: the 13-digit clock unpadded, all numbers have 23 digits and string order is numeric
+#: order. Patched in the server process: executors' clients are out of a botocore hook's
+#: reach, and a proxy would have to re-encode event-stream frames (CRCs) to rewrite them.
+_BOOT = """
+import sys, time
+import ministack.services.kinesis as kinesis
+
+def _next_sequence_number():
+    with kinesis._sequence_lock:
+        kinesis._sequence_counter += 1
+        return f"{int(time.time() * 1000)}{kinesis._sequence_counter:010d}"
+
+kinesis._next_sequence_number = _next_sequence_number
+from ministack.app import main
+sys.argv[0] = "ministack"
+sys.exit(main())
+"""
+
+
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -99,8 +122,9 @@ class MinistackServer:
         # Its output goes to a file: a full pipe nobody reads would block the server.
         path = os.path.join(CACHE_DIR, f"ministack-{port}.log")
         self._log = open(path, "wb")  # noqa: SIM115 - open for the server's lifetime
+        python = os.path.join(os.path.dirname(executable), "python")
         self._proc = subprocess.Popen(
-            [executable],
+            [python, "-c", _BOOT],
             env=env,
             stdout=self._log,
             stderr=subprocess.STDOUT,

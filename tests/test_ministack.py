@@ -163,3 +163,20 @@ def test_split_ends_a_live_subscription_with_child_shards(mini, unique_name):
     # ministack deletes it with its records.
     listed = [s["ShardId"] for s in mini.list_shards(StreamName=unique_name)["Shards"]]
     assert SHARD0 not in listed
+
+
+def test_sequence_numbers_have_no_leading_zeros_so_positions_round_trip(mini, unique_name):
+    # Patched in the fixture (see ministack_server._BOOT): ministack pads them with zeros.
+    ensure_stream(mini, unique_name, 1)
+    seqs = [
+        mini.put_record(StreamName=unique_name, Data=b"%d" % i, PartitionKey="k")["SequenceNumber"]
+        for i in range(3)
+    ]
+    assert all(s == str(int(s)) for s in seqs)
+    iterator = mini.get_shard_iterator(
+        StreamName=unique_name,
+        ShardId=SHARD0,
+        ShardIteratorType="AT_SEQUENCE_NUMBER",
+        StartingSequenceNumber=str(int(seqs[1])),
+    )["ShardIterator"]
+    assert [r["Data"] for r in mini.get_records(ShardIterator=iterator)["Records"]] == [b"1", b"2"]
