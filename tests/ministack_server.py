@@ -9,6 +9,7 @@ free port on 127.0.0.1. Same client API as :class:`~kinesis_dstream.local.LocalA
 
 from __future__ import annotations
 
+import fcntl
 import os
 import socket
 import subprocess
@@ -35,9 +36,29 @@ def ministack_venv(version: str = MINISTACK_VERSION, cache_dir: str = CACHE_DIR)
     """The ``ministack`` executable of a venv holding exactly ``version``; built once."""
     venv = os.path.join(cache_dir, f"ministack-venv-{version}")
     executable = os.path.join(venv, "bin", "ministack")
-    if os.path.exists(os.path.join(venv, _DONE_MARKER)) and os.path.exists(executable):
-        return executable
     os.makedirs(cache_dir, exist_ok=True)
+    # One build at a time: another test session may be building the same venv.
+    with open(os.path.join(cache_dir, f"ministack-venv-{version}.lock"), "w") as lock:
+        _lock(lock, deadline=time.monotonic() + 2 * _BUILD_TIMEOUT_S)
+        if not (os.path.exists(os.path.join(venv, _DONE_MARKER)) and os.path.exists(executable)):
+            _build(venv, version)
+    return executable
+
+
+def _lock(lock: Any, deadline: float) -> None:
+    while True:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise RuntimeError(
+                    f"{lock.name} stayed locked: is a ministack build hung?"
+                ) from None
+            time.sleep(0.5)
+
+
+def _build(venv: str, version: str) -> None:
     steps = (
         [sys.executable, "-m", "venv", "--clear", venv],
         [
@@ -58,7 +79,6 @@ def ministack_venv(version: str = MINISTACK_VERSION, cache_dir: str = CACHE_DIR)
             )
     with open(os.path.join(venv, _DONE_MARKER), "w") as marker:
         marker.write(version)
-    return executable
 
 
 #: Runs ministack with one change: sequence numbers without leading zeros. ministack makes

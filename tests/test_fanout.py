@@ -6,9 +6,10 @@ import time
 from datetime import datetime, timezone
 
 import pytest
-from botocore.exceptions import ClientError
+from botocore.exceptions import ClientError, EventStreamError
+from urllib3.exceptions import ProtocolError
 
-from kinesis_dstream.errors import StreamNotFoundError
+from kinesis_dstream.errors import KinesisServiceError, StreamNotFoundError
 from kinesis_dstream.kpl import RecordAggregator, ShardMap
 from kinesis_dstream.retrieval.events import (
     consumed_through,
@@ -368,3 +369,59 @@ def test_at_timestamp_starts_at_the_first_record_at_or_after_it(mini, unique_nam
     time.sleep(0.05)
     mini.put_record(StreamName=unique_name, Data=b"new", PartitionKey="k")
     assert _all(mini, unique_name, consumer, StartPosition.at_timestamp(when)) == [b"new"]
+
+
+class _BreakAfter:
+    """Raise ``error()`` from every subscription's event stream after ``events`` events."""
+
+    def __init__(self, client, events, error, times):
+        self.events, self.error, self.left = events, error, times
+        client.meta.events.register("after-call.kinesis.SubscribeToShard", self._wrap)
+
+    def _wrap(self, parsed, **_):
+        if "EventStream" in parsed and self.left > 0:
+            self.left -= 1
+            parsed["EventStream"] = _Breaking(parsed["EventStream"], self)
+
+
+class _Breaking(_Short):
+    def __iter__(self):
+        for count, event in enumerate(self._stream, 1):
+            yield event
+            if count >= self._owner.events:
+                self._stream.close()
+                raise self._owner.error()
+
+
+def test_a_network_error_mid_stream_resubscribes_and_loses_nothing(mini, unique_name):
+    ensure_stream(mini, unique_name, 1)
+    consumer = _consumer(mini, unique_name)
+    _BreakAfter(mini, 1, lambda: ProtocolError("connection reset (injected)"), times=3)
+    expected, got = [], []
+    with FanOutShardReader(
+        mini, unique_name, SHARD0, StartPosition.trim_horizon(), consumer_arn=consumer, fanout=FAST
+    ) as reader:
+        for wave in range(4):
+            payloads = [b"n%d-%02d" % (wave, i) for i in range(25)]
+            _put(mini, unique_name, payloads, aggregate_every=2)
+            expected += payloads
+            while len(got) < len(expected):
+                got += [r.data for r in reader.read(max_records=10, max_calls=1).records]
+    assert got == expected
+    assert reader.subscribe_retries == 3 and reader.subscriptions == 4
+
+
+def test_an_unknown_exception_frame_is_a_clear_error(mini, unique_name):
+    ensure_stream(mini, unique_name, 1)
+    consumer = _consumer(mini, unique_name)
+    frame = {"Error": {"Code": "KMSAccessDeniedException", "Message": "no key (injected)"}}
+    _BreakAfter(mini, 1, lambda: EventStreamError(frame, "SubscribeToShard"), times=1)
+    reader = FanOutShardReader(
+        mini, unique_name, SHARD0, StartPosition.latest(), consumer_arn=consumer, fanout=FAST
+    )
+    reader.read(max_records=10, max_calls=1)
+    with pytest.raises(KinesisServiceError) as caught:
+        reader.read(max_records=10, max_calls=1)
+    message = str(caught.value)
+    assert caught.value.code == "KMSAccessDeniedException"
+    assert unique_name in message and SHARD0 in message and consumer in message

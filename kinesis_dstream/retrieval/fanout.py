@@ -338,7 +338,11 @@ class FanOutShardReader:
                     self._drop_through = None
             if until is not None:
                 kept = records_through(users, until)
-                self._at_until = len(kept) < len(users)
+                last = kept[-1] if kept else None
+                self._at_until = len(kept) < len(users) or (
+                    last is not None
+                    and esn_key(last.sequence_number, last.sub_sequence_number) >= until
+                )
                 users = kept
             self._pending.extend(users)
         if event.shard_ended:
