@@ -81,7 +81,9 @@ def _build(venv: str, version: str) -> None:
         marker.write(version)
 
 
-#: Runs ministack with one change: sequence numbers without leading zeros. ministack makes
+#: Runs ministack with two changes. Subscriptions last ``argv[1]`` seconds (300 unless a
+#: test asks for short ones, to see the server end them as Kinesis does after 5 minutes).
+#: And sequence numbers without leading zeros. ministack makes
 #: them a zero-padded 20-digit millisecond clock plus a 10-digit counter and compares them
 #: as strings; our positions keep a sequence number as an integer (Kinesis's have no
 #: leading zeros), so "000...123" came back as "123" and sorted after every record. With
@@ -98,8 +100,9 @@ def _next_sequence_number():
         return f"{int(time.time() * 1000)}{kinesis._sequence_counter:010d}"
 
 kinesis._next_sequence_number = _next_sequence_number
+kinesis.SUBSCRIPTION_SECONDS = float(sys.argv[1])  # Kinesis: 300, 5 minutes
 from ministack.app import main
-sys.argv[0] = "ministack"
+sys.argv = ["ministack"]  # main() parses the command line
 sys.exit(main())
 """
 
@@ -118,8 +121,12 @@ class MinistackServer:
     access_key_id = "testing"
     secret_access_key = "testing"
 
-    def __init__(self, executable: Optional[str] = None) -> None:
+    def __init__(
+        self, executable: Optional[str] = None, subscription_seconds: float = 300.0
+    ) -> None:
         self._executable = executable
+        #: How long a SubscribeToShard subscription lasts before the server ends it.
+        self.subscription_seconds = subscription_seconds
         self._proc: Optional[subprocess.Popen[bytes]] = None
         self._log: Any = None
         self.port: Optional[int] = None
@@ -144,7 +151,7 @@ class MinistackServer:
         self._log = open(path, "wb")  # noqa: SIM115 - open for the server's lifetime
         python = os.path.join(os.path.dirname(executable), "python")
         self._proc = subprocess.Popen(
-            [python, "-c", _BOOT],
+            [python, "-c", _BOOT, str(self.subscription_seconds)],
             env=env,
             stdout=self._log,
             stderr=subprocess.STDOUT,

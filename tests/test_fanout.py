@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 import time
 from datetime import datetime, timezone
 
@@ -9,6 +10,7 @@ import pytest
 from botocore.exceptions import ClientError, EventStreamError
 from urllib3.exceptions import ProtocolError
 
+from kinesis_dstream.aws import ClientSpec
 from kinesis_dstream.errors import KinesisServiceError, StreamNotFoundError
 from kinesis_dstream.kpl import RecordAggregator, ShardMap
 from kinesis_dstream.retrieval.events import (
@@ -20,6 +22,8 @@ from kinesis_dstream.retrieval.events import (
 from kinesis_dstream.retrieval.fanout import FanOutConfig, FanOutShardReader
 from kinesis_dstream.retrieval.reader import WHOLE_RECORD, StartPosition
 from kinesis_dstream.retrieval.streams import ensure_stream
+
+from .ministack_server import MinistackServer
 
 SHARD0 = "shardId-000000000000"
 FAST = FanOutConfig(min_subscribe_interval_s=0.0, retry_initial_delay_s=0.2)
@@ -425,3 +429,66 @@ def test_an_unknown_exception_frame_is_a_clear_error(mini, unique_name):
     message = str(caught.value)
     assert caught.value.code == "KMSAccessDeniedException"
     assert unique_name in message and SHARD0 in message and consumer in message
+
+
+@pytest.fixture(scope="module")
+def short_subscriptions():
+    """A second ministack whose subscriptions end after 2 s, as Kinesis's do after 300 s."""
+    with MinistackServer(subscription_seconds=2.0) as server:
+        yield server
+
+
+def test_the_server_ending_subscriptions_loses_and_repeats_nothing(
+    short_subscriptions, unique_name
+):
+    client = short_subscriptions.client("kinesis")
+    ensure_stream(client, unique_name, 1)
+    consumer = _consumer(client, unique_name)
+    expected, got = [], []
+    deadline = time.monotonic() + 60
+    with FanOutShardReader(
+        client,
+        unique_name,
+        SHARD0,
+        StartPosition.trim_horizon(),
+        consumer_arn=consumer,
+        fanout=FAST,
+    ) as reader:
+        wave = 0
+        while reader.subscription_ends < 3:  # ~2 s each
+            assert time.monotonic() < deadline
+            payloads = [b"s%02d-%02d" % (wave, i) for i in range(20)]
+            _put(client, unique_name, payloads, aggregate_every=2)
+            expected += payloads
+            wave += 1
+            while len(got) < len(expected):
+                got += [r.data for r in reader.read(max_records=9, max_calls=1).records]
+            time.sleep(0.3)
+    assert got == expected
+    assert reader.subscriptions >= 4 and reader.subscribe_retries == 0
+
+
+def test_a_reader_built_on_a_client_spec_pickles_without_its_subscription(
+    ministack, mini, unique_name, monkeypatch
+):
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", ministack.access_key_id)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", ministack.secret_access_key)
+    ensure_stream(mini, unique_name, 1)
+    consumer = _consumer(mini, unique_name)
+    _put(mini, unique_name, [b"p%d" % i for i in range(5)])
+    spec = ClientSpec("kinesis", region_name="us-east-1", endpoint_url=mini.meta.endpoint_url)
+    reader = FanOutShardReader(
+        spec, unique_name, SHARD0, StartPosition.trim_horizon(), consumer_arn=consumer, fanout=FAST
+    )
+    assert [r.data for r in reader.read(max_records=2, max_calls=1).records] == [b"p0", b"p1"]
+    copy = pickle.loads(pickle.dumps(reader))
+    reader.close()
+    # The copy keeps the records received but not returned (a new process, no connection).
+    assert [r.data for r in copy.read(max_records=10).records] == [b"p2", b"p3", b"p4"]
+    copy.close()
+    with pytest.raises(TypeError, match="ClientSpec"):
+        pickle.dumps(
+            FanOutShardReader(
+                mini, unique_name, SHARD0, StartPosition.latest(), consumer_arn=consumer
+            )
+        )
