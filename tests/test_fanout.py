@@ -11,9 +11,10 @@ from botocore.exceptions import ClientError, EventStreamError
 from urllib3.exceptions import ProtocolError
 
 from kinesis_dstream.aws import ClientSpec
-from kinesis_dstream.errors import KinesisServiceError, StreamNotFoundError
+from kinesis_dstream.errors import DependencyError, KinesisServiceError, StreamNotFoundError
 from kinesis_dstream.kpl import RecordAggregator, ShardMap
 from kinesis_dstream.retrieval.events import (
+    SubscriptionPacer,
     consumed_through,
     continuation_position,
     parse_event,
@@ -26,7 +27,7 @@ from kinesis_dstream.retrieval.streams import ensure_stream
 from .ministack_server import MinistackServer
 
 SHARD0 = "shardId-000000000000"
-FAST = FanOutConfig(min_subscribe_interval_s=0.0, retry_initial_delay_s=0.2)
+FAST = FanOutConfig(resubscribe_interval_s=0.0, retry_initial_delay_s=0.2)
 
 
 # -- pure -------------------------------------------------------------------------
@@ -76,6 +77,51 @@ def test_starting_positions_follow_the_start():
         "SequenceNumber": "5",
     }
     assert continuation_position("77") == {"Type": "AFTER_SEQUENCE_NUMBER", "SequenceNumber": "77"}
+
+
+def test_the_pacer_waits_out_five_seconds_after_a_successful_subscription():
+    pacer = SubscriptionPacer()
+    key = ("consumer-arn", SHARD0)
+    assert pacer.wait_s(key, 5.0, now=100.0) == 0.0  # never subscribed
+    pacer.subscribed(key, now=100.0)
+    assert pacer.wait_s(key, 5.0, now=101.5) == pytest.approx(3.5)
+    assert pacer.wait_s(("consumer-arn", "shardId-000000000001"), 5.0, now=101.5) == 0.0
+    assert pacer.wait_s(key, 5.0, now=105.0) == 0.0
+
+
+def test_a_new_reader_waits_for_the_previous_readers_five_seconds():
+    slept: list = []
+    now = [0.0]
+
+    class Client:  # only what a subscribe call needs; the stream ends at once
+        def subscribe_to_shard(self, **_):
+            return {"EventStream": _Ended()}
+
+    pacer = SubscriptionPacer()
+    pacer.subscribed(("arn", SHARD0), now=0.0)  # the previous range's reader
+    now[0] = 1.25
+    reader = FanOutShardReader(
+        Client(),
+        "s",
+        SHARD0,
+        StartPosition.latest(),
+        consumer_arn="arn",
+        fanout=FanOutConfig(subscribe_max_retries=0),
+        clock=lambda: now[0],
+        sleep=slept.append,
+        pacer=pacer,
+    )
+    with pytest.raises(DependencyError, match="ended without an event"):
+        reader.read(max_records=1)
+    assert slept == [pytest.approx(3.75)]
+
+
+class _Ended:
+    def __iter__(self):
+        return iter(())
+
+    def close(self):
+        pass
 
 
 def test_an_event_is_consumed_through_its_last_raw_record():

@@ -102,7 +102,7 @@ def test_fan_out_ranges_end_where_polling_ranges_end(ministack, unique_name, mon
             consumer_arn=consumer,
             hash_key_range=part.hash_key_range,
             config=settings.config,
-            fanout=FanOutConfig(min_subscribe_interval_s=0.0, retry_initial_delay_s=0.2),
+            fanout=FanOutConfig(resubscribe_interval_s=0.0, retry_initial_delay_s=0.2),
         )
 
     poll_ends, poll_data = _ranges(ministack, unique_name, 37, polling)

@@ -1,11 +1,13 @@
-"""SubscribeToShard's event stream as pure functions: events in, positions out.
+"""SubscribeToShard's event stream as pure functions (events in, positions out), and the
+pacing of subscribe calls.
 
-Kept apart from :mod:`.fanout` (which does the I/O) so the parsing and the position
-arithmetic are tested in milliseconds without a server.
+Kept apart from :mod:`.fanout` (which does the I/O) so the parsing, the position
+arithmetic and the pacing are tested in milliseconds without a server.
 """
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import Optional
 
@@ -70,3 +72,34 @@ def consumed_through(last_raw_sequence: int, last_delivered: Optional[tuple]) ->
     if last_delivered is not None and last_delivered[0] == last_raw_sequence:
         return last_delivered
     return (last_raw_sequence, WHOLE_RECORD)
+
+
+class SubscriptionPacer:
+    """When the next SubscribeToShard for a (consumer, shard) may go out.
+
+    Kinesis refuses (``ResourceInUseException``) a subscription within 5 s of the last
+    successful one for the same consumer and shard, even if that one has ended. Readers
+    in one process share a pacer (a range's reader follows the previous range's in the
+    same Python worker), so a new reader waits out the rest of those 5 s instead of
+    being refused; other processes' calls are still met with backoff. Thread-safe; times
+    are from the caller's monotonic clock.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._last: dict = {}
+
+    def wait_s(self, key: tuple, interval_s: float, now: float) -> float:
+        """Seconds to wait before subscribing for ``key``; 0 when it may go now."""
+        with self._lock:
+            last = self._last.get(key)
+        return 0.0 if last is None else max(0.0, last + interval_s - now)
+
+    def subscribed(self, key: tuple, now: float) -> None:
+        """Record a successful subscribe call for ``key`` at ``now``."""
+        with self._lock:
+            self._last[key] = now
+
+
+#: The process's pacer, shared by every :class:`~.fanout.FanOutShardReader` by default.
+PACER = SubscriptionPacer()

@@ -13,10 +13,12 @@ A subscription lasts at most 5 minutes, or ends early (a network error, a takeov
 The reader then subscribes again AFTER the last ``ContinuationSequenceNumber``: every
 record up to it was received whole (its sub-records wait in the buffer), so no AT restart
 inside an aggregate is needed here; that case is a range's *start* (``StartPosition``
-with ``drop_through``). Subscribe calls are paced (one a second per shard and consumer)
-and ``ResourceInUseException`` / ``LimitExceededException`` (another subscription
-within 5 s) are retried with backoff, bounded by :class:`FanOutConfig`'s timeout and
-retry count (awslabs' ``kinesis.subscribeToShard.timeoutSec`` / ``.maxRetries``).
+with ``drop_through``). Readers in one process wait out the 5 s Kinesis requires between
+successful subscriptions of a consumer to a shard (:class:`~.events.SubscriptionPacer`);
+``ResourceInUseException`` / ``LimitExceededException`` (another process's subscription
+within 5 s, more than one call a second) are retried with backoff, bounded by
+:class:`FanOutConfig`'s timeout and retry count (awslabs'
+``kinesis.subscribeToShard.timeoutSec`` / ``.maxRetries``).
 
 boto3 reads the event stream over HTTP/1.1, blocking in the reading thread: one wait for
 an event is bounded by the client's read timeout (Kinesis sends an event at least every
@@ -41,7 +43,9 @@ from ..backoff import TRANSPORT_ERRORS, Backoff, call_with_retry, endpoint_of, e
 from ..errors import DependencyError, KinesisServiceError, StreamNotFoundError, ThrottledError
 from ..kpl import DeaggregationStats, deaggregate
 from .events import (
+    PACER,
     ShardEvent,
+    SubscriptionPacer,
     consumed_through,
     continuation_position,
     parse_event,
@@ -86,10 +90,12 @@ class FanOutConfig:
     #: ``kinesis.subscribeToShard.maxRetries``: failed subscribe calls (or subscriptions
     #: that broke before their first event) in a row before the read gives up.
     subscribe_max_retries: int = 10
-    #: Kinesis allows one SubscribeToShard call a second per shard and consumer.
-    min_subscribe_interval_s: float = 1.0
-    #: First retry wait; doubles up to the 5 s after which Kinesis allows a takeover.
-    retry_initial_delay_s: float = 0.5
+    #: Kinesis refuses a subscription within 5 s of the last successful one for the same
+    #: consumer and shard: readers in one process wait it out (see SubscriptionPacer).
+    resubscribe_interval_s: float = 5.0
+    #: First retry wait (Kinesis allows one call a second per shard and consumer);
+    #: doubles up to the 5 s after which a new subscription takes the shard over.
+    retry_initial_delay_s: float = 1.0
     retry_max_delay_s: float = 5.0
 
     def __post_init__(self) -> None:
@@ -99,9 +105,9 @@ class FanOutConfig:
             raise ValueError(
                 f"subscribe_max_retries must be >= 0, got {self.subscribe_max_retries}"
             )
-        if self.min_subscribe_interval_s < 0:
+        if self.resubscribe_interval_s < 0:
             raise ValueError(
-                f"min_subscribe_interval_s must be >= 0, got {self.min_subscribe_interval_s}"
+                f"resubscribe_interval_s must be >= 0, got {self.resubscribe_interval_s}"
             )
 
     @property
@@ -139,6 +145,7 @@ class FanOutShardReader:
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
         stats: Optional[DeaggregationStats] = None,
+        pacer: Optional[SubscriptionPacer] = None,
     ) -> None:
         self.stream_name = stream_name
         self.shard_id = shard_id
@@ -156,7 +163,7 @@ class FanOutShardReader:
         self._events: Any = None  # the live subscription's EventStream
         self._iterator: Any = None
         self._continuation: Optional[str] = None
-        self._last_subscribe_at: Optional[float] = None
+        self._pacer = pacer or PACER
         self._pending: deque = deque()  # user records received, not yet returned
         self._raw_tail: Optional[int] = None  # last raw sequence number received
         self._end_seen = False
@@ -188,7 +195,12 @@ class FanOutShardReader:
                 f"FanOutShardReader for {self.stream_name}/{self.shard_id} holds a live boto3 "
                 "client; build it with a ClientSpec to send it to another process"
             )
-        return {**self.__dict__, "_client": None, "_events": None, "_iterator": None}
+        state = {**self.__dict__, "_client": None, "_events": None, "_iterator": None}
+        del state["_pacer"]  # the receiving process's own
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state, _pacer=PACER)
 
     def __enter__(self) -> FanOutShardReader:
         return self
@@ -222,10 +234,10 @@ class FanOutShardReader:
         )
 
     def _subscribe(self) -> None:
-        if self._last_subscribe_at is not None:
-            wait = self._fanout.min_subscribe_interval_s - (self._clock() - self._last_subscribe_at)
-            if wait > 0:
-                self._sleep(wait)
+        key = (self.consumer_arn, self.shard_id)
+        wait = self._pacer.wait_s(key, self._fanout.resubscribe_interval_s, self._clock())
+        if wait > 0:
+            self._sleep(wait)
         if self._continuation is None:
             position = starting_position(self._start)
         else:
@@ -250,7 +262,7 @@ class FanOutShardReader:
             clock=self._clock,
             on_retry=self._count_retry,
         )
-        self._last_subscribe_at = self._clock()
+        self._pacer.subscribed(key, self._clock())
         self.subscriptions += 1
         self._events = response["EventStream"]
         self._iterator = iter(self._events)
