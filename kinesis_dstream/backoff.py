@@ -189,6 +189,7 @@ def call_with_retry(
     stream_name: Optional[str] = None,
     shard_id: Optional[str] = None,
     client: Any = None,
+    consumer_arn: Optional[str] = None,
     retriable: Callable[[BaseException], bool] = is_retriable,
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
@@ -201,13 +202,16 @@ def call_with_retry(
     :class:`ThrottledError` or :class:`DependencyError`. Missing or rejected credentials
     become :class:`CredentialsError` and ``ResourceNotFoundException``
     :class:`StreamNotFoundError`, at once; any other AWS failure is re-raised as
-    :class:`KinesisServiceError`. Each names the operation, stream and shard, and, given
+    :class:`KinesisServiceError`. Each names the operation, stream, shard (and
+    ``consumer_arn`` when given), and, given
     ``client`` (the boto3 client ``fn`` calls), its endpoint and region. Errors of our
     tree (from a nested call) and non-AWS exceptions pass through unchanged.
     """
     where: dict = dict(
         operation=operation, stream_name=stream_name, shard_id=shard_id, **endpoint_of(client)
     )
+    if consumer_arn is not None:
+        where["consumer_arn"] = consumer_arn
     start = clock()
     retry = 0
     while True:

@@ -172,7 +172,24 @@ def _parser() -> argparse.ArgumentParser:
     from .multilang.cli import add_kcl_command
 
     add_kcl_command(commands, common)
+    consumers = commands.add_parser(
+        "consumers",
+        parents=[common],
+        help="list, register or deregister a stream's enhanced fan-out consumers",
+    )
+    consumers.add_argument("action", choices=("list", "register", "deregister"))
+    consumers.add_argument("--stream", required=True, help="stream name")
+    consumers.add_argument("--consumer", help="consumer name (register, deregister)")
+    consumers.add_argument("--endpoint-url", help="Kinesis endpoint (default: the AWS SDK's)")
+    consumers.add_argument("--region", help="AWS region (default: the AWS SDK's)")
+    consumers.set_defaults(func=_consumers)
     return parser
+
+
+def _consumers(args: argparse.Namespace) -> int:
+    from .retrieval.consumers import run_command
+
+    return run_command(args.action, args.stream, args.consumer, args.endpoint_url, args.region)
 
 
 def _error(message: str) -> None:

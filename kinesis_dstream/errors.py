@@ -33,6 +33,7 @@ class KinesisServiceError(KinesisDStreamError):
         code: Optional[str] = None,
         endpoint: Optional[str] = None,
         region: Optional[str] = None,
+        consumer_arn: Optional[str] = None,
     ) -> None:
         where = ", ".join(
             f"{k}={v}"
@@ -40,6 +41,7 @@ class KinesisServiceError(KinesisDStreamError):
                 ("operation", operation),
                 ("stream", stream_name),
                 ("shard", shard_id),
+                ("consumer", consumer_arn),
                 ("endpoint", endpoint),
                 ("region", region),
             )
@@ -52,6 +54,7 @@ class KinesisServiceError(KinesisDStreamError):
         self.code = code
         self.endpoint = endpoint
         self.region = region
+        self.consumer_arn = consumer_arn
 
 
 class ThrottledError(KinesisServiceError):
@@ -84,6 +87,13 @@ class CredentialsError(KinesisServiceError):
 
     The message says where the default chain looks; it never contains a secret. A
     :class:`KinesisServiceError`, so code handling "an AWS call failed" handles it too.
+    """
+
+
+class ConsumerError(KinesisServiceError):
+    """An enhanced fan-out consumer could not be registered, found or used.
+
+    Names the stream and the consumer (name or ARN), and the limit when one was hit.
     """
 
 

@@ -11,6 +11,7 @@ import pytest
 from kinesis_dstream.local import LocalAWS
 from kinesis_dstream.retrieval.streams import ensure_stream
 
+from .ministack_server import MinistackServer
 from .npm_servers import NodeServer
 
 
@@ -50,6 +51,13 @@ def kinesalite():
 def dynalite():
     """dynalite on 127.0.0.1: a second, independent DynamoDB."""
     with NodeServer("dynalite") as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def ministack():
+    """ministack on 127.0.0.1, from a virtualenv of its own: speaks SubscribeToShard."""
+    with MinistackServer() as server:
         yield server
 
 

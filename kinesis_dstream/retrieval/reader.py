@@ -60,6 +60,16 @@ def esn_key(sequence_number: str, sub_sequence_number: int = 0) -> tuple:
     return (int(sequence_number), sub_sequence_number)
 
 
+def records_after(users: list, esn: tuple) -> list:
+    """The user records whose ESN is after ``esn``: what is left of a partly read aggregate."""
+    return [u for u in users if esn_key(u.sequence_number, u.sub_sequence_number) > esn]
+
+
+def records_through(users: list, esn: tuple) -> list:
+    """The user records whose ESN is at or before ``esn`` (an inclusive range end)."""
+    return [u for u in users if esn_key(u.sequence_number, u.sub_sequence_number) <= esn]
+
+
 @dataclass(frozen=True)
 class StartPosition:
     """Where a reader starts. Build one with the class methods."""
@@ -285,6 +295,16 @@ class ShardReader:
             )
         return {**self.__dict__, "_client": None}
 
+    def close(self) -> None:
+        """Nothing to release (GetRecords holds no connection open); here so a range
+        closes either transport the same way (see :class:`.fanout.FanOutShardReader`)."""
+
+    def __enter__(self) -> ShardReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def _where(self, operation: str) -> dict:
         return {
             "operation": operation,
@@ -410,16 +430,11 @@ class ShardReader:
                 drop_outside_shard=self._config.drop_outside_shard,
             )
             if self._drop_through is not None:
-                drop = self._drop_through
-                users = [
-                    u for u in users if esn_key(u.sequence_number, u.sub_sequence_number) > drop
-                ]
+                users = records_after(users, self._drop_through)
                 if users:
                     self._drop_through = None
             if until is not None:
-                kept = [
-                    u for u in users if esn_key(u.sequence_number, u.sub_sequence_number) <= until
-                ]
+                kept = records_through(users, until)
                 done = len(kept) < len(users)
                 users = kept
                 stopped_early = done
