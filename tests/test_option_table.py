@@ -138,7 +138,7 @@ GLUE_SINK = {
     "collectionMaxCount": ("500", {}),
     "collectionMaxSize": ("5242880", {}),
 }
-#: Enhanced fan-out: accepted names; values asking for it are refused, naming the feature.
+#: Enhanced fan-out: values that ask for it.
 FAN_OUT = {
     "consumerMode": "efo",
     "kinesis.consumerType": "SubscribeToShard",
@@ -178,9 +178,54 @@ def test_every_documented_option_is_accepted(name, value, needs, sink):
 
 
 @pytest.mark.parametrize("name, value", FAN_OUT.items())
-def test_fan_out_values_are_refused_naming_the_feature(name, value):
-    with pytest.raises(OptionError, match="enhanced fan-out"):
-        SourceOptions.parse({**BASE, name: value})
+def test_fan_out_values_turn_on_subscribe_to_shard(name, value):
+    options = SourceOptions.parse({**BASE, name: value})
+    assert options.fan_out is not None
+    assert options.fan_out.consumer_arn == (value if name == "fanoutConsumerARN" else None)
+
+
+def test_fan_out_options_mean_what_they_say():
+    databricks = SourceOptions.parse(
+        {
+            "streamName": "a,b",
+            "region": "us-east-1",
+            "consumerMode": "efo",
+            "consumerName": "ca,cb",
+            "requireConsumerDeregistration": "true",
+            "consumerRefreshInterval": "10s",
+        }
+    ).fan_out
+    assert databricks.consumer_names == ("ca", "cb") and databricks.require_deregistration
+    assert databricks.refresh_interval_ms == 10_000
+    assert SourceOptions.parse({**BASE, "consumerMode": "efo"}).fan_out.name_for(0, "q1") == (
+        "kinesis_dstream_q1"
+    )
+    prefixed = SourceOptions.parse(
+        {**BASE, "consumerMode": "efo", "consumerNamePrefix": "databricks_"}
+    ).fan_out
+    assert prefixed.name_for(0, "q1") == "databricks_q1"
+    awslabs = SourceOptions.parse(
+        {
+            **BASE,
+            "kinesis.consumerType": "SubscribeToShard",
+            "kinesis.consumerName": "TestConsumer",
+            "kinesis.subscribeToShard.timeoutSec": "30",
+            "kinesis.subscribeToShard.maxRetries": "4",
+        }
+    ).fan_out
+    assert awslabs.name_for(0, "q") == "TestConsumer"
+    assert (awslabs.subscribe.subscribe_timeout_s, awslabs.subscribe.subscribe_max_retries) == (
+        30.0,
+        4,
+    )
+    assert SourceOptions.parse({**BASE, "consumerMode": "polling"}).fan_out is None
+    for bad, words in (
+        ({"consumerMode": "efo", "consumerType": "GetRecords"}, "disagree"),
+        ({"streamName": "a,b", "consumerMode": "efo", "consumerName": "x,y,z"}, "one per stream"),
+        ({"consumerMode": "efo", "consumerRefreshInterval": "2h"}, "3600s"),
+    ):
+        with pytest.raises(OptionError, match=words):
+            SourceOptions.parse({**BASE, **bad})
 
 
 def test_an_unknown_name_still_fails_listing_the_known_ones():

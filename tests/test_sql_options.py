@@ -132,7 +132,7 @@ def test_options_are_case_insensitive_and_region_comes_from_the_endpoint():
         ({**BASE, "maxFetchRecordsPerShard": "many"}, ["not an integer"]),
         ({**BASE, "failOnDataLoss": "yes"}, ["'failOnDataLoss'", "true or false"]),
         ({**BASE, "awsAccessKey": "AK"}, ["go together"]),
-        ({**BASE, "consumerType": "SubscribeToShard"}, ["only GetRecords"]),
+        ({**BASE, "consumerType": "Push"}, ["GetRecords or SubscribeToShard"]),
         ({**BASE, "metadataPath": "hdfs://nn/x"}, ["'metadataPath'", "DYNAMODB"]),
         (
             {**BASE, "streamARN": "arn:aws:kinesis:us-east-1:123456789012:stream/other"},

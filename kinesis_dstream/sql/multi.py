@@ -26,15 +26,15 @@ def build_runner(options: SourceOptions, store: EndStore) -> Any:
     """The driver side of a query: one stream's runner, or a runner of several."""
     from .runner import SourceRunner
 
-    def one(stream_name: str) -> SourceRunner:
+    def one(index: int, stream_name: str) -> SourceRunner:
         stream_options = options.for_stream(stream_name)
         client = stream_options.connection.client_spec().client()
-        return SourceRunner(stream_options, store, client)
+        return SourceRunner(stream_options, store, client, stream_index=index)
 
     names = options.connection.stream_names
     if len(names) == 1:
-        return one(names[0])
-    return MultiStreamRunner([one(name) for name in names])
+        return one(0, names[0])
+    return MultiStreamRunner([one(i, name) for i, name in enumerate(names)])
 
 
 class MultiStreamRunner:
@@ -107,6 +107,10 @@ class MultiStreamRunner:
             if self._committed[index] != part:
                 runner.commit(part)
                 self._committed[index] = part
+
+    def stop(self) -> None:
+        for runner in self.runners:
+            runner.stop()
 
     def set_cutoff(self, cutoff: Optional[datetime]) -> None:
         for runner in self.runners:

@@ -19,6 +19,7 @@ from typing import Any, Optional
 from ..backoff import Backoff
 from ..retrieval.reader import DEFAULT_READ_BACKOFF, MAX_RECORDS_PER_CALL
 from .connection import Connection, OptionError, parse_connection
+from .fan_out import FanOutOptions, parse_fan_out
 from .option_table import NO_EFFECT, SINK_ALIASES, SOURCE_ALIASES
 from .option_values import (
     bool_value,
@@ -187,31 +188,6 @@ def _min_fetch_period_ms(found: dict) -> float:
     return period
 
 
-def _refuse_fan_out(found: dict) -> None:
-    """Enhanced fan-out options with values that ask for it: not in this version."""
-    asks = []
-    mode = str(found.get("consumerMode", ("", "polling"))[1]).strip().lower()
-    if mode not in ("polling", "efo"):
-        raise OptionError(f"option {found['consumerMode'][0]!r} must be polling or efo")
-    if mode == "efo":
-        asks.append(found["consumerMode"])
-    kind = str(found.get("consumerType", ("", "GetRecords"))[1]).strip().lower()
-    if kind not in ("getrecords", "subscribetoshard"):
-        raise OptionError(
-            f"option {found['consumerType'][0]!r} must be GetRecords or SubscribeToShard"
-        )
-    if kind == "subscribetoshard":
-        asks.append(found["consumerType"])
-    if "fanoutConsumerARN" in found:
-        asks.append(found["fanoutConsumerARN"])
-    if asks:
-        key, value = asks[0]
-        raise OptionError(
-            f"option {key!r}={value!r} asks for enhanced fan-out (SubscribeToShard), which "
-            "this version does not have yet: only GetRecords is supported (polling)"
-        )
-
-
 @dataclass(frozen=True)
 class SourceOptions:
     """Every source knob, defaults declared once; units in the names."""
@@ -248,11 +224,13 @@ class SourceOptions:
     emit_consumer_lag_metrics: bool = False
     #: Glue's payload options as given (classification, schema, ...): see .payload.
     payload: tuple = ()
+    #: Enhanced fan-out (SubscribeToShard) settings; None: GetRecords (polling).
+    fan_out: Optional[FanOutOptions] = None
 
     @classmethod
     def parse(cls, options: Mapping[str, Any]) -> SourceOptions:
         found = canonical_options(options, SOURCE_ALIASES)
-        _refuse_fan_out(found)
+        connection = parse_connection(found)
         position: Position = LATEST
         if "initialPosition" in found:
             key, value = found["initialPosition"]
@@ -265,7 +243,7 @@ class SourceOptions:
         if "maxShardsPerDescribe" in found:
             describe = int_value(found, "maxShardsPerDescribe", 100, 1, 10_000)
         return cls(
-            connection=parse_connection(found),
+            connection=connection,
             initial_position=position,
             max_records_per_fetch=int_value(
                 found, "maxRecordsPerFetch", MAX_RECORDS_PER_CALL, 1, MAX_RECORDS_PER_CALL
@@ -290,6 +268,7 @@ class SourceOptions:
             add_record_timestamp=bool_value(found, "addRecordTimestamp", False),
             emit_consumer_lag_metrics=bool_value(found, "emitConsumerLagMetrics", False),
             payload=_payload(found),
+            fan_out=parse_fan_out(found, len(connection.stream_names)),
         )
 
     def for_stream(self, stream_name: str) -> SourceOptions:

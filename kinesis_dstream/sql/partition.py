@@ -15,7 +15,7 @@ import os
 import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Optional
 
@@ -23,6 +23,7 @@ import pyarrow as pa  # type: ignore[import-untyped]
 from pyspark.sql.datasource import InputPartition
 
 from ..errors import DependencyError, RecordsLostError, ThrottledError
+from ..retrieval.fanout import FanOutConfig, FanOutShardReader
 from ..retrieval.reader import ReaderConfig, ShardReader
 from .endstore import EndStore
 from .offsets import RangeEnd, ShardRange
@@ -50,6 +51,8 @@ class RangePartition(InputPartition):
     #: Data bytes after which this range ends (fetchBufferSize shared by the batch's
     #: ranges); None: ReadSettings.max_bytes.
     max_bytes: Optional[int] = None
+    #: Read with SubscribeToShard through this consumer (enhanced fan-out); None: polling.
+    consumer_arn: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,8 @@ class ReadSettings:
     max_fetch_time_s: Optional[float] = None
     #: maxFetchRate: a range read takes at most this many bytes a second from its shard.
     max_fetch_rate_bytes_s: Optional[float] = None
+    #: SubscribeToShard knobs, for partitions that carry a consumer ARN.
+    fanout: FanOutConfig = field(default_factory=FanOutConfig)
 
 
 def read_partition(part: RangePartition, store: EndStore, settings: ReadSettings) -> Iterator[Any]:
@@ -116,9 +121,21 @@ def discard(prepared: Any) -> None:
         prepared.discard()
 
 
-def _reader(part: RangePartition, settings: ReadSettings) -> ShardReader:
+def _reader(part: RangePartition, settings: ReadSettings) -> Any:
+    """The range's transport: GetRecords, or SubscribeToShard when it names a consumer."""
     start = start_position(part.shard_range.start)
     assert start is not None
+    if part.consumer_arn is not None:
+        return FanOutShardReader(
+            settings.client_spec.client(),
+            part.stream_name,
+            part.shard_id,
+            start,
+            consumer_arn=part.consumer_arn,
+            hash_key_range=part.hash_key_range,
+            config=settings.config,
+            fanout=settings.fanout,
+        )
     return ShardReader(
         settings.client_spec.client(),
         part.stream_name,
@@ -142,6 +159,16 @@ def _read_fresh(part: RangePartition, settings: ReadSettings, buffer: _Buffer) -
     if start_position(shard_range.start) is None:
         return RangeEnd(0, SHARD_END, shard_end=True)
     reader = _reader(part, settings)
+    try:
+        return _read_range(part, settings, buffer, reader)
+    finally:
+        reader.close()  # ends a fan-out subscription; nothing to release when polling
+
+
+def _read_range(
+    part: RangePartition, settings: ReadSettings, buffer: _Buffer, reader: Any
+) -> RangeEnd:
+    shard_range = part.shard_range
     cutoff: Optional[datetime] = parse_utc(shard_range.cutoff) if shard_range.cutoff else None
     per_call = settings.config.max_records_per_call
     max_bytes = part.max_bytes or settings.max_bytes
@@ -293,13 +320,16 @@ def _read_recorded(part: RangePartition, settings: ReadSettings, end: RangeEnd) 
     until = (int(end.last["seq"]), int(end.last["sub"]))
     reader = _reader(part, settings)
     delivered = 0
-    while reader.last_delivered is None or reader.last_delivered < until:
-        chunk = reader.read(max_records=settings.config.max_records_per_call, until=until)
-        if chunk.records:
-            delivered += len(chunk.records)
-            yield records_to_arrow(chunk.records, part.stream_name, part.shard_id)
-        else:
-            break  # caught up or at the shard's end before the recorded last record
+    try:
+        while reader.last_delivered is None or reader.last_delivered < until:
+            chunk = reader.read(max_records=settings.config.max_records_per_call, until=until)
+            if chunk.records:
+                delivered += len(chunk.records)
+                yield records_to_arrow(chunk.records, part.stream_name, part.shard_id)
+            else:
+                break  # caught up or at the shard's end before the recorded last record
+    finally:
+        reader.close()
     if delivered != end.count:
         message = (
             f"replaying a range of stream {part.stream_name!r}, shard {part.shard_id} "

@@ -22,6 +22,7 @@ from ..errors import RecordsLostError, StreamNotFoundError, ThrottledError
 from ..kpl.outside import AGGREGATES_DROPPED, OUTSIDE, RECORDS_DROPPED, OutsideShardTally
 from ..retrieval.streams import list_shards, require_stream
 from .endstore import EndStore, EndStoreError
+from .fan_out import StreamConsumers
 from .offsets import Offset, RangeEnd, ShardRange, make_offset, range_key
 from .options import OptionError, SourceOptions
 from .partition import RangePartition
@@ -53,6 +54,7 @@ class SourceRunner:
         store: EndStore,
         client: Any,
         clock: Callable[[], float] = time.monotonic,
+        stream_index: int = 0,
     ) -> None:
         self.options = options
         self.stream = options.connection.stream_name
@@ -67,6 +69,10 @@ class SourceRunner:
         self._outside_warned_at: Optional[float] = None
         self.lag_metrics_published = 0
         self.lag_metric_failures = 0
+        #: Enhanced fan-out: the stream's consumer (None: polling).
+        self.consumers: Optional[StreamConsumers] = None
+        if options.fan_out is not None:
+            self.consumers = StreamConsumers(client, self.stream, stream_index, options.fan_out)
         self.shards: dict = {}
         self._listed_at: Optional[float] = None
         self._ends: dict = {}  # range key -> RangeEnd, as resolved
@@ -123,6 +129,8 @@ class SourceRunner:
     def latest_offset(self, start_json: dict, max_rows: Optional[int]) -> dict:
         start = self._parse(start_json)
         self._mark(start.query)
+        if self.consumers is not None:
+            self.consumers.arn(start.query)  # registered, or re-checked once an interval
         positions = self._resolve(start)
         positions = self._merge_listing(positions)
         data_from = self._find_data(positions)
@@ -146,6 +154,7 @@ class SourceRunner:
         if any(shard_id not in self.shards for shard_id in ranges):
             self._list(force=True)
         parts = []
+        arn = None if self.consumers is None or not ranges else self.consumers.arn(end.query)
         for shard_id, shard_range in sorted(ranges.items()):
             info = self.shards.get(shard_id)
             parts.append(
@@ -156,9 +165,15 @@ class SourceRunner:
                     end.query,
                     shard_range,
                     info.hash_key_range if info else None,
+                    consumer_arn=arn,
                 )
             )
         return parts
+
+    def stop(self) -> None:
+        """A graceful stop: deregister the fan-out consumer when asked."""
+        if self.consumers is not None:
+            self.consumers.stop()
 
     def commit(self, end_json: dict) -> None:
         end = self._parse(end_json)

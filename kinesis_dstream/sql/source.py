@@ -10,6 +10,7 @@ offsets, logs or the checkpoint.
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any, Optional
@@ -55,6 +56,8 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             max_fetch_time_s=None if time_ms is None else time_ms / 1000.0,
             max_fetch_rate_bytes_s=None if rate is None else rate * 1024 * 1024,
         )
+        if options.fan_out is not None:
+            self.settings = replace(self.settings, fanout=options.fan_out.subscribe)
         self._runner: Any = None
         self._many = len(options.connection.stream_names) > 1
 
@@ -69,6 +72,7 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             if isinstance(self.store, DynamoDBEndStore):
                 self.store.ensure_table()
             self._runner = build_runner(self.options, self.store)
+            _stop_on_sigterm()
         return self._runner
 
     def initialOffset(self) -> dict:
@@ -104,7 +108,29 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.runner.commit(end)
 
     def stop(self) -> None:
-        self._runner = None
+        """Spark's graceful stop of the query (not called when the driver dies)."""
+        runner, self._runner = self._runner, None
+        if runner is not None:
+            runner.stop()
+
+
+def _stop_on_sigterm() -> None:
+    """Let the source runner's process run ``stop()`` when Spark terminates it.
+
+    Spark ends a query's source runner process with SIGTERM; by default Python dies at
+    once, so PySpark's ``finally: reader.stop()`` never runs (a fan-out consumer asked to
+    be deregistered would stay). Raising SystemExit instead unwinds through it.
+    """
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def leave(signum: int, frame: Any) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once: let stop() finish
+        raise SystemExit(0)
+
+    signal.signal(signal.SIGTERM, leave)
 
 
 class KinesisDataSource(DataSource):
