@@ -7,13 +7,15 @@ batch re-run after a crash) finds the record and reads exactly up to it, and the
 runner reads it back to plan the next batch. Keys come from
 :func:`~.offsets.range_key`; values are :class:`~.offsets.RangeEnd` JSON.
 
-Two stores, named by the awslabs connector's options:
+Stores named by the awslabs connector's options:
 
 - a directory (``metadataCommitterType=HDFS``, the default, ``metadataPath``): local or
   mounted (NFS, EFS, a FUSE-mounted bucket) so the driver and every executor see it.
   Create-if-absent is ``link(2)`` of a fully written temporary file: atomic on POSIX.
 - a DynamoDB table (``metadataCommitterType=DYNAMODB``, ``dynamodb.tableName``):
   ``PutItem`` with ``attribute_not_exists``; created on first use (PAY_PER_REQUEST).
+- S3 (``metadataPath=s3://bucket/prefix`` or ``s3a://``): ``PutObject`` with
+  ``If-None-Match: *``; see :mod:`.endstore_s3`.
 
 A store is a small picklable description; it opens clients lazily in each process.
 """
@@ -226,4 +228,8 @@ def build_end_store(options: Any) -> EndStore:
     store = options.end_store
     if store.kind == "dynamodb":
         return DynamoDBEndStore(store.table_name, options.connection.client_spec("dynamodb"))
+    if store.kind == "s3":
+        from .endstore_s3 import S3EndStore  # it builds on this module
+
+        return S3EndStore.from_url(store.path, options.connection.client_spec("s3"))
     return DirectoryEndStore(store.path)

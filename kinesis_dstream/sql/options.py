@@ -18,6 +18,7 @@ from typing import Any, Optional
 from ..aws import AWSCredentials, ClientSpec, resolve_region
 from ..conf import parse_time_ms
 from ..retrieval.reader import MAX_RECORDS_PER_CALL
+from .endstore_s3 import is_s3_url, parse_s3_url
 from .positions import LATEST, Position, parse_initial_position
 
 #: Kinesis' own floor: 5 GetRecords calls a second per shard.
@@ -229,7 +230,7 @@ def _credentials(found: dict) -> Optional[AWSCredentials]:
 class EndStoreOptions:
     """Where executors record each range's real end (see :mod:`.endstore`)."""
 
-    kind: str = "local"  # "local" (a directory) or "dynamodb"
+    kind: str = "local"  # "local" (a directory), "s3" (path is s3://bucket/prefix), "dynamodb"
     path: str = DEFAULT_STORE_DIR
     table_name: Optional[str] = None
 
@@ -252,12 +253,19 @@ def _end_store(found: dict) -> EndStoreOptions:
     path = str(found.get("metadataPath", ("", DEFAULT_STORE_DIR))[1]).strip()
     if path.startswith("file://"):
         path = path[len("file://") :]
+    if is_s3_url(path):
+        try:
+            bucket, prefix = parse_s3_url(path)
+        except ValueError as exc:
+            raise OptionError(f"option {found['metadataPath'][0]!r}: {exc}") from None
+        return EndStoreOptions("s3", path=f"s3://{bucket}/{prefix}")
     if "://" in path:
         key = found["metadataPath"][0]
         raise OptionError(
-            f"option {key!r}: {path!r} is not a local or mounted directory; this pure-Python "
-            "source writes range ends to a directory every executor and the driver see, or "
-            "to DynamoDB (metadataCommitterType=DYNAMODB, dynamodb.tableName=...)"
+            f"option {key!r}: {path!r} is neither S3 nor a local or mounted directory; this "
+            "pure-Python source writes range ends to S3 (s3://bucket/prefix, or s3a://), to "
+            "a directory every executor and the driver see (NFS, EFS), or to DynamoDB "
+            "(metadataCommitterType=DYNAMODB, dynamodb.tableName=...)"
         )
     return EndStoreOptions("local", path=os.path.abspath(os.path.expanduser(path)))
 
