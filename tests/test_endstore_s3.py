@@ -161,9 +161,10 @@ print("seen")
 """
 
 
-def _check_in_child(store, query, endpoint):
-    """``check_marker`` in a fresh process whose S3 endpoint comes from its environment."""
-    env = {"PATH": "/usr/bin:/bin", "AWS_ENDPOINT_URL_S3": endpoint, "HOME": "/nonexistent"}
+def _check_in_child(store, query, endpoint, home="/nonexistent"):
+    """``check_marker`` in a fresh process whose S3 endpoint and HOME come from its
+    environment, as an executor's do."""
+    env = {"PATH": "/usr/bin:/bin", "AWS_ENDPOINT_URL_S3": endpoint, "HOME": home}
     return subprocess.run(
         [sys.executable, "-c", _CHECK_IN_CHILD],
         input=pickle.dumps((store, query)),
@@ -267,3 +268,25 @@ def test_records_arrive_once_and_a_lost_s3_store_fails_the_query(
     message = str(info.value)
     assert f"s3://{bucket}/{unique_name}" in message and "metadataPath" in message
     assert any(shard in message for shard in end_["shards"])
+
+
+def test_the_default_directory_is_each_processs_home_so_another_home_fails_at_once(
+    tmp_path, monkeypatch
+):
+    """No store option: the driver marks its own home; an executor with another HOME
+    (another machine, or spark.executorEnv.HOME) fails naming the options to set."""
+    driver_home, executor_home = tmp_path / "driver", tmp_path / "executor"
+    monkeypatch.setenv("HOME", str(driver_home))
+    store = build_end_store(SourceOptions.parse(BASE))
+    assert isinstance(store, DirectoryEndStore) and store.path.startswith("~")
+    assert store.mark("q4") is False
+    assert (driver_home / ".kinesis_dstream" / "sql-ends" / "queries" / "q4").exists()
+    same = _check_in_child(store, "q4", "http://127.0.0.1:9", home=str(driver_home))
+    assert same.returncode == 0 and same.stdout.strip() == b"seen", same.stderr[-2000:]
+    other = _check_in_child(store, "q4", "http://127.0.0.1:9", home=str(executor_home))
+    assert other.returncode != 0
+    last = other.stderr.decode().strip().splitlines()[-1]
+    assert last.startswith("kinesis_dstream.sql.endstore.EndStoreError: ")
+    assert str(executor_home / ".kinesis_dstream" / "sql-ends") in last
+    assert "'metadataPath'" in last and "metadataCommitterType=DYNAMODB" in last
+    assert not executor_home.exists()  # the check writes nothing

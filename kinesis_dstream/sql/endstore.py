@@ -67,14 +67,20 @@ class EndStore:
 
 @dataclass(frozen=True)
 class DirectoryEndStore(EndStore):
+    #: A leading ``~`` (the default's) is each process's home: executors on other
+    #: machines, or with another HOME, see another directory and fail their marker check.
     path: str
 
     @property
+    def root(self) -> str:
+        return os.path.expanduser(self.path)
+
+    @property
     def description(self) -> str:  # type: ignore[override]
-        return f"directory {self.path}"
+        return f"directory {self.root}"
 
     def _file(self, key: str) -> str:
-        return os.path.join(self.path, key[:2], key + ".json")
+        return os.path.join(self.root, key[:2], key + ".json")
 
     def get(self, key: str) -> Optional[RangeEnd]:
         try:
@@ -98,7 +104,7 @@ class DirectoryEndStore(EndStore):
                 return _existing(self, key)
             except OSError as exc:
                 raise EndStoreError(
-                    f"cannot record the end of range {key} in {self.path}: link(2) failed "
+                    f"cannot record the end of range {key} in {self.root}: link(2) failed "
                     f"({exc.strerror}). The end store needs a filesystem with atomic hard "
                     "links (local, NFS, EFS); many FUSE mounts of object stores have none: "
                     "choose another 'metadataPath' or metadataCommitterType=DYNAMODB"
@@ -115,7 +121,7 @@ class DirectoryEndStore(EndStore):
                 pass
 
     def _marker(self, query: str) -> str:
-        return os.path.join(self.path, "queries", query)
+        return os.path.join(self.root, "queries", query)
 
     def mark(self, query: str) -> bool:
         marker = self._marker(query)
@@ -128,11 +134,13 @@ class DirectoryEndStore(EndStore):
 
     def check_marker(self, query: str) -> None:
         if not os.path.exists(self._marker(query)):
+            default = " (the default, in each process's home)" if self.path[:1] == "~" else ""
             raise EndStoreError(
                 f"this executor (host {socket.gethostname()}) does not see the end-store "
-                f"directory {self.path} that the driver uses (no marker for query {query}). "
-                "On a cluster set option 'metadataPath' to a directory shared by the driver and "
-                "every executor, or use metadataCommitterType=DYNAMODB with dynamodb.tableName"
+                f"directory {self.root}{default} that the driver uses (no marker for query "
+                f"{query}). On a cluster set option 'metadataPath' to s3://bucket/prefix or a "
+                "directory shared by the driver and every executor, or use "
+                "metadataCommitterType=DYNAMODB with dynamodb.tableName"
             )
 
 

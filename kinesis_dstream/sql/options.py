@@ -23,7 +23,8 @@ from .positions import LATEST, Position, parse_initial_position
 
 #: Kinesis' own floor: 5 GetRecords calls a second per shard.
 MIN_FETCH_PERIOD_FLOOR_MS = 200.0
-DEFAULT_STORE_DIR = os.path.join(os.path.expanduser("~"), ".kinesis_dstream", "sql-ends")
+#: Expanded in each process: shared by the driver and executors only if they share a home.
+DEFAULT_STORE_DIR = os.path.join("~", ".kinesis_dstream", "sql-ends")
 DEFAULT_ROLE_SESSION_NAME = "kinesis-dstream-sql"
 
 #: canonical name -> every accepted spelling (compared lower-case, after "kinesis.").
@@ -250,6 +251,8 @@ def _end_store(found: dict) -> EndStoreOptions:
         return EndStoreOptions("dynamodb", table_name=str(found["dynamodbTableName"][1]))
     if "dynamodbTableName" in found:
         raise OptionError("option 'dynamodb.tableName' needs metadataCommitterType=DYNAMODB")
+    if "metadataPath" not in found:
+        return EndStoreOptions("local")
     path = str(found.get("metadataPath", ("", DEFAULT_STORE_DIR))[1]).strip()
     if path.startswith("file://"):
         path = path[len("file://") :]
