@@ -7,13 +7,15 @@ batch re-run after a crash) finds the record and reads exactly up to it, and the
 runner reads it back to plan the next batch. Keys come from
 :func:`~.offsets.range_key`; values are :class:`~.offsets.RangeEnd` JSON.
 
-Two stores, named by the awslabs connector's options:
+Stores named by the awslabs connector's options:
 
 - a directory (``metadataCommitterType=HDFS``, the default, ``metadataPath``): local or
   mounted (NFS, EFS, a FUSE-mounted bucket) so the driver and every executor see it.
   Create-if-absent is ``link(2)`` of a fully written temporary file: atomic on POSIX.
 - a DynamoDB table (``metadataCommitterType=DYNAMODB``, ``dynamodb.tableName``):
   ``PutItem`` with ``attribute_not_exists``; created on first use (PAY_PER_REQUEST).
+- S3 (``metadataPath=s3://bucket/prefix`` or ``s3a://``): ``PutObject`` with
+  ``If-None-Match: *``; see :mod:`.endstore_s3`.
 
 A store is a small picklable description; it opens clients lazily in each process.
 """
@@ -65,14 +67,20 @@ class EndStore:
 
 @dataclass(frozen=True)
 class DirectoryEndStore(EndStore):
+    #: A leading ``~`` (the default's) is each process's home: executors on other
+    #: machines, or with another HOME, see another directory and fail their marker check.
     path: str
 
     @property
+    def root(self) -> str:
+        return os.path.expanduser(self.path)
+
+    @property
     def description(self) -> str:  # type: ignore[override]
-        return f"directory {self.path}"
+        return f"directory {self.root}"
 
     def _file(self, key: str) -> str:
-        return os.path.join(self.path, key[:2], key + ".json")
+        return os.path.join(self.root, key[:2], key + ".json")
 
     def get(self, key: str) -> Optional[RangeEnd]:
         try:
@@ -96,7 +104,7 @@ class DirectoryEndStore(EndStore):
                 return _existing(self, key)
             except OSError as exc:
                 raise EndStoreError(
-                    f"cannot record the end of range {key} in {self.path}: link(2) failed "
+                    f"cannot record the end of range {key} in {self.root}: link(2) failed "
                     f"({exc.strerror}). The end store needs a filesystem with atomic hard "
                     "links (local, NFS, EFS); many FUSE mounts of object stores have none: "
                     "choose another 'metadataPath' or metadataCommitterType=DYNAMODB"
@@ -113,7 +121,7 @@ class DirectoryEndStore(EndStore):
                 pass
 
     def _marker(self, query: str) -> str:
-        return os.path.join(self.path, "queries", query)
+        return os.path.join(self.root, "queries", query)
 
     def mark(self, query: str) -> bool:
         marker = self._marker(query)
@@ -126,11 +134,13 @@ class DirectoryEndStore(EndStore):
 
     def check_marker(self, query: str) -> None:
         if not os.path.exists(self._marker(query)):
+            default = " (the default, in each process's home)" if self.path[:1] == "~" else ""
             raise EndStoreError(
                 f"this executor (host {socket.gethostname()}) does not see the end-store "
-                f"directory {self.path} that the driver uses (no marker for query {query}). "
-                "On a cluster set option 'metadataPath' to a directory shared by the driver and "
-                "every executor, or use metadataCommitterType=DYNAMODB with dynamodb.tableName"
+                f"directory {self.root}{default} that the driver uses (no marker for query "
+                f"{query}). On a cluster set option 'metadataPath' to s3://bucket/prefix or a "
+                "directory shared by the driver and every executor, or use "
+                "metadataCommitterType=DYNAMODB with dynamodb.tableName"
             )
 
 
@@ -138,6 +148,8 @@ class DirectoryEndStore(EndStore):
 class DynamoDBEndStore(EndStore):
     table_name: str
     client_spec: ClientSpec
+    #: awslabs' metadataNumRetries / metadataRetryIntervalsMs / metadataMaxRetryIntervalMs
+    backoff: Backoff = _STORE_BACKOFF
 
     @property
     def description(self) -> str:  # type: ignore[override]
@@ -147,7 +159,7 @@ class DynamoDBEndStore(EndStore):
         client = self.client_spec.client()
         return call_with_retry(
             lambda: getattr(client, operation)(TableName=self.table_name, **kwargs),
-            _STORE_BACKOFF,
+            self.backoff,
             operation=operation,
             stream_name=self.table_name,
         )
@@ -224,6 +236,12 @@ def _existing(store: EndStore, key: str) -> RangeEnd:
 def build_end_store(options: Any) -> EndStore:
     """From :class:`~.options.SourceOptions`."""
     store = options.end_store
+    backoff = store.backoff or _STORE_BACKOFF
     if store.kind == "dynamodb":
-        return DynamoDBEndStore(store.table_name, options.connection.client_spec("dynamodb"))
+        spec = options.connection.client_spec("dynamodb")
+        return DynamoDBEndStore(store.table_name, spec, backoff)
+    if store.kind == "s3":
+        from .endstore_s3 import S3EndStore  # it builds on this module
+
+        return S3EndStore.from_url(store.path, options.connection.client_spec("s3"), backoff)
     return DirectoryEndStore(store.path)

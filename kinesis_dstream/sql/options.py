@@ -19,6 +19,7 @@ from typing import Any, Optional
 from ..backoff import Backoff
 from ..retrieval.reader import DEFAULT_READ_BACKOFF, MAX_RECORDS_PER_CALL
 from .connection import Connection, OptionError, parse_connection
+from .endstore_s3 import is_s3_url, parse_s3_url
 from .fan_out import FanOutOptions, parse_fan_out
 from .option_table import NO_EFFECT, SINK_ALIASES, SOURCE_ALIASES
 from .option_values import (
@@ -38,7 +39,8 @@ log = logging.getLogger(__name__)
 
 #: Kinesis' own floor: 5 GetRecords calls a second per shard.
 MIN_FETCH_PERIOD_FLOOR_MS = 200.0
-DEFAULT_STORE_DIR = os.path.join(os.path.expanduser("~"), ".kinesis_dstream", "sql-ends")
+#: Expanded in each process: shared by the driver and executors only if they share a home.
+DEFAULT_STORE_DIR = os.path.join("~", ".kinesis_dstream", "sql-ends")
 #: Kinesis serves at most 2 MiB/s per shard (Databricks' maxFetchRate maximum, 2.0).
 MAX_FETCH_RATE_MB_S = 2.0
 #: Glue's idleTimeBetweenReadsInMs default, applied when addIdleTimeBetweenReads=true.
@@ -122,7 +124,7 @@ def _backoff(found: dict, retries: str, interval: str, max_interval: str) -> Opt
 class EndStoreOptions:
     """Where executors record each range's real end (see :mod:`.endstore`)."""
 
-    kind: str = "local"  # "local" (a directory) or "dynamodb"
+    kind: str = "local"  # "local" (a directory), "s3" (path is s3://bucket/prefix), "dynamodb"
     path: str = DEFAULT_STORE_DIR
     table_name: Optional[str] = None
     #: The awslabs connector's metadataNumRetries / metadataRetryIntervalsMs / ...Max...
@@ -148,15 +150,24 @@ def _end_store(found: dict) -> EndStoreOptions:
         return EndStoreOptions("dynamodb", table_name=table, backoff=backoff)
     if "dynamodbTableName" in found:
         raise OptionError("option 'dynamodb.tableName' needs metadataCommitterType=DYNAMODB")
+    if "metadataPath" not in found:
+        return EndStoreOptions("local", backoff=backoff)
     path = str(found.get("metadataPath", ("", DEFAULT_STORE_DIR))[1]).strip()
     if path.startswith("file://"):
         path = path[len("file://") :]
+    if is_s3_url(path):
+        try:
+            bucket, prefix = parse_s3_url(path)
+        except ValueError as exc:
+            raise OptionError(f"option {found['metadataPath'][0]!r}: {exc}") from None
+        return EndStoreOptions("s3", path=f"s3://{bucket}/{prefix}", backoff=backoff)
     if "://" in path:
         key = found["metadataPath"][0]
         raise OptionError(
-            f"option {key!r}: {path!r} is not a local or mounted directory; this pure-Python "
-            "source writes range ends to a directory every executor and the driver see, or "
-            "to DynamoDB (metadataCommitterType=DYNAMODB, dynamodb.tableName=...)"
+            f"option {key!r}: {path!r} is neither S3 nor a local or mounted directory; this "
+            "pure-Python source writes range ends to S3 (s3://bucket/prefix, or s3a://), to "
+            "a directory every executor and the driver see (NFS, EFS), or to DynamoDB "
+            "(metadataCommitterType=DYNAMODB, dynamodb.tableName=...)"
         )
     path = os.path.abspath(os.path.expanduser(path))
     return EndStoreOptions("local", path=path, backoff=backoff)
