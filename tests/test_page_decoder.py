@@ -270,10 +270,13 @@ def test_child_shards_nulls_and_encryption_decode_as_botocore_parses_them():
         (b'{"Records": []}', "application/cbor"),
         (b"not json", None),
         (b"{}", None),
+        (b'{"Records": [], "MillisBehindLatest": 0}', None),  # with a bad x-amz-crc32
     ],
 )
 def test_pages_it_does_not_understand_are_left_to_botocore(body, content_type, caplog):
     response = answer(body) if content_type is None else answer(body, content_type=content_type)
+    if body == b'{"Records": [], "MillisBehindLatest": 0}':
+        response["headers"]["x-amz-crc32"] = "not-a-number"  # a page it could decode
     with caplog.at_level(logging.WARNING, logger=page_decoder.__name__):
         parsed, decoder = decode_like_the_client(response)
     assert decoder.pages_left_to_botocore == 1 and decoder.pages_decoded == 0

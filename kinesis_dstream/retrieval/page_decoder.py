@@ -211,7 +211,10 @@ class GetRecordsDecoder:
             self._leave(f"content type {content_type or 'absent'!r}")
             return
         expected = _header(headers, "x-amz-crc32")
-        if expected is not None and expected.isdigit():
+        if expected is not None and not expected.isdigit():
+            self._leave(f"x-amz-crc32 header {expected!r} is not a number")
+            return
+        if expected is not None:
             actual = zlib.crc32(body) & 0xFFFFFFFF
             if actual != int(expected):
                 raise ChecksumError(
