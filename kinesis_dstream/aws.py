@@ -7,6 +7,11 @@ no endpoint is given). Credentials: explicit keys, else boto3's default chain.
 
 botocore's own retries are turned off: callers retry with a :class:`~.backoff.Backoff`
 so that attempts and time are bounded by one policy the user can configure.
+
+Kinesis clients decode their successful GetRecords pages with
+:mod:`.retrieval.page_decoder` (several times botocore's parse) unless
+``KINESIS_DSTREAM_FAST_GET_RECORDS=0`` is set where the client is built, or
+``fast_get_records=False`` is passed.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from botocore.config import Config
 from botocore.credentials import AssumeRoleCredentialFetcher, DeferredRefreshableCredentials
 
 from .backoff import MISSING_CREDENTIALS_ERRORS, credentials_error
+from .retrieval import page_decoder
 
 DEFAULT_CONNECT_TIMEOUT_S = 5.0
 DEFAULT_READ_TIMEOUT_S = 30.0
@@ -52,8 +58,14 @@ def create_client(
     max_pool_connections: int = 32,  # a read task's threads share one client
     read_timeout_s: float = DEFAULT_READ_TIMEOUT_S,
     session: Optional[boto3.session.Session] = None,
+    fast_get_records: Optional[bool] = None,
 ) -> Any:
-    """A boto3 client for ``service`` with botocore retries off and bounded timeouts."""
+    """A boto3 client for ``service`` with botocore retries off and bounded timeouts.
+
+    ``fast_get_records`` (Kinesis only; default: on unless the environment's
+    ``KINESIS_DSTREAM_FAST_GET_RECORDS`` says ``0``) decodes successful GetRecords pages
+    with :mod:`.retrieval.page_decoder` instead of botocore's parser.
+    """
     if (aws_access_key_id is None) != (aws_secret_access_key is None):
         raise ValueError(
             "aws_access_key_id and aws_secret_access_key go together: give both or neither"
@@ -73,13 +85,19 @@ def create_client(
     )
     region = resolve_region(region_name)
     try:
-        return session.client(
+        client = session.client(
             service, region_name=region, endpoint_url=endpoint_url or None, config=config
         )
     except MISSING_CREDENTIALS_ERRORS as exc:  # e.g. a key id without its secret
         raise credentials_error(
             exc, operation=f"create {service} client", endpoint=endpoint_url, region=region
         ) from exc
+    if service == "kinesis":
+        if fast_get_records is None:
+            fast_get_records = page_decoder.enabled_by_environment()
+        if fast_get_records:
+            page_decoder.install(client)
+    return client
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from typing import Any, Callable, Optional, TypeVar
 
 from botocore.exceptions import (
     BotoCoreError,
+    ChecksumError,
     ClientError,
     ConnectionClosedError,
     ConnectTimeoutError,
@@ -54,7 +55,10 @@ THROTTLING_CODES = frozenset(
 UNAVAILABLE_CODES = frozenset(
     {"InternalFailure", "InternalServerError", "ServiceUnavailable", "KMSInternalException"}
 )
+#: ChecksumError: a response body damaged on the way (``x-amz-crc32``; see
+#: :mod:`.retrieval.page_decoder`), as botocore's own DynamoDB retries treat it.
 TRANSPORT_ERRORS = (
+    ChecksumError,
     EndpointConnectionError,
     ConnectionClosedError,
     ConnectTimeoutError,

@@ -28,16 +28,25 @@ hash key or a user record missing a required field, it logs and keeps the user r
 had already emitted, losing the rest. Here such an aggregate is passed through whole as
 one plain record (counted and logged): nothing lost.
 
-Decoding: upb (protobuf's C backend) splits the aggregate into its key tables and each
-user record's bytes; the common record layouts (partition key index < 128, no explicit
-hash key, data under 16 KiB) are read inline, anything else by a full protobuf parse.
-This measured fastest (README, ``benchmarks/bench_aggregation.py``).
+Decoding: upb (protobuf's C backend) splits the aggregate (read through a memoryview, not
+copied) into its key tables and each user record's bytes. An aggregate without explicit
+hash keys whose user records all have the common layout (partition key index and data
+length each a varint of at most two bytes, nothing after the data) is split by one short
+loop into data and partition keys, and its ``KinesisRecord`` objects are built by
+``map``/``zip`` in C, with no bytecode per record; any other aggregate gets the general
+loop, with a full protobuf parse of each uncommon user record. The garbage collector is
+left alone (pausing it would change process-wide state from library code): what remains
+per record is one tuple-subclass allocation, which CPython's collector always tracks. This
+measured fastest (README, ``benchmarks/bench_aggregation.py``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Iterable
+from functools import partial
+from itertools import count, repeat
 from typing import Any, Optional
 
 from google.protobuf import message
@@ -55,6 +64,13 @@ from .format import (
 )
 
 log = logging.getLogger(__name__)
+
+
+#: KinesisRecord from a ready tuple, in C (the named tuple's own __new__ is Python code).
+_make = partial(tuple.__new__, KinesisRecord)
+#: Aggregates at least this long are hashed by OpenSSL's MD5, faster than CPython's own
+#: on long inputs (CPython's wins on short ones: its per-call cost is a third).
+_LONG_BODY = 4096
 
 
 def deaggregate(
@@ -85,93 +101,101 @@ def deaggregate(
     low_digest = low.to_bytes(16, "big") if check_keys else b""
     high_digest = high.to_bytes(16, "big") if check_keys else b""
     md5 = _new_md5
-    new = tuple.__new__
+    long_md5 = hashlib.md5
+    make = _make
     out: list = []
+    append = out.append
+    extend = out.extend
     aggregates = user_records = dropped = dropped_records = malformed = outside_total = 0
     for record in records:
         data = record["Data"]
-        partition_key = record["PartitionKey"]
         sequence_number = record["SequenceNumber"]
         arrival = record.get("ApproximateArrivalTimestamp")
-        plain = (data, partition_key, sequence_number, 0, None, arrival, shard_id, stream_name)
         if data[:4] != MAGIC or len(data) <= 4 + DIGEST_SIZE:
-            out.append(new(KinesisRecord, plain))
+            append(
+                make(
+                    (
+                        data,
+                        record["PartitionKey"],
+                        sequence_number,
+                        0,
+                        None,
+                        arrival,
+                        shard_id,
+                        stream_name,
+                    )
+                )
+            )
             continue
-        body = data[4:-DIGEST_SIZE]
-        if md5(body).digest() != data[-DIGEST_SIZE:]:
-            out.append(new(KinesisRecord, plain))
-            continue
+        body = memoryview(data)[4:-DIGEST_SIZE]
+        digest = (md5 if len(body) < _LONG_BODY else long_md5)(body).digest()
         try:
-            view = _AggregatedRecordView.FromString(body)
+            view = None if digest != data[-DIGEST_SIZE:] else _AggregatedRecordView.FromString(body)
         except message.DecodeError:
-            out.append(new(KinesisRecord, plain))
+            view = None
+        if view is None:  # a wrong MD5 or no protobuf: a plain record
+            append(
+                make(
+                    (
+                        data,
+                        record["PartitionKey"],
+                        sequence_number,
+                        0,
+                        None,
+                        arrival,
+                        shard_id,
+                        stream_name,
+                    )
+                )
+            )
             continue
         pks = list(view.partition_key_table)
-        ehks = list(view.explicit_hash_key_table)
-        user: list = []
-        append = user.append
-        outside = 0  # user records of this aggregate outside the shard's range
         try:
-            if check_keys:
-                pk_ok = [low_digest <= md5(k.encode()).digest() <= high_digest for k in pks]
-            else:
-                pk_ok = [True] * len(pks)
-            if check_range:
-                ehk_ok = [low <= _parse_hash_key(k) <= high for k in ehks]
-            else:
-                ehk_ok = [True] * len(ehks)
-            for sub, raw in enumerate(view.records):
-                # Inline fast path: 08 <pk index < 128> 1A <length: 1 or 2 bytes> <data>.
-                # Any other layout (explicit hash key, tags, big indexes) is fully parsed.
-                if raw[0] == 8 and raw[1] < 128 and raw[2] == 26:
-                    n = raw[3]
-                    if n < 128:
-                        offset, length = 4, n
-                    else:
-                        offset, length = 5, (n & 127) | raw[4] << 7
-                    if raw[offset - 1] < 128 and len(raw) == offset + length:
-                        pki = raw[1]
-                        if not pk_ok[pki]:
-                            outside += 1
-                        user_record = (
-                            raw[offset:],
-                            pks[pki],
-                            sequence_number,
-                            sub,
-                            None,
-                            arrival,
-                            shard_id,
-                            stream_name,
+            split = None if view.explicit_hash_key_table else _split_common(view.records, pks)
+            if split is not None:
+                datas, keys = split
+                outside = 0
+                if check_keys:
+                    bad = {
+                        k for k in pks if not low_digest <= md5(k.encode()).digest() <= high_digest
+                    }
+                    if bad:
+                        outside = sum(1 for k in keys if k in bad)
+                if not (outside and drop_outside_shard):
+                    outside_total += outside
+                    extend(
+                        map(
+                            make,
+                            zip(
+                                datas,
+                                keys,
+                                repeat(sequence_number),
+                                count(),
+                                repeat(None),
+                                repeat(arrival),
+                                repeat(shard_id),
+                                repeat(stream_name),
+                            ),
                         )
-                        append(new(KinesisRecord, user_record))
-                        continue
-                parsed = _Record.FromString(raw)
-                if not parsed.IsInitialized():  # the KCL's Java parser rejects these
-                    raise _Malformed("a user record lacks a required field")
-                pki = parsed.partition_key_index
-                if parsed.HasField("explicit_hash_key_index"):
-                    ehki = parsed.explicit_hash_key_index
-                    if not ehk_ok[ehki]:
-                        outside += 1
-                    ehk: Optional[str] = ehks[ehki]
-                else:
-                    if not pk_ok[pki]:
-                        outside += 1
-                    ehk = None
-                append(
-                    new(
-                        KinesisRecord,
-                        (
-                            parsed.data,
-                            pks[pki],
-                            sequence_number,
-                            sub,
-                            ehk,
-                            arrival,
-                            shard_id,
-                            stream_name,
-                        ),
                     )
+                    aggregates += 1
+                    user_records += len(datas)
+                    continue
+                user: list = datas  # only its length matters: the aggregate is dropped
+            else:
+                user, outside = _general(
+                    view,
+                    pks,
+                    sequence_number,
+                    arrival,
+                    shard_id,
+                    stream_name,
+                    check_keys,
+                    check_range,
+                    low,
+                    high,
+                    low_digest,
+                    high_digest,
                 )
         except (IndexError, message.DecodeError, _Malformed) as exc:
             malformed += 1
@@ -183,14 +207,27 @@ def deaggregate(
                 shard_id,
                 sequence_number,
             )
-            out.append(new(KinesisRecord, plain))
+            append(
+                make(
+                    (
+                        data,
+                        record["PartitionKey"],
+                        sequence_number,
+                        0,
+                        None,
+                        arrival,
+                        shard_id,
+                        stream_name,
+                    )
+                )
+            )
             continue
         outside_total += outside
         if outside and drop_outside_shard:  # the KCL's rule, asked for: drop it whole
             dropped += 1
             dropped_records += len(user)
             continue
-        out.extend(user)
+        extend(user)
         aggregates += 1
         user_records += len(user)
     if stats is not None:
@@ -203,6 +240,126 @@ def deaggregate(
             user_records_outside_shard=outside_total,
         )
     return out
+
+
+def _split_common(raws: Any, pks: list) -> Optional[tuple]:
+    """(data list, partition key list) if every user record has the common layout, else None.
+
+    The layout: ``08 <partition key index> 1A <data length> <data>``, each varint of at
+    most two bytes and nothing after the data. An index past the key table raises
+    IndexError (a malformed aggregate), as a full parse would.
+    """
+    datas: list = []
+    keys: list = []
+    add_data = datas.append
+    add_key = keys.append
+    for raw in raws:
+        if raw[0] != 8:
+            return None
+        pki = raw[1]
+        if pki < 128:
+            at = 2
+        else:
+            high_bits = raw[2]
+            if high_bits > 127:
+                return None
+            pki = (pki & 127) | high_bits << 7
+            at = 3
+        if raw[at] != 26:
+            return None
+        length = raw[at + 1]
+        if length < 128:
+            at += 2
+        else:
+            high_bits = raw[at + 2]
+            if high_bits > 127:
+                return None
+            length = (length & 127) | high_bits << 7
+            at += 3
+        if len(raw) - at != length:
+            return None
+        add_data(raw[at:])
+        add_key(pks[pki])
+    return datas, keys
+
+
+def _general(
+    view: Any,
+    pks: list,
+    sequence_number: str,
+    arrival: Any,
+    shard_id: Optional[str],
+    stream_name: Optional[str],
+    check_keys: bool,
+    check_range: bool,
+    low: int,
+    high: int,
+    low_digest: bytes,
+    high_digest: bytes,
+) -> tuple:
+    """(user records, how many lie outside the range) of any aggregate, record by record.
+
+    Raises IndexError, DecodeError or _Malformed for an aggregate that cannot be read.
+    """
+    md5 = _new_md5
+    ehks = list(view.explicit_hash_key_table)
+    if check_keys:
+        pk_ok = [low_digest <= md5(k.encode()).digest() <= high_digest for k in pks]
+    else:
+        pk_ok = [True] * len(pks)
+    if check_range:
+        ehk_ok = [low <= _parse_hash_key(k) <= high for k in ehks]
+    else:
+        ehk_ok = [True] * len(ehks)
+    user: list = []
+    append = user.append
+    outside = 0
+    for sub, raw in enumerate(view.records):
+        # Inline: 08 <pk index < 128> 1A <length: 1 or 2 bytes> <data>, the rest parsed.
+        if raw[0] == 8 and raw[1] < 128 and raw[2] == 26:
+            n = raw[3]
+            if n < 128:
+                offset, length = 4, n
+            else:
+                offset, length = 5, (n & 127) | raw[4] << 7
+            if raw[offset - 1] < 128 and len(raw) == offset + length:
+                pki = raw[1]
+                if not pk_ok[pki]:
+                    outside += 1
+                append(
+                    _make(
+                        (
+                            raw[offset:],
+                            pks[pki],
+                            sequence_number,
+                            sub,
+                            None,
+                            arrival,
+                            shard_id,
+                            stream_name,
+                        )
+                    )
+                )
+                continue
+        parsed = _Record.FromString(raw)
+        if not parsed.IsInitialized():  # the KCL's Java parser rejects these
+            raise _Malformed("a user record lacks a required field")
+        pki = parsed.partition_key_index
+        if parsed.HasField("explicit_hash_key_index"):
+            ehki = parsed.explicit_hash_key_index
+            if not ehk_ok[ehki]:
+                outside += 1
+            ehk: Optional[str] = ehks[ehki]
+        else:
+            if not pk_ok[pki]:
+                outside += 1
+            ehk = None
+        append(
+            _make(
+                (parsed.data, pks[pki], sequence_number, sub, ehk, arrival, shard_id, stream_name)
+            )
+        )
+    return user, outside
 
 
 def _parse_hash_key(explicit_hash_key: str) -> int:

@@ -10,7 +10,8 @@ end with the child shards.
 
 Positions are extended sequence numbers (sequence number, sub-sequence number). Resuming
 from a checkpoint starts AT the checkpointed sequence number and drops every user record
-at or before the checkpoint: that is how a KPL aggregate is resumed mid-way.
+at or before the checkpoint: that is how a KPL aggregate is resumed mid-way. Where a read
+starts is a :class:`~.start.StartPosition` (re-exported here, its first home).
 """
 
 from __future__ import annotations
@@ -18,25 +19,27 @@ from __future__ import annotations
 import functools
 import time
 from dataclasses import dataclass, field, replace
-from datetime import datetime
 from typing import Any, Callable, Optional
 
 from ..aws import ClientSpec
 from ..backoff import Backoff, call_with_retry, is_throttling
 from ..conf import conf_get, parse_positive_int, parse_time_ms
 from ..errors import DependencyError, KinesisServiceError, MessageHandlerError
-from ..esn import ExtendedSequenceNumber
 from ..kpl import DeaggregationStats, deaggregate
 from ..record import KinesisRecord
+from .start import StartPosition, esn_key, records_after, records_through
 from .streams import child_shard_ids
 
-ITERATOR_TYPES = (
-    "TRIM_HORIZON",
-    "LATEST",
-    "AT_TIMESTAMP",
-    "AT_SEQUENCE_NUMBER",
-    "AFTER_SEQUENCE_NUMBER",
-)
+__all__ = [
+    "MAX_RECORDS_PER_CALL",
+    "WHOLE_RECORD",
+    "ReadBatch",
+    "ReaderConfig",
+    "ShardReader",
+    "StartPosition",
+    "esn_key",
+]
+
 MAX_RECORDS_PER_CALL = 10_000
 SPARK_RETRY_WAIT_TIME = "spark.streaming.kinesis.retry.waitTime"
 SPARK_RETRY_MAX_ATTEMPTS = "spark.streaming.kinesis.retry.maxAttempts"
@@ -53,116 +56,6 @@ _ITERATOR_GONE = frozenset({"ExpiredIteratorException"})
 MAX_ITERATOR_RENEWALS_PER_READ = 3
 #: Sub-sequence number meaning "every user record of this outer record is consumed".
 WHOLE_RECORD = 2**31 - 1
-
-
-def esn_key(sequence_number: str, sub_sequence_number: int = 0) -> tuple:
-    """Sort key of a numeric extended sequence number: integers, never strings."""
-    return (int(sequence_number), sub_sequence_number)
-
-
-def records_after(users: list, esn: tuple) -> list:
-    """The user records whose ESN is after ``esn``: what is left of a partly read aggregate."""
-    return [u for u in users if esn_key(u.sequence_number, u.sub_sequence_number) > esn]
-
-
-def records_through(users: list, esn: tuple) -> list:
-    """The user records whose ESN is at or before ``esn`` (an inclusive range end)."""
-    return [u for u in users if esn_key(u.sequence_number, u.sub_sequence_number) <= esn]
-
-
-@dataclass(frozen=True)
-class StartPosition:
-    """Where a reader starts. Build one with the class methods."""
-
-    iterator_type: str
-    sequence_number: Optional[str] = None
-    timestamp: Optional[datetime] = None
-    #: Drop user records at or before this (sequence, sub-sequence): checkpoint resume.
-    drop_through: Optional[tuple] = None
-
-    def __post_init__(self) -> None:
-        if self.iterator_type not in ITERATOR_TYPES:
-            raise ValueError(
-                f"unknown iterator type {self.iterator_type!r}; "
-                f"accepted: {', '.join(ITERATOR_TYPES)}"
-            )
-        needs_sequence = self.iterator_type in ("AT_SEQUENCE_NUMBER", "AFTER_SEQUENCE_NUMBER")
-        if needs_sequence and not (self.sequence_number and self.sequence_number.isdigit()):
-            raise ValueError(
-                f"{self.iterator_type} needs a numeric sequence number, "
-                f"got {self.sequence_number!r}"
-            )
-        if self.iterator_type == "AT_TIMESTAMP" and self.timestamp is None:
-            raise ValueError("AT_TIMESTAMP needs a timestamp")
-
-    @classmethod
-    def trim_horizon(cls) -> StartPosition:
-        return cls("TRIM_HORIZON")
-
-    @classmethod
-    def latest(cls) -> StartPosition:
-        return cls("LATEST")
-
-    @classmethod
-    def at_timestamp(cls, timestamp: datetime) -> StartPosition:
-        if timestamp.tzinfo is None:
-            raise ValueError(f"AT_TIMESTAMP needs a timezone-aware datetime, got {timestamp!r}")
-        return cls("AT_TIMESTAMP", timestamp=timestamp)
-
-    @classmethod
-    def at_sequence_number(cls, sequence_number: str) -> StartPosition:
-        return cls("AT_SEQUENCE_NUMBER", sequence_number)
-
-    @classmethod
-    def after_sequence_number(cls, sequence_number: str) -> StartPosition:
-        return cls("AFTER_SEQUENCE_NUMBER", sequence_number)
-
-    @classmethod
-    def at_esn(cls, sequence_number: str, sub_sequence_number: int = 0) -> StartPosition:
-        """Start exactly at (sequence, sub-sequence): a recorded range's first record."""
-        if sub_sequence_number == 0:
-            return cls.at_sequence_number(sequence_number)
-        return cls(
-            "AT_SEQUENCE_NUMBER",
-            sequence_number,
-            drop_through=esn_key(sequence_number, sub_sequence_number - 1),
-        )
-
-    @classmethod
-    def after_checkpoint(cls, sequence_number: str, sub_sequence_number: int = 0) -> StartPosition:
-        """Resume after a checkpoint: AT its sequence number, dropping ESNs <= it."""
-        return cls(
-            "AT_SEQUENCE_NUMBER",
-            sequence_number,
-            drop_through=esn_key(sequence_number, sub_sequence_number),
-        )
-
-    @classmethod
-    def from_checkpoint(
-        cls, checkpoint: ExtendedSequenceNumber, timestamp: Optional[datetime] = None
-    ) -> Optional[StartPosition]:
-        """Where to read a leased shard from; None at SHARD_END (nothing left to read).
-
-        A numeric checkpoint resumes after it; the sentinels start where they say, and
-        AT_TIMESTAMP needs the application's ``timestamp``.
-        """
-        if checkpoint.is_shard_end:
-            return None
-        if not checkpoint.is_sentinel:
-            return cls.after_checkpoint(checkpoint.sequence_number, checkpoint.sub_sequence_number)
-        if checkpoint.sequence_number == "AT_TIMESTAMP":
-            if timestamp is None:
-                raise ValueError("the lease's checkpoint is AT_TIMESTAMP: give the timestamp")
-            return cls.at_timestamp(timestamp)
-        return cls(checkpoint.sequence_number)
-
-    def iterator_args(self) -> dict:
-        args: dict = {"ShardIteratorType": self.iterator_type}
-        if self.sequence_number is not None:
-            args["StartingSequenceNumber"] = self.sequence_number
-        if self.timestamp is not None:
-            args["Timestamp"] = self.timestamp
-        return args
 
 
 @dataclass(frozen=True)
