@@ -1,6 +1,6 @@
 """The Structured Streaming source against a raw boto3 reader and createStream.
 
-    python -m benchmarks.bench_structured [--records 200000]
+    python -m benchmarks.bench_structured [--records 200000] [--server moto|ministack]
 
 One local server (moto's, in a child process) and one preloaded stream for all three, on
 this 2-core machine: N records of ~100 bytes over 4 shards, then in one run
@@ -13,6 +13,11 @@ this 2-core machine: N records of ~100 bytes over 4 shards, then in one run
     counted all N (``bench_stream.streaming``).
 
 Prints records/s of each and the ratios (b)/(a) and (b)/(c).
+
+With ``--server ministack`` (the local server that speaks SubscribeToShard; see
+tests/ministack_server.py) it runs (a), (b) and (d): the source with enhanced fan-out
+(``consumerMode=efo``) on the same data, and prints (d)/(b). createStream needs DynamoDB
+for its leases and is left out there.
 """
 
 from __future__ import annotations
@@ -30,17 +35,20 @@ from kinesis_dstream.retrieval.streams import ensure_stream
 from .bench_stream import SHARDS, preload, raw_boto3, streaming
 
 
-def structured(spark, aws, stream: str, n: int, work: str) -> tuple:
+def structured(spark, aws, stream: str, n: int, work: str, **extra: str) -> tuple:
     """Seconds from start() until the source delivered n records; and the batch sizes."""
     from kinesis_dstream.sql import KinesisDataSource
 
     spark.dataSource.register(KinesisDataSource)
+    work = os.path.join(work, uuid.uuid4().hex[:8])
     df = (
         spark.readStream.format("kinesis")
         .option("streamName", stream)
         .option("endpointUrl", aws.endpoint_url)
+        .option("region", aws.region_name)
         .option("initialPosition", "trim_horizon")
         .option("metadataPath", os.path.join(work, "ends"))
+        .options(**extra)
         .load()
     )
     start = time.perf_counter()
@@ -69,9 +77,16 @@ def structured(spark, aws, stream: str, n: int, work: str) -> tuple:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--records", type=int, default=200_000)
+    parser.add_argument("--server", choices=("moto", "ministack"), default="moto")
     args = parser.parse_args()
     n = args.records
-    with LocalAWS() as aws, tempfile.TemporaryDirectory() as work:
+    if args.server == "ministack":
+        from tests.ministack_server import MinistackServer
+
+        server = MinistackServer()
+    else:
+        server = LocalAWS()
+    with server as aws, tempfile.TemporaryDirectory() as work:
         os.environ.update({k: v for k, v in aws.env().items() if k != "AWS_ENDPOINT_URL"})
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         from pyspark.sql import SparkSession
@@ -87,20 +102,35 @@ def main() -> None:
         kinesis = aws.client("kinesis")
         stream = f"bench-structured-{uuid.uuid4().hex[:8]}"
         ensure_stream(kinesis, stream, SHARDS)
-        print(f"server: moto (local, child process); {n} records of ~100 bytes, {SHARDS} shards")
+        print(
+            f"server: {args.server} (local, child process); {n} records of ~100 bytes, "
+            f"{SHARDS} shards"
+        )
         preload(kinesis, stream, n)
         raw_s = raw_boto3(kinesis, stream, n)
         source_s, sizes = structured(spark, aws, stream, n, work)
-        dstream_s = streaming(spark.sparkContext, aws, stream, n)[0]
+        if args.server == "ministack":
+            efo_s, efo_sizes = structured(spark, aws, stream, n, work, consumerMode="efo")
+        else:
+            dstream_s = streaming(spark.sparkContext, aws, stream, n)[0]
         spark.stop()
-    raw, source, dstream = n / raw_s, n / source_s, n / dstream_s
+    raw, source = n / raw_s, n / source_s
     print(f"raw boto3, thread per shard:   {raw:10,.0f} records/s ({raw_s:.1f} s)")
     print(
         f"readStream.format('kinesis'): {source:10,.0f} records/s ({source_s:.1f} s, "
         f"{len(sizes)} micro-batches, largest {max(sizes)})"
     )
-    print(f"KinesisUtils.createStream:     {dstream:10,.0f} records/s ({dstream_s:.1f} s)")
     print(f"source / raw reader:    {source / raw:.2f}")
+    if args.server == "ministack":
+        efo = n / efo_s
+        print(
+            f"the same, consumerMode=efo:   {efo:10,.0f} records/s ({efo_s:.1f} s, "
+            f"{len(efo_sizes)} micro-batches)"
+        )
+        print(f"fan-out / polling source: {efo / source:.2f}")
+        return
+    dstream = n / dstream_s
+    print(f"KinesisUtils.createStream:     {dstream:10,.0f} records/s ({dstream_s:.1f} s)")
     print(f"source / createStream:  {source / dstream:.2f}")
 
 
