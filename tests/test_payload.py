@@ -112,6 +112,19 @@ def test_truncated_payload_with_a_codec_magic_is_an_error_naming_the_codec(codec
         decompress(data[: len(data) // 2])
 
 
+@pytest.mark.parametrize("codec,compress", CODECS[:4])
+def test_a_decompression_bomb_is_refused(codec, compress):
+    bomb = compress(b"\0" * 1_000_000)
+    with pytest.raises(PayloadDecompressError, match=f"{codec}.*past 100000 bytes"):
+        decompress(bomb, max_bytes=100_000)
+    assert decompress(bomb, max_bytes=1_000_000) == (b"\0" * 1_000_000, codec)
+
+
+def test_concatenated_streams_are_all_read():
+    for codec, compress in CODECS[:3]:
+        assert decompress(compress(b"ab") + compress(b"cd")) == (b"abcd", codec)
+
+
 def test_a_truncated_zlib_stream_is_left_as_it_is():
     # Two header bytes are weak evidence: only a complete, checked stream counts.
     data = zlib.compress(PAYLOAD)
@@ -364,3 +377,15 @@ def test_parser_pickles_and_rejects_a_schema_of_another_layout():
     wrong = PayloadParser(fmt, struct(("a", LongType())))
     with pytest.raises(ValueError, match="does not end with the columns"):
         wrong.parse(records([b"{}"]))
+
+
+def test_stdlib_json_gives_the_same_columns_as_orjson(monkeypatch):
+    from kinesis_dstream.sql import payload as payload_module
+
+    schema = output_schema(struct(("a", LongType()), ("b", DoubleType())))
+    fmt = PayloadFormat.parse("json", "`a` BIGINT, `b` DOUBLE")
+    batch = records([b'{"a": 1, "b": 2}', b'{"a": 1.5}', b"nope"])
+    fast = rows(parse_batch(batch, fmt, schema)[0])
+    monkeypatch.setattr(payload_module, "_json_loads", json.loads)
+    assert rows(parse_batch(batch, fmt, schema)[0]) == fast
+    assert [r[CORRUPT_RECORD_COLUMN] for r in fast] == [None, b'{"a": 1.5}', b"nope"]

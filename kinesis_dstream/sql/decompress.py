@@ -17,10 +17,9 @@ arbitrary bytes and is not detected.
 from __future__ import annotations
 
 import bz2
-import gzip
 import lzma
 import zlib
-from typing import Optional
+from typing import Any, Callable, Optional
 
 from ..errors import KinesisDStreamError
 
@@ -31,11 +30,19 @@ ZSTD = "zstd"
 SNAPPY = "snappy"
 DEFLATE = "deflate"
 
+# A Kinesis record is at most a few MiB; a payload that inflates past this is a
+# decompression bomb (or not this codec) and is refused rather than exhausting the
+# executor's memory. zstd and framed Snappy are decoded whole (cramjam has no bound).
+MAX_DECOMPRESSED_BYTES = 128 * 1024 * 1024
+
 _GZIP_MAGIC = b"\x1f\x8b"
 _XZ_MAGIC = b"\xfd7zXZ\x00"
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 # The Snappy framing format's stream identifier chunk: type 0xff, length 6, "sNaPpY".
 _SNAPPY_FRAMED_MAGIC = b"\xff\x06\x00\x00sNaPpY"
+# First bytes that can start a compressed payload (zlib's CMF: CM=8, CINFO<=7); any other
+# first byte ("{", a letter, a digit...) skips every check: the common, uncompressed case.
+_FIRST_BYTES = frozenset({0x1F, ord("B"), 0xFD, 0x28, 0xFF, *range(0x08, 0x80, 0x10)})
 
 
 class PayloadDecompressError(KinesisDStreamError):
@@ -69,25 +76,42 @@ def _looks_zlib(data: bytes) -> bool:
     return cmf & 0x0F == 8 and cmf >> 4 <= 7 and (cmf * 256 + flg) % 31 == 0 and not flg & 0x20
 
 
-def _inflate_zlib(data: bytes) -> Optional[bytes]:
+def _inflate_zlib(data: bytes, max_bytes: int) -> Optional[bytes]:
     """The inflated zlib stream, or None when ``data`` is not one complete, checked stream."""
     decompressor = zlib.decompressobj()
     try:
-        out = decompressor.decompress(data)
+        out = decompressor.decompress(data, max_bytes + 1)
     except zlib.error:
         return None
+    if len(out) > max_bytes:
+        raise PayloadDecompressError(DEFLATE, f"inflates past {max_bytes} bytes")
     if not decompressor.eof or decompressor.unused_data:
         return None
     return out
 
 
-def _decode(codec: str, data: bytes) -> bytes:
+def _bounded(make: Callable[[], Any], data: bytes, max_bytes: int) -> bytes:
+    """Every stream (gzip member, bzip2 or xz stream) in ``data``, at most ``max_bytes``."""
+    out = bytearray()
+    while True:
+        decompressor = make()
+        out += decompressor.decompress(data, max_bytes - len(out) + 1)
+        if len(out) > max_bytes:
+            raise ValueError(f"inflates past {max_bytes} bytes")
+        if not decompressor.eof:
+            raise EOFError("the compressed stream ends early")
+        data = decompressor.unused_data
+        if not data:
+            return bytes(out)
+
+
+def _decode(codec: str, data: bytes, max_bytes: int) -> bytes:
     if codec == GZIP:
-        return gzip.decompress(data)
+        return _bounded(lambda: zlib.decompressobj(16 + zlib.MAX_WBITS), data, max_bytes)
     if codec == BZIP2:
-        return bz2.decompress(data)
+        return _bounded(bz2.BZ2Decompressor, data, max_bytes)
     if codec == XZ:
-        return lzma.decompress(data, format=lzma.FORMAT_XZ)
+        return _bounded(lambda: lzma.LZMADecompressor(lzma.FORMAT_XZ), data, max_bytes)
     import cramjam  # imported here: only compressed payloads need the package
 
     if codec == ZSTD:
@@ -95,22 +119,27 @@ def _decode(codec: str, data: bytes) -> bytes:
     return bytes(cramjam.snappy.decompress(data))  # the framing format
 
 
-def decompress(data: bytes) -> tuple[bytes, Optional[str]]:
+def decompress(
+    data: bytes, max_bytes: int = MAX_DECOMPRESSED_BYTES
+) -> tuple[bytes, Optional[str]]:
     """``(payload, codec)``: the decompressed payload and the codec's name, or
     ``(data, None)`` when ``data`` is not compressed.
 
     Raises :class:`PayloadDecompressError` when a strong magic is present but the rest
-    does not decompress (truncated, corrupt, or the codec's package is not installed).
+    does not decompress (truncated, corrupt, inflating past ``max_bytes``, or the codec's
+    package is not installed).
     """
+    if not data or data[0] not in _FIRST_BYTES:
+        return data, None
     codec = detect_codec(data)
     if codec is None:
         if _looks_zlib(data):
-            inflated = _inflate_zlib(data)
+            inflated = _inflate_zlib(data, max_bytes)
             if inflated is not None:
                 return inflated, DEFLATE
         return data, None
     try:
-        return _decode(codec, data), codec
+        return _decode(codec, data, max_bytes), codec
     except ImportError as e:
         raise PayloadDecompressError(
             codec, f"{e}; install kinesis_dstream[sql] (cramjam) for snappy and zstd"

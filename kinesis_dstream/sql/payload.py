@@ -20,7 +20,9 @@ turns it into the output columns:
 from __future__ import annotations
 
 import csv
+import importlib
 import io
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -31,13 +33,9 @@ from pyspark.sql.types import BinaryType, StructField, StructType, TimestampType
 from . import payload_avro, payload_types
 from .decompress import PayloadDecompressError, decompress
 
-try:
-    import orjson
-
-    _json_loads: Any = orjson.loads
-except ImportError:  # pragma: no cover - orjson is optional; json is the fallback
-    import json
-
+try:  # orjson parses several times faster than json; optional
+    _json_loads: Any = importlib.import_module("orjson").loads
+except ImportError:  # pragma: no cover - the stdlib parser is the fallback
     _json_loads = json.loads
 
 CORRUPT_RECORD_COLUMN = "_corrupt_record"
@@ -273,56 +271,38 @@ class PayloadParser:
     def parse(self, batch: Any) -> tuple[Any, int]:
         """``(parsed batch, corrupt count)``: one output row per input row, always."""
         prepared = self._prepared()
-        convert = prepared["convert"]
-        columns: list[list] = [[] for _ in convert]
-        corrupt: list = []
-        n_corrupt = 0
         kind = self.fmt.classification
-        for raw in batch.column("data").to_pylist():
-            values, ok = self._read(kind, raw, prepared)
-            if values is None:
-                for col in columns:
-                    col.append(None)
-            elif kind == "csv":
-                for i, (_, conv) in enumerate(convert):
-                    text = values[i] if i < len(values) else ""
-                    if text == "":
-                        columns[i].append(None)
-                        continue
-                    try:
-                        columns[i].append(conv(text))
-                    except _BAD_VALUE:
-                        columns[i].append(None)
-                        ok = False
+        raws = batch.column("data").to_pylist()
+        decoded = [self._read(kind, raw, prepared) for raw in raws]
+        bad = [value is None for value in decoded]  # did not decompress or parse
+        columns = []
+        for i, (name, conv) in enumerate(prepared["convert"]):
+            if kind == "csv":
+                # An empty or missing field is null (Spark's nullValue "" and short rows).
+                values = [
+                    (row[i] or None) if row is not None and i < len(row) else None
+                    for row in decoded
+                ]
             else:
-                for col, (name, conv) in zip(columns, convert):
-                    v = values.get(name)
-                    if v is None:
-                        col.append(None)
-                        continue
-                    try:
-                        col.append(conv(v))
-                    except _BAD_VALUE:
-                        col.append(None)
-                        ok = False
-            corrupt.append(None if ok else raw)
-            n_corrupt += not ok
-        return self._assemble(batch, columns, corrupt, prepared["arrow"]), n_corrupt
+                values = [None if obj is None else obj.get(name) for obj in decoded]
+            columns.append(_convert_column(values, conv, bad))
+        corrupt = [raw if is_bad else None for raw, is_bad in zip(raws, bad)]
+        return self._assemble(batch, columns, corrupt, prepared["arrow"]), sum(bad)
 
-    def _read(self, kind: str, raw: Optional[bytes], prepared: dict) -> tuple[Any, bool]:
-        """(decoded values or None, ok) for one payload."""
+    def _read(self, kind: str, raw: Optional[bytes], prepared: dict) -> Any:
+        """One payload's decoded values (dict, or list for csv), None if it is corrupt."""
         if raw is None:
-            return None, False
+            return None
         try:
             data = decompress(raw)[0]
             if kind == "json":
                 obj = _json_loads(data)
-                return (obj, True) if isinstance(obj, dict) else (None, False)
+                return obj if isinstance(obj, dict) else None
             if kind == "csv":
-                return _csv_row(data, self.fmt.delimiter), True
-            return payload_avro.decode_datum(prepared["avro"], data), True
+                return _csv_row(data, self.fmt.delimiter)
+            return payload_avro.decode_datum(prepared["avro"], data)
         except Exception:  # any decoder's error means this one record is corrupt
-            return None, False
+            return None
 
     def _assemble(self, batch: Any, columns: list, corrupt: list, schema: Any) -> Any:
         arrays = [pa.array(col, type=schema.field(i).type) for i, col in enumerate(columns)]
@@ -332,6 +312,22 @@ class PayloadParser:
         if self.add_record_timestamp:
             arrays.append(batch.column(ARRIVAL_COLUMN).cast(schema.field(-1).type))
         return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def _convert_column(values: list, conv: Any, bad: list) -> list:
+    """``values`` converted; a value that does not fit is null and marks its row bad."""
+    try:
+        return [None if v is None else conv(v) for v in values]
+    except _BAD_VALUE:
+        pass  # rare: convert again one by one to find the rows
+    out = []
+    for row, v in enumerate(values):
+        try:
+            out.append(None if v is None else conv(v))
+        except _BAD_VALUE:
+            out.append(None)
+            bad[row] = True
+    return out
 
 
 def parse_batch(
