@@ -7,6 +7,7 @@ parsed into ``bigint, string, double, boolean, timestamp`` columns; best of 5. B
 ``orjson.loads`` of every payload alone (the per-record floor), and pyarrow's vectorised
 ``pyarrow.json.read_json`` of the payloads joined by newlines (no per-record Python).
 Also: the same batch gzip-compressed per record, CSV, and with the stdlib ``json``.
+Needs orjson (the parser payload.py uses when it is installed).
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ Pure: pyarrow and pyspark's type classes, no Spark session.
 from __future__ import annotations
 
 import bz2
+import csv
 import datetime as dt
 import gzip
 import io
@@ -389,3 +390,63 @@ def test_stdlib_json_gives_the_same_columns_as_orjson(monkeypatch):
     monkeypatch.setattr(payload_module, "_json_loads", json.loads)
     assert rows(parse_batch(batch, fmt, schema)[0]) == fast
     assert [r[CORRUPT_RECORD_COLUMN] for r in fast] == [None, b'{"a": 1.5}', b"nope"]
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+RICH = struct(
+    ("i", IntegerType()),
+    ("d", DoubleType()),
+    ("t", TimestampType()),
+    ("day", DateType()),
+    ("dec", DecimalType(5, 2)),
+    ("arr", ArrayType(LongType())),
+    ("s", struct(("x", BooleanType()), ("y", StringType()))),
+    ("m", MapType(StringType(), DoubleType())),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.dictionaries(st.sampled_from(RICH.names), JSON_VALUES, max_size=8), max_size=8))
+def test_any_json_values_in_any_typed_column_never_fail_the_batch(objects):
+    schema = output_schema(RICH)
+    fmt = PayloadFormat.parse("json", "(StructType)")
+    payloads = [json.dumps(o).encode() for o in objects]
+    out, corrupt = parse_batch(records(payloads), fmt, schema)
+    assert out.num_rows == len(payloads) and out.schema == arrow_schema(schema)
+    assert corrupt == sum(r[CORRUPT_RECORD_COLUMN] is not None for r in rows(out))
+
+
+CSV_RICH = struct(
+    ("i", IntegerType()),
+    ("d", DoubleType()),
+    ("t", TimestampType()),
+    ("day", DateType()),
+    ("dec", DecimalType(5, 2)),
+    ("ok", BooleanType()),
+)
+CSV_FIELDS = st.one_of(
+    st.text(max_size=12), st.integers().map(str), st.floats().map(str),
+    st.datetimes().map(dt.datetime.isoformat), st.sampled_from(["true", "FALSE", "", " 1"]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(CSV_FIELDS, max_size=8), max_size=8))
+def test_any_csv_fields_in_any_typed_column_never_fail_the_batch(lines):
+    buf = io.StringIO()
+    payloads = []
+    for fields in lines:
+        buf.seek(0)
+        buf.truncate()
+        csv.writer(buf).writerow(fields)
+        payloads.append(buf.getvalue().encode())
+    schema = output_schema(CSV_RICH)
+    out, corrupt = parse_batch(records(payloads), PayloadFormat.parse("csv", "(t)"), schema)
+    assert out.num_rows == len(payloads) and out.schema == arrow_schema(schema)
+    assert corrupt == sum(r[CORRUPT_RECORD_COLUMN] is not None for r in rows(out))

@@ -43,7 +43,8 @@ SOURCE_TIMESTAMP_COLUMN = "__src_timestamp"
 ARRIVAL_COLUMN = "approximateArrivalTimestamp"
 CLASSIFICATIONS = ("json", "csv", "avro")
 DEFAULT_DELIMITER = ","
-_BAD_VALUE = (ValueError, TypeError, OverflowError, ArithmeticError)
+# OSError: datetime.fromtimestamp of an epoch beyond the platform's range.
+_BAD_VALUE = (ValueError, TypeError, OverflowError, ArithmeticError, OSError)
 
 
 @dataclass(frozen=True)
@@ -285,7 +286,8 @@ class PayloadParser:
                 ]
             else:
                 values = [None if obj is None else obj.get(name) for obj in decoded]
-            columns.append(_convert_column(values, conv, bad))
+            field_type = prepared["arrow"].field(i).type
+            columns.append(_to_arrow(_convert_column(values, conv, bad), field_type, bad))
         corrupt = [raw if is_bad else None for raw, is_bad in zip(raws, bad)]
         return self._assemble(batch, columns, corrupt, prepared["arrow"]), sum(bad)
 
@@ -305,8 +307,7 @@ class PayloadParser:
             return None
 
     def _assemble(self, batch: Any, columns: list, corrupt: list, schema: Any) -> Any:
-        arrays = [pa.array(col, type=schema.field(i).type) for i, col in enumerate(columns)]
-        arrays.append(pa.array(corrupt, type=pa.binary()))
+        arrays = [*columns, pa.array(corrupt, type=pa.binary())]
         for name in self.metadata_columns:
             arrays.append(batch.column(name).cast(schema.field(name).type))
         if self.add_record_timestamp:
@@ -328,6 +329,24 @@ def _convert_column(values: list, conv: Any, bad: list) -> list:
             out.append(None)
             bad[row] = True
     return out
+
+
+def _to_arrow(values: list, arrow_type: Any, bad: list) -> Any:
+    """The column as an arrow array; a value arrow refuses (converters should have caught
+    it) is null and marks its row bad instead of failing the task."""
+    try:
+        return pa.array(values, type=arrow_type)
+    except (pa.ArrowException, *_BAD_VALUE):
+        pass
+    kept = []
+    for row, v in enumerate(values):
+        try:
+            pa.scalar(v, type=arrow_type)
+            kept.append(v)
+        except (pa.ArrowException, *_BAD_VALUE):
+            kept.append(None)
+            bad[row] = True
+    return pa.array(kept, type=arrow_type)
 
 
 def parse_batch(
