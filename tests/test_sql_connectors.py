@@ -180,3 +180,53 @@ def test_glue_write_options_key_by_column_or_fixed_aggregated_in_bounds(
         d for d, _ in rows
     )
     assert max(len(deaggregate([r])) for r in raw) == 10  # aggregationMaxCount
+
+
+@pytest.mark.parametrize(
+    "classification, compress",
+    [("json", False), ("json", True), ("csv", False), ("csv", True)],
+)
+def test_glue_options_give_the_parsed_payload(
+    session, local_aws, kinesis, unique_name, tmp_path, classification, compress
+):
+    import gzip
+    import json as json_module
+
+    ensure_stream(kinesis, unique_name, 2)
+    rows = [(i, f"name-{i}", i * 1.5) for i in range(400)]
+    with KinesisProducer(unique_name, client=kinesis) as producer:
+        for i, name, score in rows:
+            if classification == "json":
+                text = json_module.dumps({"id": i, "name": name, "score": score, "extra": 1})
+            else:
+                text = f"{i};{name};{score}"
+            data = text.encode()
+            producer.put(gzip.compress(data) if compress else data, f"k{i}")
+        producer.put(b"\x00 not a record", "bad")
+    summary = kinesis.describe_stream_summary(StreamName=unique_name)
+    # the seed's own example: streamARN, startingPosition, inferSchema, classification
+    glue = {
+        "streamARN": summary["StreamDescriptionSummary"]["StreamARN"],
+        "endpointUrl": local_aws.endpoint_url,
+        "startingPosition": "TRIM_HORIZON",
+        "classification": classification,
+        "addRecordTimestamp": "true",
+    }
+    if classification == "json":
+        glue["inferSchema"] = "true"
+    else:
+        glue.update(schema="`id` INT, `name` STRING, `score` DOUBLE", delimiter=";")
+    df = session.readStream.format("kinesis").options(**glue).load()
+    assert df.columns[:3] == ["id", "name", "score"]
+    assert df.columns[-2:] == ["_corrupt_record", "__src_timestamp"]
+    _, got = available_now(
+        session,
+        df.drop("extra") if "extra" in df.columns else df,
+        tmp_path,
+        f"glue_{classification}_{int(compress)}",
+    )
+    good = [r for r in got if r._corrupt_record is None]
+    assert sorted((r.id, r.name, r.score) for r in good) == rows
+    assert all(r["__src_timestamp"] is not None for r in got)
+    [bad] = [r for r in got if r._corrupt_record is not None]
+    assert bad._corrupt_record == b"\x00 not a record" and bad.id is None

@@ -119,9 +119,7 @@ def _decode(codec: str, data: bytes, max_bytes: int) -> bytes:
     return bytes(cramjam.snappy.decompress(data))  # the framing format
 
 
-def decompress(
-    data: bytes, max_bytes: int = MAX_DECOMPRESSED_BYTES
-) -> tuple[bytes, Optional[str]]:
+def decompress(data: bytes, max_bytes: int = MAX_DECOMPRESSED_BYTES) -> tuple[bytes, Optional[str]]:
     """``(payload, codec)``: the decompressed payload and the codec's name, or
     ``(data, None)`` when ``data`` is not compressed.
 

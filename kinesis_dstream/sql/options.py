@@ -31,6 +31,7 @@ from .option_values import (
     positive_time_ms,
     time_ms,
 )
+from .payload import PayloadFormat
 from .positions import LATEST, Position, parse_initial_position
 
 __all__ = ["Connection", "OptionError", "SinkOptions", "SourceOptions", "canonical_options"]
@@ -233,8 +234,8 @@ class SourceOptions:
     #: Glue: a __src_timestamp column; the consumer-lag CloudWatch metric.
     add_record_timestamp: bool = False
     emit_consumer_lag_metrics: bool = False
-    #: Glue's payload options as given (classification, schema, ...): see .payload.
-    payload: tuple = ()
+    #: Glue's payload parsing (classification and its schema): None, the record columns.
+    payload: Optional[PayloadFormat] = None
     #: Enhanced fan-out (SubscribeToShard) settings; None: GetRecords (polling).
     fan_out: Optional[FanOutOptions] = None
 
@@ -289,9 +290,28 @@ class SourceOptions:
         return replace(self, connection=self.connection.for_stream(stream_name))
 
 
-def _payload(found: dict) -> tuple:
-    names = ("classification", "schema", "inferSchema", "delimiter", "avroSchema")
-    return tuple((n, str(found[n][1])) for n in names if n in found)
+def _payload(found: dict) -> Optional[PayloadFormat]:
+    """Glue's payload parsing (classification, schema, inferSchema, delimiter, avroSchema)."""
+    names = ("schema", "inferSchema", "delimiter", "avroSchema")
+    if "classification" not in found:
+        given = [found[n][0] for n in names if n in found]
+        if given:
+            raise OptionError(f"option(s) {given} need option 'classification' (json, csv, avro)")
+        return None
+
+    def get(name: str) -> Optional[str]:
+        return str(found[name][1]) if name in found else None
+
+    try:
+        return PayloadFormat.parse(
+            get("classification"),
+            get("schema"),
+            get("delimiter"),
+            get("inferSchema") or False,
+            get("avroSchema"),
+        )
+    except ValueError as exc:
+        raise OptionError(str(exc)) from None
 
 
 @dataclass(frozen=True)

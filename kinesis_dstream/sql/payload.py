@@ -95,7 +95,7 @@ class PayloadFormat:
         elif not infer and not schema_text:
             raise ValueError(
                 f"classification {kind} needs option schema (DDL, e.g. "
-                "\"`column1` INT, `column2` STRING\") or inferSchema=true"
+                '"`column1` INT, `column2` STRING") or inferSchema=true'
             )
         sep = DEFAULT_DELIMITER if delimiter is None else delimiter
         if kind == "csv" and (len(sep) != 1 or sep in '"\r\n'):
@@ -248,7 +248,7 @@ class PayloadParser:
         if not self._cache:
             tail = self._tail_names()
             fields = self.schema.fields
-            if [f.name for f in fields[len(fields) - len(tail):]] != tail:
+            if [f.name for f in fields[len(fields) - len(tail) :]] != tail:
                 raise ValueError(
                     f"schema {self.schema.simpleString()} does not end with the columns "
                     f"{tail}; build it with output_ddl()"

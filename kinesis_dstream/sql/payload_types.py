@@ -295,9 +295,11 @@ def quote_name(name: str) -> str:
 def type_ddl(t: DataType) -> str:
     """``t`` in DDL (nested struct field names backquoted)."""
     if isinstance(t, StructType):
-        return "struct<" + ", ".join(
-            f"{quote_name(f.name)}: {type_ddl(f.dataType)}" for f in t.fields
-        ) + ">"
+        return (
+            "struct<"
+            + ", ".join(f"{quote_name(f.name)}: {type_ddl(f.dataType)}" for f in t.fields)
+            + ">"
+        )
     if isinstance(t, ArrayType):
         return f"array<{type_ddl(t.elementType)}>"
     if isinstance(t, MapType):

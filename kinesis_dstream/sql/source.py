@@ -10,6 +10,7 @@ offsets, logs or the checkpoint.
 
 from __future__ import annotations
 
+import logging
 import signal
 from collections.abc import Iterator
 from dataclasses import replace
@@ -29,16 +30,26 @@ from .endstore import DynamoDBEndStore, EndStore, build_end_store
 from .group import plan_tasks, read_task
 from .options import OptionError, SourceOptions
 from .partition import ReadSettings
+from .payload import CORRUPT_RECORD_COLUMN, PayloadParser, infer_schema, output_ddl
 from .positions import now_utc
 from .schema import OutputColumns
+
+log = logging.getLogger(__name__)
 
 
 class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """Micro-batches of Kinesis records; see the README's design section."""
 
-    def __init__(self, options: SourceOptions, columns: Optional[OutputColumns] = None) -> None:
+    def __init__(
+        self,
+        options: SourceOptions,
+        columns: Optional[OutputColumns] = None,
+        parser: Optional[PayloadParser] = None,
+    ) -> None:
         self.options = options
         self.columns = columns or OutputColumns.for_source("kinesis", options.add_record_timestamp)
+        #: Glue's payload parsing: the parsed columns instead of the record columns.
+        self.parser = parser
         self.store: EndStore = build_end_store(options)
         config = ReaderConfig(
             min_call_interval_s=options.min_fetch_period_ms / 1000.0,
@@ -100,9 +111,30 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return plan_tasks(ranges, options.shards_per_task, options.fetch_buffer_bytes)
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
+        if self.parser is not None:
+            yield from self._parsed(partition)
+            return
         shape = self.columns.shape
         for batch in read_task(partition, self.store, self.settings):
             yield shape(batch)
+
+    def _parsed(self, partition: InputPartition) -> Iterator[Any]:
+        """Glue's classification: payload columns; a record that does not parse is kept,
+        raw, in ``_corrupt_record`` with its other columns null, and counted in the log."""
+        assert self.parser is not None
+        corrupt = 0
+        for batch in read_task(partition, self.store, self.settings):
+            parsed, bad = self.parser.parse(batch)
+            corrupt += bad
+            yield parsed
+        if corrupt:
+            log.warning(
+                "%d records of %s did not parse as %s: kept in column %s",
+                corrupt,
+                _describe(partition),
+                self.parser.fmt.classification,
+                CORRUPT_RECORD_COLUMN,
+            )
 
     def commit(self, end: dict) -> None:
         self.runner.commit(end)
@@ -112,6 +144,11 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         runner, self._runner = self._runner, None
         if runner is not None:
             runner.stop()
+
+
+def _describe(partition: Any) -> str:
+    parts = getattr(partition, "parts", (partition,))
+    return ", ".join(f"{p.stream_name}/{p.shard_id}" for p in parts)
 
 
 def _stop_on_sigterm() -> None:
@@ -146,12 +183,28 @@ class KinesisDataSource(DataSource):
     def _columns(self, options: SourceOptions) -> OutputColumns:
         return OutputColumns.for_source(self.name(), options.add_record_timestamp)
 
-    def schema(self) -> StructType:
+    def schema(self) -> Any:
         options = SourceOptions.parse(self.options)  # every option checked before the start
-        return self._columns(options).spark_schema
+        fmt = options.payload
+        if fmt is None:
+            return self._columns(options).spark_schema
+        ddl = fmt.payload_ddl()
+        if ddl is None:  # inferSchema=true: from a bounded sample, once (see .sample)
+            from .sample import sample_payloads
+
+            ddl = infer_schema(sample_payloads(options), fmt)
+            if not ddl.strip():
+                raise OptionError(
+                    f"option inferSchema=true found no record to infer the {fmt.classification} "
+                    f"schema from in {options.connection.where}; give option 'schema'"
+                )
+        return output_ddl(ddl, (), options.add_record_timestamp)
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         options = SourceOptions.parse(self.options)
+        if options.payload is not None:
+            parser = PayloadParser(options.payload, schema, (), options.add_record_timestamp)
+            return KinesisStreamReader(options, parser=parser)
         columns = self._columns(options)
         if schema != columns.spark_schema:
             raise OptionError(
