@@ -55,7 +55,7 @@ def create_client(
     aws_access_key_id: Optional[str] = None,
     aws_secret_access_key: Optional[str] = None,
     aws_session_token: Optional[str] = None,
-    max_pool_connections: int = 32,  # a read task's threads share one client
+    max_pool_connections: Optional[int] = None,
     read_timeout_s: float = DEFAULT_READ_TIMEOUT_S,
     session: Optional[boto3.session.Session] = None,
     fast_get_records: Optional[bool] = None,
@@ -81,7 +81,8 @@ def create_client(
         # A client with a short read timeout (the lease client's) connects as briefly.
         connect_timeout=min(DEFAULT_CONNECT_TIMEOUT_S, max(1.0, read_timeout_s)),
         read_timeout=read_timeout_s,
-        max_pool_connections=max_pool_connections,
+        # a read task's threads share one Kinesis client; botocore's 10 elsewhere
+        max_pool_connections=max_pool_connections or (32 if service == "kinesis" else 10),
     )
     region = resolve_region(region_name)
     try:

@@ -21,6 +21,8 @@ DEFAULT_MAX_BUFFER_BYTES = 256 * 1024 * 1024
 DEFAULT_RETAIN_S = 60.0
 DEFAULT_SHARD_SYNC_INTERVAL_S = 60.0
 DEFAULT_METRICS_INTERVAL_S = 10.0
+#: The default grouping's largest group (the fetch task's read threads).
+MAX_AUTO_SHARDS_PER_TASK = 16
 
 
 @dataclass(frozen=True)
@@ -108,8 +110,10 @@ class StreamSettings:
 
 
 def shards_per_task(settings: StreamSettings, shards: int, parallelism: int) -> int:
-    """Shards per fetch-round task: the setting, else at most two tasks per core."""
+    """Shards per fetch-round task: the setting, else at most two tasks per core, and at
+    most :data:`MAX_AUTO_SHARDS_PER_TASK` (a task holds its group's pages, up to 10 MiB
+    each, until it yields them)."""
     if settings.shards_per_task is not None:
         return settings.shards_per_task
     tasks = max(1, 2 * parallelism)
-    return max(1, -(-shards // tasks))
+    return max(1, min(MAX_AUTO_SHARDS_PER_TASK, -(-shards // tasks)))

@@ -30,3 +30,34 @@ def test_an_empty_range_recomputed_with_records_delivers_nothing():
     recomputed = [header("s0", 2, (5, 0), (6, 0)), "new0", "new1", recorded[1], "b0"]
     take = deliver([None, None], recorded, None, [[0, 1]])
     assert list(take(0, iter(recomputed))) == ["b0"]
+
+
+def test_a_group_applies_the_message_handler_after_reading_and_a_failure_is_permanent():
+    import threading
+    from types import SimpleNamespace
+
+    from kinesis_dstream.dstream.fetch import _handle
+
+    seen_threads = set()
+
+    def transform(record):
+        seen_threads.add(threading.current_thread().name)
+        if record.sequence_number == "2":
+            raise ValueError("bad record")
+        return record.sequence_number
+
+    plan = SimpleNamespace(
+        stream_name="s", shard_id="shardId-1", iterator="it-0", transform=transform
+    )
+    records = [SimpleNamespace(sequence_number=str(n), sub_sequence_number=0) for n in (1, 3)]
+    header = header_ok = RangeHeader(
+        0, "shardId-1", 2, (1, 0), (3, 0), 10, 0, False, (), "it-9", 1, 0.0
+    )
+    assert _handle(plan, (header_ok, records)) == (header, ["1", "3"])
+    assert seen_threads == {threading.current_thread().name}
+    failing = [*records, SimpleNamespace(sequence_number="2", sub_sequence_number=4)]
+    failed, delivered = _handle(plan, (header._replace(records=3), failing))
+    assert delivered == [] and failed.records == 0 and failed.error_kind == "permanent"
+    assert failed.error_type == "MessageHandlerError" and "shardId-1" in failed.error
+    assert "2/4" in failed.error
+    assert failed.next_iterator == "it-0"  # the shard is read again from where it was

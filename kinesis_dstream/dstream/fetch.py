@@ -20,6 +20,7 @@ same records, never to "whatever is there now".
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import time
@@ -29,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple, Optional
 
 from ..aws import ClientSpec
-from ..errors import RecordsLostError
+from ..errors import MessageHandlerError, RecordsLostError
 from ..retrieval.reader import ReaderConfig, ShardReader, StartPosition
 
 log = logging.getLogger(__name__)
@@ -82,7 +83,10 @@ class FetchPlan:
     transform: Callable[[Any], Any]
 
     def reader(
-        self, start: Optional[StartPosition] = None, iterator: Optional[str] = None
+        self,
+        start: Optional[StartPosition] = None,
+        iterator: Optional[str] = None,
+        with_handler: bool = True,
     ) -> ShardReader:
         return ShardReader(
             self.client,
@@ -91,7 +95,7 @@ class FetchPlan:
             start or self.start,
             hash_key_range=self.hash_key_range,
             config=self.config,
-            message_handler=self.transform,
+            message_handler=self.transform if with_handler else None,
             iterator=iterator,
         )
 
@@ -112,9 +116,12 @@ def fetch(groups: Iterable[list], headers: Any = None) -> Iterator:
         if len(group) == 1:
             results = [_read_one(group[0])]
         else:
+            # Threads read and de-aggregate; the user's message handler runs here, in the
+            # task's own thread, one record after another as it always did.
             threads = min(len(group), MAX_READ_THREADS)
             with ThreadPoolExecutor(threads, thread_name_prefix="kinesis-read") as pool:
-                results = list(pool.map(_read_one, group))
+                raw = list(pool.map(functools.partial(_read_one, with_handler=False), group))
+            results = [_handle(plan, result) for plan, result in zip(group, raw)]
         for header, records in results:
             if headers is not None:
                 headers.add([header])
@@ -122,10 +129,50 @@ def fetch(groups: Iterable[list], headers: Any = None) -> Iterator:
             yield from records
 
 
-def _read_one(plan: FetchPlan) -> tuple:
+def _handle(plan: FetchPlan, result: tuple) -> tuple:
+    """Apply the message handler to a read made without it (a group's thread).
+
+    A handler that raises fails the shard as it does inside the reader: a permanent error
+    header naming stream, shard and record, nothing delivered, and the iterator the read
+    started from, so the records are not skipped.
+    """
+    header, records = result
+    if header.error_kind is not None or not records:
+        return result
+    handled: list = []
+    try:
+        for record in records:
+            handled.append(plan.transform(record))
+    except Exception as exc:
+        failed = records[len(handled)]
+        error = MessageHandlerError(
+            f"message handler failed on stream {plan.stream_name!r}, shard "
+            f"{plan.shard_id}, record {failed.sequence_number}/"
+            f"{failed.sub_sequence_number}: {exc!r}"
+        )
+        log.warning(
+            "reading shard %s of %s failed (permanent): %s", plan.shard_id, plan.stream_name, error
+        )
+        failed_header = header._replace(
+            records=0,
+            first_esn=None,
+            last_esn=None,
+            data_bytes=0,
+            shard_ended=False,
+            child_shard_ids=(),
+            next_iterator=plan.iterator,
+            error_kind="permanent",
+            error=str(error),
+            error_type=type(error).__name__,
+        )
+        return failed_header, []
+    return header, handled
+
+
+def _read_one(plan: FetchPlan, with_handler: bool = True) -> tuple:
     """(header, records) of one shard; a failure becomes an error header, not a raise."""
     started = time.monotonic()
-    reader = plan.reader(iterator=plan.iterator)
+    reader = plan.reader(iterator=plan.iterator, with_handler=with_handler)
     try:
         batch = reader.read(
             max_records=plan.max_records,

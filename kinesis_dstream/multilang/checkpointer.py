@@ -81,15 +81,25 @@ class ChildCheckpointer:
                 try:
                     target = ExtendedSequenceNumber(sequence_number, sub_sequence_number or 0)
                 except (ValueError, TypeError):
-                    log.warning("shard %s: the child asked to checkpoint at %r/%r: not a sequence "
-                                "number", self.shard_id, sequence_number, sub_sequence_number)
+                    log.warning(
+                        "shard %s: the child asked to checkpoint at %r/%r: not a sequence number",
+                        self.shard_id,
+                        sequence_number,
+                        sub_sequence_number,
+                    )
                     return ILLEGAL_ARGUMENT
-            if target < self.last or self.largest < target or (
-                target.is_sentinel and not target.is_shard_end and sequence_number is not None
+            if (
+                target < self.last
+                or self.largest < target
+                or (target.is_sentinel and not target.is_shard_end and sequence_number is not None)
             ):
                 log.warning(
                     "shard %s: refusing checkpoint %s: outside [last checkpoint %s, largest "
-                    "position given %s]", self.shard_id, target, self.last, self.largest
+                    "position given %s]",
+                    self.shard_id,
+                    target,
+                    self.last,
+                    self.largest,
                 )
                 return ILLEGAL_ARGUMENT
             if target.is_sentinel and not target.is_shard_end:

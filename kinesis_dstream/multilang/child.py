@@ -102,13 +102,18 @@ class ChildProcess:
         deadline = time.monotonic() + grace_s
         code = _wait(process, grace_s)
         if code is None:
-            log.warning("child %d of shard %s did not exit %.1fs after its stdin closed: "
-                        "terminating it", process.pid, self.shard_id, grace_s)
+            log.warning(
+                "child %d of shard %s did not exit %.1fs after its stdin closed: terminating it",
+                process.pid,
+                self.shard_id,
+                grace_s,
+            )
             process.terminate()
             code = _wait(process, 2.0)
         if code is None:
-            log.error("child %d of shard %s ignored SIGTERM: killing it", process.pid,
-                      self.shard_id)
+            log.error(
+                "child %d of shard %s ignored SIGTERM: killing it", process.pid, self.shard_id
+            )
             process.kill()
             code = _wait(process, 5.0)
         left = max(0.5, deadline - time.monotonic())

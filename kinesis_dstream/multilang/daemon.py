@@ -115,9 +115,13 @@ class MultiLangDaemon:
         Returns the exit code: 0 after a stop, 1 after a child failed or hung.
         """
         self.table.create_if_missing()
-        log.info("worker %s of application %s on stream %s: running %r",
-                 self.worker_id, self.config.application_name, self.config.stream_name,
-                 self.config.executable_name)
+        log.info(
+            "worker %s of application %s on stream %s: running %r",
+            self.worker_id,
+            self.config.application_name,
+            self.config.stream_name,
+            self.config.executable_name,
+        )
         self.coordinator.start()
         try:
             while not stop.is_set() and self.exit_code == 0:
@@ -165,13 +169,20 @@ class MultiLangDaemon:
                 with self._lock:
                     self._retry_at[worker.shard_id] = time.monotonic() + RETRY_PAUSE_S
             elif outcome is Outcome.FAILED and self.exit_code == 0:
-                log.error("the child of shard %s failed: stopping the daemon (exit 1), as the "
-                          "Java MultiLangDaemon does", worker.shard_id)
+                log.error(
+                    "the child of shard %s failed: stopping the daemon (exit 1), as the "
+                    "Java MultiLangDaemon does",
+                    worker.shard_id,
+                )
                 self.exit_code = 1
             elif outcome is Outcome.HUNG and self.exit_code == 0:
-                log.error("the child of shard %s did not answer within timeoutInSeconds=%g: "
-                          "halting (exit 1, leases not released), as the Java MultiLangDaemon "
-                          "does", worker.shard_id, self.config.timeout_s or 0)
+                log.error(
+                    "the child of shard %s did not answer within timeoutInSeconds=%g: "
+                    "halting (exit 1, leases not released), as the Java MultiLangDaemon "
+                    "does",
+                    worker.shard_id,
+                    self.config.timeout_s or 0,
+                )
                 self.exit_code = 1
                 self._halt = True
 
@@ -194,8 +205,11 @@ class MultiLangDaemon:
         deadline = time.monotonic() + 2 * grace + 1.0
         for worker in workers:
             if not worker.join(max(0.0, deadline - time.monotonic())):
-                log.error("shard %s: its child did not finish within %.1fs of the stop: "
-                          "killing it", worker.shard_id, 2 * grace + 1.0)
+                log.error(
+                    "shard %s: its child did not finish within %.1fs of the stop: killing it",
+                    worker.shard_id,
+                    2 * grace + 1.0,
+                )
                 worker.halt()
         for worker in workers:
             if not worker.join(grace + 10.0):

@@ -193,8 +193,11 @@ class MessageReader:
                     continue
                 message = parse(line)
                 if message is None:
-                    log.info("skipping unexpected line on stdout of shard %s: %s",
-                             self._shard_id, line[:500])
+                    log.info(
+                        "skipping unexpected line on stdout of shard %s: %s",
+                        self._shard_id,
+                        line[:500],
+                    )
                     continue
                 self._queue.put(message)
         except (OSError, ValueError):  # closed under us at stop

@@ -284,8 +284,11 @@ def _refuse_if_it_changes_what_the_app_sees(props: dict, where: str) -> None:
             "daemon never sends an empty processRecords; remove the key"
         )
     if props.get("cleanupLeasesUponShardCompletion", "true").lower() == "false":
-        log.info("cleanupLeasesUponShardCompletion=false%s: finished leases are still deleted "
-                 "once their children have started", where)
+        log.info(
+            "cleanupLeasesUponShardCompletion=false%s: finished leases are still deleted "
+            "once their children have started",
+            where,
+        )
 
 
 def _stream(props: dict, where: str) -> tuple:
@@ -299,8 +302,9 @@ def _stream(props: dict, where: str) -> tuple:
                 "(arn:aws:kinesis:<region>:<account>:stream/<name>)"
             )
         if name and name != match.group(3):
-            log.warning("streamArn%s names stream %s; streamName=%s is ignored",
-                        where, match.group(3), name)
+            log.warning(
+                "streamArn%s names stream %s; streamName=%s is ignored", where, match.group(3), name
+            )
         return match.group(3), match.group(1)
     if not name:
         raise PropertiesError(f"property streamName (or streamArn) is required{where}")

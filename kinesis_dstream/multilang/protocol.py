@@ -110,8 +110,12 @@ class ShardProtocol:
                     ) from None
                 if now - warned_at >= self.warn_every_s:
                     warned_at = now
-                    log.warning("the child of shard %s has not answered %s for %.0fs",
-                                self.shard_id, action, now - started)
+                    log.warning(
+                        "the child of shard %s has not answered %s for %.0fs",
+                        self.shard_id,
+                        action,
+                        now - started,
+                    )
                 continue
             if isinstance(reply, CheckpointRequest):
                 if checkpoints:
@@ -119,12 +123,17 @@ class ShardProtocol:
                         reply.sequence_number, reply.sub_sequence_number
                     )
                 else:
-                    log.error("the child of shard %s asked to checkpoint during %s: no "
-                              "checkpointer then", self.shard_id, action)
+                    log.error(
+                        "the child of shard %s asked to checkpoint during %s: no checkpointer then",
+                        self.shard_id,
+                        action,
+                    )
                     error = INVALID_STATE
-                self._send(messages.checkpoint_reply(
-                    reply.sequence_number, reply.sub_sequence_number, error
-                ))
+                self._send(
+                    messages.checkpoint_reply(
+                        reply.sequence_number, reply.sub_sequence_number, error
+                    )
+                )
                 continue
             if isinstance(reply, Status):
                 if reply.response_for != action:
@@ -133,5 +142,6 @@ class ShardProtocol:
                         f"{reply.response_for!r} while {action!r} was pending"
                     )
                 return
-            raise ProtocolError(f"unexpected message from the child of shard {self.shard_id}: "
-                                f"{reply!r}")
+            raise ProtocolError(
+                f"unexpected message from the child of shard {self.shard_id}: {reply!r}"
+            )

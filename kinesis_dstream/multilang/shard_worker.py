@@ -151,8 +151,12 @@ class ShardWorker:
             try:
                 child.stop(grace)
             finally:
-                log.info("shard %s worker done: %s, %d records delivered", self.shard_id,
-                         self.outcome.value if self.outcome else "?", self.records_delivered)
+                log.info(
+                    "shard %s worker done: %s, %d records delivered",
+                    self.shard_id,
+                    self.outcome.value if self.outcome else "?",
+                    self.records_delivered,
+                )
                 self._on_done(self)
 
     def _converse(self, protocol: ShardProtocol, checkpointer: ChildCheckpointer) -> Outcome:
@@ -182,8 +186,13 @@ class ShardWorker:
                     raise
                 wait = _READ_RETRY_S[min(failures, len(_READ_RETRY_S) - 1)]
                 failures += 1
-                log.warning("shard %s: read failed (%d in a row), retrying in %.1fs: %s",
-                            self.shard_id, failures, wait, exc)
+                log.warning(
+                    "shard %s: read failed (%d in a row), retrying in %.1fs: %s",
+                    self.shard_id,
+                    failures,
+                    wait,
+                    exc,
+                )
                 self._wake.wait(wait)
                 continue
             failures = 0

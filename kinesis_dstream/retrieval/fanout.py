@@ -343,6 +343,7 @@ class FanOutShardReader:
                 shard_id=self.shard_id,
                 stream_name=self.stream_name,
                 stats=self.stats,
+                drop_outside_shard=self._config.drop_outside_shard,
             )
             if self._drop_through is not None:
                 users = records_after(users, self._drop_through)

@@ -16,6 +16,7 @@ query finds its own consumer, as Databricks' default (the query id) does.
 from __future__ import annotations
 
 import logging
+import uuid
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -124,6 +125,12 @@ class StreamConsumers:
         self._index = stream_index
         self.options = options
         self.handle: Any = None
+        # A consumer this runner will deregister at its stop gets a name of its own: a
+        # restarted query's runner must never adopt one that its predecessor, still
+        # stopping, is about to delete (a name the user gave is the user's to keep unique).
+        self._suffix = ""
+        if options.require_deregistration and not options.consumer_names:
+            self._suffix = "_" + uuid.uuid4().hex[:8]
 
     def arn(self, query: str) -> str:
         """The consumer's ARN, registering it (and waiting until ACTIVE) if need be."""
@@ -136,7 +143,7 @@ class StreamConsumers:
                 self.stream_name,
                 consumer_name=None
                 if options.consumer_arn
-                else options.name_for(self._index, query),
+                else options.name_for(self._index, query) + self._suffix,
                 consumer_arn=options.consumer_arn,
                 reregister=True,
                 refresh_interval_s=options.refresh_interval_ms / 1000.0,

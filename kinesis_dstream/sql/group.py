@@ -18,7 +18,7 @@ from typing import Any
 from pyspark.sql.datasource import InputPartition
 
 from .endstore import EndStore
-from .partition import RangePartition, ReadSettings, deliver, discard, prepare
+from .partition import SPILL_BYTES, RangePartition, ReadSettings, deliver, discard, prepare
 
 #: Threads one task reads its ranges with.
 MAX_READ_THREADS = 16
@@ -58,7 +58,8 @@ def read_task(partition: Any, store: EndStore, settings: ReadSettings) -> Iterat
     parts = partition.parts
     threads = min(len(parts), MAX_READ_THREADS)
     with ThreadPoolExecutor(threads, thread_name_prefix="kinesis-range") as pool:
-        futures = [pool.submit(prepare, part, store, settings) for part in parts]
+        spill = SPILL_BYTES // len(parts)  # the task's memory bound, shared by its ranges
+        futures = [pool.submit(prepare, part, store, settings, spill) for part in parts]
         prepared = []
         failure = None
         for future in futures:  # every range finishes (or fails) before anything yields

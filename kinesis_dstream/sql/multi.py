@@ -109,8 +109,14 @@ class MultiStreamRunner:
                 self._committed[index] = part
 
     def stop(self) -> None:
-        for runner in self.runners:
-            runner.stop()
+        failures = []
+        for runner in self.runners:  # every stream's stop runs, whatever another's did
+            try:
+                runner.stop()
+            except Exception as exc:
+                failures.append(exc)
+        if failures:
+            raise failures[0]
 
     def set_cutoff(self, cutoff: Optional[datetime]) -> None:
         for runner in self.runners:

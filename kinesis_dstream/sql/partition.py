@@ -77,7 +77,9 @@ def read_partition(part: RangePartition, store: EndStore, settings: ReadSettings
     yield from deliver(part, settings, prepare(part, store, settings))
 
 
-def prepare(part: RangePartition, store: EndStore, settings: ReadSettings) -> Any:
+def prepare(
+    part: RangePartition, store: EndStore, settings: ReadSettings, spill_bytes: int = 0
+) -> Any:
     """The network half of a range: its fresh read (end recorded), or its recorded end.
 
     Returns the buffer of a fresh read that won the end store's create-if-absent, else
@@ -88,7 +90,7 @@ def prepare(part: RangePartition, store: EndStore, settings: ReadSettings) -> An
     recorded = store.get(part.key)
     if recorded is not None:
         return recorded
-    batches = _Buffer()
+    batches = _Buffer(spill_bytes)
     try:
         end = _read_fresh(part, settings, batches)
         recorded = store.put_if_absent(part.key, end)
@@ -284,7 +286,9 @@ class _Buffer:
         self._batches.append(batch)
         self._held += batch.nbytes
         if self._held > self._spill_bytes:
-            fd, self._path = tempfile.mkstemp(prefix="kinesis-range-", suffix=".arrows")
+            fd, self._path = tempfile.mkstemp(
+                prefix="kinesis-range-", suffix=".arrows", dir=_spill_dir()
+            )
             os.close(fd)
             self._writer = pa.ipc.new_stream(self._path, ARROW_SCHEMA)
             for held in self._batches:
@@ -312,6 +316,12 @@ class _Buffer:
             os.unlink(self._path)
             self._writer = self._path = None
         self._batches = []
+
+
+def _spill_dir() -> Optional[str]:
+    """Spark's local directory when set (removed with the application), else the default."""
+    local = os.environ.get("SPARK_LOCAL_DIRS", "").split(",")[0]
+    return local if local and os.path.isdir(local) else None
 
 
 def _read_recorded(part: RangePartition, settings: ReadSettings, end: RangeEnd) -> Iterator[Any]:

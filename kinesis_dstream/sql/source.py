@@ -141,6 +141,7 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def stop(self) -> None:
         """Spark's graceful stop of the query (not called when the driver dies)."""
+        _ignore_sigterm()  # a SIGTERM arriving now must not cut the stop short
         runner, self._runner = self._runner, None
         if runner is not None:
             runner.stop()
@@ -149,6 +150,13 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 def _describe(partition: Any) -> str:
     parts = getattr(partition, "parts", (partition,))
     return ", ".join(f"{p.stream_name}/{p.shard_id}" for p in parts)
+
+
+def _ignore_sigterm() -> None:
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
 def _stop_on_sigterm() -> None:
