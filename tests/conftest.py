@@ -111,3 +111,16 @@ def spark(local_aws):
     sc.stop()
     os.environ.clear()
     os.environ.update(saved)
+
+
+@pytest.fixture(scope="module")
+def session(spark):
+    """A SparkSession on the session's SparkContext, both Kinesis data sources registered."""
+    from pyspark.sql import SparkSession
+
+    from kinesis_dstream.sql import AwsKinesisDataSource, KinesisDataSource
+
+    ss = SparkSession(spark)
+    ss.dataSource.register(KinesisDataSource)
+    ss.dataSource.register(AwsKinesisDataSource)
+    return ss

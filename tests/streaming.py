@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from typing import Callable
@@ -98,3 +99,13 @@ def progress_of(stream_name: str) -> dict:
     from kinesis_dstream import progress
 
     return next((p for p in progress() if p["stream"] == stream_name), {})
+
+
+@contextlib.contextmanager
+def running(query):
+    """Stop a Structured Streaming query however the test ends."""
+    try:
+        yield query
+    finally:
+        if query.isActive:
+            query.stop()

@@ -120,17 +120,6 @@ def test_create_stream_delivers_every_word_of_aws_kinesis_agg_aggregates(
         assert sorted(items) == sorted(f"plain-{i}" for i in range(200))
 
 
-@pytest.fixture(scope="module")
-def session(spark):
-    from pyspark.sql import SparkSession
-
-    from kinesis_dstream.sql import KinesisDataSource
-
-    ss = SparkSession(spark)
-    ss.dataSource.register(KinesisDataSource)
-    return ss
-
-
 @pytest.mark.spark
 @pytest.mark.parametrize("drop", [False, True])
 def test_the_source_delivers_every_record_of_aws_kinesis_agg_aggregates(

@@ -7,13 +7,14 @@ connector documents.
 
 from __future__ import annotations
 
-import contextlib
 import json
 
 import pytest
 
 from kinesis_dstream import KinesisProducer
 from kinesis_dstream.retrieval.streams import ensure_stream
+
+from .streaming import running
 
 pytestmark = pytest.mark.spark
 
@@ -32,27 +33,6 @@ AWSLABS_COLUMNS = [
     "sequenceNumber",
     "approximateArrivalTimestamp",
 ]
-
-
-@pytest.fixture(scope="module")
-def session(spark):
-    from pyspark.sql import SparkSession
-
-    from kinesis_dstream.sql import AwsKinesisDataSource, KinesisDataSource
-
-    ss = SparkSession(spark)
-    ss.dataSource.register(KinesisDataSource)
-    ss.dataSource.register(AwsKinesisDataSource)
-    return ss
-
-
-@contextlib.contextmanager
-def running(query):
-    try:
-        yield query
-    finally:
-        if query.isActive:
-            query.stop()
 
 
 def put(kinesis, stream, n, prefix):

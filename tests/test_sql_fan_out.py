@@ -7,7 +7,6 @@ stream consumer the driver found or registered.
 
 from __future__ import annotations
 
-import contextlib
 import time
 import uuid
 
@@ -17,28 +16,9 @@ from kinesis_dstream import KinesisProducer
 from kinesis_dstream.retrieval.consumers import list_consumers, register_consumer
 from kinesis_dstream.retrieval.streams import ensure_stream
 
+from .streaming import running
+
 pytestmark = pytest.mark.spark
-
-
-@pytest.fixture(scope="module")
-def session(spark):
-    from pyspark.sql import SparkSession
-
-    from kinesis_dstream.sql import AwsKinesisDataSource, KinesisDataSource
-
-    ss = SparkSession(spark)
-    ss.dataSource.register(KinesisDataSource)
-    ss.dataSource.register(AwsKinesisDataSource)
-    return ss
-
-
-@contextlib.contextmanager
-def running(query):
-    try:
-        yield query
-    finally:
-        if query.isActive:
-            query.stop()
 
 
 def fill(kinesis, stream):

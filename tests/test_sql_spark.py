@@ -1,6 +1,5 @@
 """The Structured Streaming source on local Spark and moto's server."""
 
-import contextlib
 import datetime as dt
 import json
 import threading
@@ -12,29 +11,9 @@ from kinesis_dstream import KinesisProducer
 from kinesis_dstream.demo.readback import read_all_records
 from kinesis_dstream.retrieval.streams import ensure_stream
 
+from .streaming import running
+
 pytestmark = pytest.mark.spark
-
-
-@pytest.fixture(scope="module")
-def session(spark):
-    from pyspark.sql import SparkSession
-
-    from kinesis_dstream.sql import AwsKinesisDataSource, KinesisDataSource
-
-    ss = SparkSession(spark)
-    ss.dataSource.register(KinesisDataSource)
-    ss.dataSource.register(AwsKinesisDataSource)
-    return ss
-
-
-@contextlib.contextmanager
-def running(query):
-    """Stop the query however the test ends."""
-    try:
-        yield query
-    finally:
-        if query.isActive:
-            query.stop()
 
 
 def source(session, local_aws, stream, tmp_path, fmt="kinesis", **options):
