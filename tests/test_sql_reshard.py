@@ -9,7 +9,7 @@ import pytest
 from kinesis_dstream import KinesisProducer
 from kinesis_dstream.retrieval.streams import ensure_stream, wait_active
 
-from .test_sql_spark import running, session  # noqa: F401
+from .streaming import running
 
 pytestmark = [pytest.mark.spark, pytest.mark.kinesalite]
 
@@ -25,7 +25,7 @@ def open_shards(kinesis, stream):
 
 
 def test_a_split_and_a_merge_lose_nothing_and_keep_per_key_order(
-    session,  # noqa: F811
+    session,
     kinesalite,
     unique_name,
     tmp_path,

@@ -12,8 +12,8 @@ from kinesis_dstream.demo.readback import read_all_records
 from kinesis_dstream.kpl import MAGIC
 from kinesis_dstream.retrieval.streams import ensure_stream
 
-from .streaming import Collected
-from .test_sql_spark import available_now, running, session, source  # noqa: F401
+from .streaming import Collected, running
+from .test_sql_spark import available_now, source
 
 pytestmark = pytest.mark.spark
 
@@ -32,7 +32,7 @@ def rows_dir(tmp_path, n, prefix="row"):
     return directory, Counter(zip(table["data"].to_pylist(), table["partitionKey"].to_pylist()))
 
 
-def write_stream(session, local_aws, stream, directory, tmp_path, **options):  # noqa: F811
+def write_stream(session, local_aws, stream, directory, tmp_path, **options):
     df = session.readStream.schema("data string, partitionKey string, extra long").parquet(
         str(directory)
     )
@@ -46,13 +46,13 @@ def write_stream(session, local_aws, stream, directory, tmp_path, **options):  #
     )
 
 
-def read_back(session, local_aws, stream, tmp_path, name):  # noqa: F811
+def read_back(session, local_aws, stream, tmp_path, name):
     _, got = available_now(session, source(session, local_aws, stream, tmp_path), tmp_path, name)
     return got
 
 
 def test_ten_thousand_rows_written_by_write_stream_read_back_by_the_source(
-    session,  # noqa: F811
+    session,
     local_aws,
     kinesis,
     unique_name,
@@ -69,7 +69,7 @@ def test_ten_thousand_rows_written_by_write_stream_read_back_by_the_source(
 
 
 def test_aggregated_writes_are_kpl_aggregates_that_both_readers_de_aggregate(
-    session,  # noqa: F811
+    session,
     spark,
     local_aws,
     kinesis,
@@ -112,7 +112,7 @@ def test_aggregated_writes_are_kpl_aggregates_that_both_readers_de_aggregate(
 
 
 def test_a_sink_whose_stream_does_not_exist_fails_naming_stream_and_endpoint(
-    session,  # noqa: F811
+    session,
     local_aws,
     unique_name,
     tmp_path,
@@ -127,7 +127,7 @@ def test_a_sink_whose_stream_does_not_exist_fails_naming_stream_and_endpoint(
 
 
 def test_missing_sink_columns_fail_before_the_query_starts(
-    session,  # noqa: F811
+    session,
     local_aws,
     kinesis,
     unique_name,
