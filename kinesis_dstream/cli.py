@@ -186,10 +186,43 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _consumers(args: argparse.Namespace) -> int:
-    from .retrieval.consumers import run_command
+def consumers_command(
+    action: str,
+    stream_name: str,
+    consumer_name: Optional[str],
+    endpoint_url: Optional[str] = None,
+    region_name: Optional[str] = None,
+    out: Any = None,
+) -> int:
+    """``kinesis-dstream consumers list|register|deregister``: prints, returns the exit code."""
+    from .aws import create_client
+    from .retrieval import consumers as api
 
-    return run_command(args.action, args.stream, args.consumer, args.endpoint_url, args.region)
+    out = out or sys.stdout
+    if action != "list" and not consumer_name:
+        raise ValueError(f"consumers {action} needs --consumer NAME")
+    client = create_client("kinesis", region_name=region_name, endpoint_url=endpoint_url)
+    if action == "register":
+        consumer = api.register_consumer(client, stream_name, str(consumer_name))
+        print(f"{consumer.name}  {consumer.status.value}  {consumer.arn}", file=out)
+    elif action == "deregister":
+        if not api.deregister_consumer(client, stream_name, consumer_name=consumer_name):
+            print(f"no consumer {consumer_name!r} on stream {stream_name!r}", file=out)
+            return 1
+        print(f"deregistered {consumer_name!r} of stream {stream_name!r}", file=out)
+    else:
+        consumers = api.list_consumers(client, stream_name)
+        for consumer in consumers:
+            created = consumer.created.isoformat() if consumer.created else "-"
+            print(f"{consumer.name}  {consumer.status.value}  {created}  {consumer.arn}", file=out)
+        print(f"{len(consumers)} consumer(s) on stream {stream_name!r}", file=out)
+    return 0
+
+
+def _consumers(args: argparse.Namespace) -> int:
+    return consumers_command(
+        args.action, args.stream, args.consumer, args.endpoint_url, args.region
+    )
 
 
 def _error(message: str) -> None:

@@ -11,9 +11,9 @@ import pytest
 
 from kinesis_dstream.backoff import Backoff
 from kinesis_dstream.errors import ConsumerError
+from kinesis_dstream.retrieval.consumer_handle import ConsumerHandle
 from kinesis_dstream.retrieval.consumers import (
     ConsumerConfig,
-    ConsumerHandle,
     ConsumerStatus,
     deregister_consumer,
     ensure_consumer,

@@ -2,9 +2,8 @@
 
 A consumer is registered once per application (by name) and its ARN is what executor
 tasks subscribe with. Glue's ``fanoutConsumerARN`` names an existing consumer: then
-nothing is registered and nothing deregistered. A consumer deleted under a running query
-is found by :meth:`ConsumerHandle.refresh` (every refresh interval): re-registered, or a
-:class:`~..errors.ConsumerError`, by the caller's choice.
+nothing is registered and nothing deregistered. A running query's consumer is watched by
+:class:`.consumer_handle.ConsumerHandle`.
 
 Kinesis limits this code respects: 20 consumers per stream (50 on On-demand Advantage),
 RegisterStreamConsumer 5 calls a second per account and at most 5 consumers CREATING at
@@ -19,7 +18,6 @@ from __future__ import annotations
 import enum
 import functools
 import logging
-import sys
 import time
 from dataclasses import dataclass
 from datetime import datetime
@@ -355,130 +353,3 @@ def deregister_consumer(
         return False
     log.info("deregistered consumer %s of stream %s", consumer_arn or consumer_name, stream_name)
     return True
-
-
-class ConsumerHandle:
-    """The consumer a running query reads with, re-checked every ``refresh_interval_s``.
-
-    ``reregister`` says what a consumer deleted under the query becomes: registered again
-    by name (tasks then subscribe with the new :attr:`arn`), or a :class:`ConsumerError`.
-    A consumer given by ARN is never registered: its deletion is always an error.
-    Driver-side; one owner (the source), no thread of its own.
-    """
-
-    def __init__(
-        self,
-        client: Any,
-        stream_name: str,
-        *,
-        consumer_name: Optional[str] = None,
-        consumer_arn: Optional[str] = None,
-        reregister: bool = False,
-        refresh_interval_s: float = 60.0,
-        config: ConsumerConfig = DEFAULT_CONFIG,
-        clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], None] = time.sleep,
-    ) -> None:
-        self._client = client
-        self.stream_name = stream_name
-        self._by_arn = consumer_arn is not None
-        self._reregister = reregister and not self._by_arn
-        self._interval_s = refresh_interval_s
-        self._config = config
-        self._clock = clock
-        self._sleep = sleep
-        self.consumer = ensure_consumer(
-            client,
-            stream_name,
-            consumer_name=consumer_name,
-            consumer_arn=consumer_arn,
-            config=config,
-            clock=clock,
-            sleep=sleep,
-        )
-        self._checked_at = clock()
-        self.reregistrations = 0
-
-    @property
-    def arn(self) -> str:
-        return self.consumer.arn
-
-    def refresh(self, force: bool = False) -> Consumer:
-        """Check the consumer if the interval passed (or ``force``); returns the current one."""
-        if not force and self._clock() - self._checked_at < self._interval_s:
-            return self.consumer
-        self._checked_at = self._clock()
-        found = describe_consumer(
-            self._client,
-            consumer_arn=self.consumer.arn,
-            stream_name=self.stream_name,
-            config=self._config,
-        )
-        if found is not None and found.status is not ConsumerStatus.DELETING:
-            self.consumer = found
-            return found
-        if not self._reregister:
-            raise _error(
-                f"consumer {self.consumer.name!r} was deleted under the running query "
-                "(re-registering it was not asked for)",
-                self.stream_name,
-                self.consumer.arn,
-                self._client,
-                operation="DescribeStreamConsumer",
-                code="ResourceNotFoundException",
-            )
-        log.warning(
-            "consumer %s of stream %s was deleted; registering it again",
-            self.consumer.name,
-            self.stream_name,
-        )
-        self.consumer = register_consumer(
-            self._client,
-            self.stream_name,
-            self.consumer.name,
-            config=self._config,
-            clock=self._clock,
-            sleep=self._sleep,
-        )
-        self.reregistrations += 1
-        return self.consumer
-
-    def deregister(self) -> bool:
-        """Deregister the consumer (on a graceful stop, when asked); never one given by ARN."""
-        if self._by_arn:
-            return False
-        return deregister_consumer(
-            self._client, self.stream_name, consumer_arn=self.consumer.arn, config=self._config
-        )
-
-
-def run_command(
-    action: str,
-    stream_name: str,
-    consumer_name: Optional[str],
-    endpoint_url: Optional[str] = None,
-    region_name: Optional[str] = None,
-    out: Any = None,
-) -> int:
-    """``kinesis-dstream consumers list|register|deregister``: prints, returns the exit code."""
-    from ..aws import create_client
-
-    out = out or sys.stdout
-    if action != "list" and not consumer_name:
-        raise ValueError(f"consumers {action} needs --consumer NAME")
-    client = create_client("kinesis", region_name=region_name, endpoint_url=endpoint_url)
-    if action == "register":
-        consumer = register_consumer(client, stream_name, str(consumer_name))
-        print(f"{consumer.name}  {consumer.status.value}  {consumer.arn}", file=out)
-    elif action == "deregister":
-        if not deregister_consumer(client, stream_name, consumer_name=consumer_name):
-            print(f"no consumer {consumer_name!r} on stream {stream_name!r}", file=out)
-            return 1
-        print(f"deregistered {consumer_name!r} of stream {stream_name!r}", file=out)
-    else:
-        consumers = list_consumers(client, stream_name)
-        for consumer in consumers:
-            created = consumer.created.isoformat() if consumer.created else "-"
-            print(f"{consumer.name}  {consumer.status.value}  {created}  {consumer.arn}", file=out)
-        print(f"{len(consumers)} consumer(s) on stream {stream_name!r}", file=out)
-    return 0

@@ -134,7 +134,7 @@ class StreamConsumers:
 
     def arn(self, query: str) -> str:
         """The consumer's ARN, registering it (and waiting until ACTIVE) if need be."""
-        from ..retrieval.consumers import ConsumerHandle
+        from ..retrieval.consumer_handle import ConsumerHandle
 
         if self.handle is None:
             options = self.options
