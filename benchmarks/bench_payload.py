@@ -77,13 +77,19 @@ def best_rate(fn, runs: int = 5) -> float:
 def main() -> None:
     json_payloads = [
         orjson.dumps(
-            {"id": i, "user": f"user-{i % 977}", "amount": i / 7, "ok": i % 2 == 0,
-             "at": f"2026-11-23T08:{i // 60 % 60:02d}:{i % 60:02d}Z"}
+            {
+                "id": i,
+                "user": f"user-{i % 977}",
+                "amount": i / 7,
+                "ok": i % 2 == 0,
+                "at": f"2026-11-23T08:{i // 60 % 60:02d}:{i % 60:02d}Z",
+            }
         )
         for i in range(N)
     ]
-    csv_payloads = [f"{i},user-{i % 977},{i / 7},true,2026-11-23T08:00:00Z".encode() for i in
-                    range(N)]
+    csv_payloads = [
+        f"{i},user-{i % 977},{i / 7},true,2026-11-23T08:00:00Z".encode() for i in range(N)
+    ]
     schema = output_schema(PAYLOAD, ["shardId", "sequenceNumber"], True)
     json_parser = PayloadParser(
         PayloadFormat.parse("json", "(StructType)"), schema, ("shardId", "sequenceNumber"), True
@@ -113,8 +119,10 @@ def main() -> None:
     print(f"{N:,} JSON records of ~{len(joined) // N} bytes, best of 5")
     print(f"orjson.loads alone              {loads_only:12,.0f} rows/s")
     print(f"pyarrow.json.read_json (joined) {arrow:12,.0f} rows/s")
-    print(f"parse json (orjson)             {rate:12,.0f} rows/s  "
-          f"{rate / loads_only:.2f} of loads alone, {rate / arrow:.2f} of pyarrow")
+    print(
+        f"parse json (orjson)             {rate:12,.0f} rows/s  "
+        f"{rate / loads_only:.2f} of loads alone, {rate / arrow:.2f} of pyarrow"
+    )
     print(f"parse json, gzip per record     {rate_gzip:12,.0f} rows/s  {rate_gzip / rate:.2f}")
     print(f"parse json (stdlib json)        {rate_stdlib:12,.0f} rows/s  {rate_stdlib / rate:.2f}")
     print(f"parse csv                       {rate_csv:12,.0f} rows/s  {rate_csv / rate:.2f}")

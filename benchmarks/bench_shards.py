@@ -1,19 +1,30 @@
 """Cost that should follow the data, not the shard count: a fixed trickle over many shards.
 
-    python -m benchmarks.bench_shards [--shards 4,32,128] [--rate 500] [--seconds 20]
-                                      [--paths createStream,source]
+    python -m benchmarks.bench_shards [--shards 4,32,128] [--rate 500] [--seconds 30]
+                                      [--warmup 5] [--paths createStream,source]
+                                      [--idle-poll-ms 2000]
 
 One local server (moto's, in a child process). For each shard count, a producer in its
 own process puts ``--rate`` records a second (spread over every shard by key), each
 carrying its put time, for ``--seconds``; the reader under test runs from LATEST with 1 s
 batches (createStream) or a 1 s trigger (the source, into foreachBatch). Printed per shard
-count: records put and delivered, latency put -> output p50/p99, and the CPU seconds per
-second of our processes (this driver, its JVM and Python workers) apart from the server's.
+count: records put and delivered, latency put -> output p50/p99 of the records put after
+the first ``--warmup`` seconds (the reader's first rounds, Python workers and JIT are not
+the steady state), the CPU seconds per second of our processes (this driver, its JVM and
+Python workers) apart from the server's, and GetRecords calls (createStream: shard reads
+in rounds; the source: the driver's peeks) per second. ``--idle-poll-ms 0`` reads every
+shard every round (the baseline for idle polling: run both in one session).
+
+Leases: from 256 shards on, createStream runs with ``failoverTimeMs=30000``: moto's
+server takes 7-9 s for a renewal pass of 512 leases (one UpdateItem each), longer than
+the default 10 s failover allows (on DynamoDB a pass takes milliseconds).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import json
 import multiprocessing
 import os
 import statistics
@@ -74,8 +85,12 @@ def produce(env: dict, stream: str, seconds: int, rate: int) -> None:
 class Run:
     """One shard count on one path: delays of delivered records and the CPU spent."""
 
-    def __init__(self, aws, shards: int, rate: int, seconds: int) -> None:
+    def __init__(self, aws, shards: int, rate: int, seconds: int, warmup: float) -> None:
         self.aws, self.shards, self.rate, self.seconds = aws, shards, rate, seconds
+        self.warmup = warmup
+        self.measure_from = float("inf")  # put time (epoch s) of the first measured record
+        self.delivered = 0
+        self.reads = lambda: 0  # GetRecords calls so far
         self.stream = f"bench-shards-{shards}-{uuid.uuid4().hex[:6]}"
         self.delays: list = []
         self.lock = threading.Lock()
@@ -84,7 +99,8 @@ class Run:
     def add(self, put_times: list) -> None:
         now = time.time()
         with self.lock:
-            self.delays.extend(now - t for t in put_times)
+            self.delivered += len(put_times)
+            self.delays.extend(now - t for t in put_times if t >= self.measure_from)
 
     def drive(self, started: threading.Event) -> dict:
         """Produce, wait for delivery (bounded), and measure CPU while producing."""
@@ -92,32 +108,41 @@ class Run:
             raise SystemExit(f"{self.stream}: the reader did not start within 120 s")
         time.sleep(2.0)  # the reader is past its start-up
         server = {self.aws.pid}
-        cpu0, t0 = _tree_cpu_s(os.getpid(), server), time.monotonic()
+        with self.lock:
+            self.delivered = 0
+            self.delays.clear()
+        self.measure_from = time.time() + self.warmup
+        cpu0, t0, reads0 = _tree_cpu_s(os.getpid(), server), time.monotonic(), self.reads()
         producer = multiprocessing.get_context("spawn").Process(
             target=produce, args=(self.aws.env(), self.stream, self.seconds, self.rate)
         )
         producer.start()
         producer.join(self.seconds + 120)
         cpu1, t1 = _tree_cpu_s(os.getpid(), server | {producer.pid}), time.monotonic()
+        reads1 = self.reads()
         sent = self.seconds * self.rate
         deadline = time.monotonic() + 30
-        while len(self.delays) < sent and time.monotonic() < deadline:
+        while self.delivered < sent and time.monotonic() < deadline:
             time.sleep(0.2)
         with self.lock:
             delays = sorted(self.delays)
+            delivered = self.delivered
         return {
             "sent": sent,
-            "delivered": len(delays),
+            "delivered": delivered,
+            "reads_per_s": (reads1 - reads0) / (t1 - t0),
             "p50": statistics.median(delays) if delays else float("nan"),
             "p99": delays[max(0, int(len(delays) * 0.99) - 1)] if delays else float("nan"),
             "cpu_per_s": (cpu1 - cpu0) / (t1 - t0),
         }
 
 
-def run_create_stream(sc, aws, shards: int, rate: int, seconds: int) -> dict:
+def run_create_stream(sc, aws, shards: int, args) -> dict:
     from pyspark.streaming import StreamingContext
 
-    run = Run(aws, shards, rate, seconds)
+    from kinesis_dstream.dstream.context import progress
+
+    run = Run(aws, shards, args.rate, args.seconds, args.warmup)
     ssc = StreamingContext(sc, 1)
     app = f"bench-{uuid.uuid4().hex[:8]}"
     lines = KinesisUtils.createStream(
@@ -131,7 +156,15 @@ def run_create_stream(sc, aws, shards: int, rate: int, seconds: int) -> dict:
         dynamoDBEndpointUrl=aws.endpoint_url,
         cloudWatchEndpointUrl=aws.endpoint_url,
         metricsLevel=2,
+        failoverTimeMs=30_000 if shards >= 256 else 10_000,
+        idleShardPollMs=args.idle_poll_ms,
     )
+
+    def reads() -> int:  # shard reads made: every planned read of every round
+        mine = [p for p in progress() if p["stream"] == run.stream]
+        return sum(p["shard_reads"] for p in mine)
+
+    run.reads = reads
     lines.foreachRDD(lambda rdd: run.add(rdd.map(lambda x: float(x.split(" ")[0])).collect()))
     started = threading.Event()
     ssc.start()
@@ -151,8 +184,8 @@ def run_create_stream(sc, aws, shards: int, rate: int, seconds: int) -> dict:
         ssc.stop(stopSparkContext=False, stopGraceFully=False)
 
 
-def run_source(spark, aws, shards: int, rate: int, seconds: int) -> dict:
-    run = Run(aws, shards, rate, seconds)
+def run_source(spark, aws, shards: int, args) -> dict:
+    run = Run(aws, shards, args.rate, args.seconds, args.warmup)
     started = threading.Event()
 
     def each(batch_df, _batch_id):
@@ -172,6 +205,7 @@ def run_source(spark, aws, shards: int, rate: int, seconds: int) -> dict:
         .option("region", aws.region_name)
         .option("metadataPath", ends)
         .option("initialPosition", "latest")
+        .option("idleShardPollMs", str(args.idle_poll_ms))
         .load()
     )
     query = (
@@ -189,18 +223,31 @@ def run_source(spark, aws, shards: int, rate: int, seconds: int) -> dict:
             )
             time.sleep(0.5)
         time.sleep(1.0)
-        with run.lock:
-            run.delays.clear()
+        run.reads = functools.partial(_peeks, query)
         return run.drive(started)
     finally:
         query.stop()
+
+
+def _peeks(query) -> int:
+    """The driver's peek calls so far, from the source's reported latest offset."""
+    progress = query.lastProgress or {}
+    for source in progress.get("sources", []):
+        report = source.get("latestOffset")
+        if isinstance(report, str):
+            report = json.loads(report)
+        if isinstance(report, dict) and "peekCalls" in report:
+            return int(report["peekCalls"])
+    return 0
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--shards", default="4,32,128")
     parser.add_argument("--rate", type=int, default=500)
-    parser.add_argument("--seconds", type=int, default=20)
+    parser.add_argument("--seconds", type=int, default=30)
+    parser.add_argument("--warmup", type=float, default=5.0)
+    parser.add_argument("--idle-poll-ms", type=int, default=2000)
     parser.add_argument("--paths", default="createStream,source")
     args = parser.parse_args()
     counts = [int(n) for n in args.shards.split(",")]
@@ -222,17 +269,22 @@ def main() -> None:
         sc.setLogLevel("ERROR")
         spark = SparkSession(sc)
         spark.dataSource.register(KinesisDataSource)
-        print(f"{args.rate} records/s for {args.seconds} s, moto's server, local[2], 1 s batches")
-        print("path          shards      put  delivered   p50 s   p99 s   our CPU s/s")
+        print(
+            f"{args.rate} records/s for {args.seconds} s (latency after the first "
+            f"{args.warmup:g} s), moto's server, local[2], 1 s batches, idleShardPollMs="
+            f"{args.idle_poll_ms}"
+        )
+        print("path          shards      put  delivered   p50 s   p99 s   our CPU s/s  reads/s")
         for path in args.paths.split(","):
             for shards in counts:
                 if path == "createStream":
-                    result = run_create_stream(sc, aws, shards, args.rate, args.seconds)
+                    result = run_create_stream(sc, aws, shards, args)
                 else:
-                    result = run_source(spark, aws, shards, args.rate, args.seconds)
+                    result = run_source(spark, aws, shards, args)
                 print(
                     f"{path:<13} {shards:>6} {result['sent']:>8,} {result['delivered']:>10,} "
-                    f"{result['p50']:>7.2f} {result['p99']:>7.2f} {result['cpu_per_s']:>13.2f}",
+                    f"{result['p50']:>7.2f} {result['p99']:>7.2f} {result['cpu_per_s']:>13.2f} "
+                    f"{result['reads_per_s']:>8.0f}",
                     flush=True,
                 )
         sc.stop()

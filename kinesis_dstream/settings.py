@@ -21,6 +21,8 @@ DEFAULT_MAX_BUFFER_BYTES = 256 * 1024 * 1024
 DEFAULT_RETAIN_S = 60.0
 DEFAULT_SHARD_SYNC_INTERVAL_S = 60.0
 DEFAULT_METRICS_INTERVAL_S = 10.0
+#: The longest an idle shard (nothing read, not behind) goes unread (see retrieval.idle).
+DEFAULT_MAX_IDLE_WAIT_S = 2.0
 #: The default grouping's largest group (the fetch task's read threads).
 MAX_AUTO_SHARDS_PER_TASK = 16
 
@@ -68,6 +70,9 @@ class StreamSettings:
     #: Shards one fetch-round task reads (concurrently); None: enough to make at most two
     #: tasks per core of the application (:func:`shards_per_task`).
     shards_per_task: Optional[int] = None
+    #: The longest an idle shard waits between two rounds that read it; at or below
+    #: ``fetch_interval_s``: every round reads every shard.
+    max_idle_wait_s: float = DEFAULT_MAX_IDLE_WAIT_S
     extra: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -105,6 +110,8 @@ class StreamSettings:
             raise ValueError(
                 f"metrics sink must be 'cloudwatch' or 'log', got {self.metrics_sink!r}"
             )
+        if not self.max_idle_wait_s >= 0:
+            raise ValueError(f"max_idle_wait_s must be >= 0, got {self.max_idle_wait_s!r}")
         if self.retain_s < 0:
             raise ValueError(f"retain_s must be >= 0, got {self.retain_s}")
 

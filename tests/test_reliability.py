@@ -22,6 +22,19 @@ pytestmark = pytest.mark.spark
 DYNAMODB_OPERATIONS = ("DescribeTable", "Scan", "GetItem", "PutItem", "UpdateItem", "DeleteItem")
 
 
+def put_until_injected(producer, proxy, operation, injected, batches, batch, pause_s):
+    """Put ``batches`` batches, and more until the proxy injected ``injected`` faults into
+    ``operation`` (bounded): how many reads a run makes depends on the machine's load."""
+    deadline = time.monotonic() + 60
+    done = 0
+    while done < batches or (
+        proxy.injected.get(operation, 0) < injected and time.monotonic() < deadline
+    ):
+        producer.put(batch)
+        done += 1
+        time.sleep(pause_s)
+
+
 @pytest.fixture
 def proxy(local_aws):
     proxy = FaultProxy(local_aws.endpoint_url).start()
@@ -82,9 +95,7 @@ def test_throttled_reads_and_lease_writes_lose_nothing(
 
     def produce():
         producer = Producer(unique_name, kinesis)
-        for _ in range(10):
-            producer.put(200)
-            time.sleep(0.3)
+        put_until_injected(producer, proxy, "GetRecords", 3, 10, 200, 0.3)
         return producer
 
     run(
@@ -105,9 +116,7 @@ def test_iterators_expiring_mid_read_lose_nothing(spark, local_aws, kinesis, pro
 
     def produce():
         producer = Producer(unique_name, kinesis)
-        for _ in range(8):
-            producer.put(150)
-            time.sleep(0.3)
+        put_until_injected(producer, proxy, "GetRecords", 5, 8, 150, 0.3)
         return producer
 
     run(

@@ -21,6 +21,7 @@ from ..settings import (
     DEFAULT_FETCH_INTERVAL_S,
     DEFAULT_MAX_BUFFER_BYTES,
     DEFAULT_MAX_BUFFER_RECORDS,
+    DEFAULT_MAX_IDLE_WAIT_S,
     DEFAULT_MAX_RECORDS_PER_FETCH,
     DEFAULT_METRICS_INTERVAL_S,
     DEFAULT_RETAIN_S,
@@ -194,6 +195,7 @@ class KinesisUtils:
         metricsSink: str = "cloudwatch",
         dropAggregatesOutsideShard: bool = False,
         shardsPerTask: Optional[int] = None,
+        idleShardPollMs: int = int(DEFAULT_MAX_IDLE_WAIT_S * 1000),
     ) -> Any:
         """Create an input stream that pulls messages from a Kinesis stream.
 
@@ -209,7 +211,10 @@ class KinesisUtils:
         ``dropAggregatesOutsideShard=True`` drops their whole aggregate as the KCL does
         (for streams written only by the KPL; counted too). ``shardsPerTask`` (Databricks'
         name): shards one fetch task reads, concurrently; by default enough for at most two
-        tasks per core, so a round of many quiet shards stays cheap. Explicit keys are never written
+        tasks per core, so a round of many quiet shards stays cheap. ``idleShardPollMs``: the
+        longest a shard that returned nothing while at its tip waits for its next read (the
+        wait doubles per idle round up to it; the first record resets it; at or below
+        ``fetchIntervalMs`` every round reads every shard). Explicit keys are never written
         to Spark checkpoints or logs; after a restart from a checkpoint the default
         credential chain is used.
         """
@@ -265,6 +270,7 @@ class KinesisUtils:
             metrics_sink=metricsSink,
             drop_aggregates_outside_shard=bool(dropAggregatesOutsideShard),
             shards_per_task=shardsPerTask,
+            max_idle_wait_s=idleShardPollMs / 1000,
             explicit_credentials=credentials is not None,
         )
         return create(ssc, settings, credentials)
@@ -383,6 +389,10 @@ class _Builder:
         """The KCL's rule: drop KPL aggregates holding a user record outside the shard's
         hash range (counted). Without it such records are delivered and counted."""
         return self._set("drop_aggregates_outside_shard", bool(drop))
+
+    def idleShardPollMs(self, millis: int) -> _Builder:
+        """The longest an idle shard (nothing read, at its tip) waits for its next read."""
+        return self._set("max_idle_wait_s", millis / 1000)
 
     def build(self) -> Any:
         """A DStream of each record's data (bytes), as the Scala builder's ``build()``."""

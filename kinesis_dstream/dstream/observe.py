@@ -183,6 +183,8 @@ class ReceiverObserver:
             "bytes_fetched": stats.data_bytes,
             "rounds": stats.rounds,
             "transient_read_failures": stats.transient_failures,
+            "shard_reads": stats.shard_reads,
+            "idle_reads_skipped": stats.idle_reads_skipped,
             # per shard: user_records_outside_shard, aggregates_dropped, user_records_dropped
             "kpl_outside_shard": self.outside_shard.snapshot(),
             "buffered_records": book.buffered()[0],

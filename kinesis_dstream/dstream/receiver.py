@@ -32,6 +32,7 @@ from typing import Any, Optional
 
 from ..leases.lease import Lease
 from ..ledger import Ledger
+from ..retrieval.idle import IdlePolling
 from ..retrieval.reader import StartPosition
 from ..retrieval.streams import require_stream
 from ..settings import StreamSettings
@@ -72,7 +73,8 @@ class KinesisReceiver:
         self.observer = ReceiverObserver(settings, credentials.get("cloudwatch"), self.coordinator)
         self._lock = threading.Lock()
         self._ledger = Ledger()
-        self._book = FetchBook(settings.stream_name, self._ledger, time.monotonic)
+        idle = IdlePolling(settings.fetch_interval_s, settings.max_idle_wait_s)
+        self._book = FetchBook(settings.stream_name, self._ledger, time.monotonic, idle)
         self._batches = BatchBook()
         self._state = ReceiverState.NEW
         self.fetcher = Fetcher(

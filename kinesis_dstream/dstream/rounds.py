@@ -28,6 +28,7 @@ from ..backoff import Backoff
 from ..errors import KinesisDStreamError, MessageHandlerError
 from ..esn import ExtendedSequenceNumber
 from ..ledger import Ledger, ShardPhase, Slice
+from ..retrieval.idle import IdlePolling, is_idle_read
 from ..retrieval.reader import StartPosition
 from .compat import count_in_jvm
 from .fetch import RangeHeader, fetch
@@ -57,6 +58,8 @@ class Cursor:
     children: tuple = ()
     failures: int = 0  # consecutive transient failures
     retry_at: float = 0.0  # monotonic time before which the shard is not read
+    idle_reads: int = 0  # reads in a row that found nothing at the shard's tip
+    skip_rounds: int = 0  # rounds that pass an idle shard by before it is read again
 
 
 @dataclass(eq=False)
@@ -88,14 +91,25 @@ class FetchStats:
     data_bytes: int = 0
     rounds_skipped_full_buffer: int = 0
     transient_failures: int = 0
+    #: Shard reads planned in rounds (one GetRecords each).
+    shard_reads: int = 0
+    #: Shard reads left out of rounds because the shard was idle (see retrieval.idle).
+    idle_reads_skipped: int = 0
     last_millis_behind: dict = field(default_factory=dict)
 
 
 class FetchBook:
     """Cursors of the held shards and the rounds still cached; guarded by the caller."""
 
-    def __init__(self, stream_name: str, ledger: Ledger, clock: Callable[[], float]) -> None:
+    def __init__(
+        self,
+        stream_name: str,
+        ledger: Ledger,
+        clock: Callable[[], float],
+        idle: Optional[IdlePolling] = None,
+    ) -> None:
         self.stream_name = stream_name
+        self.idle = idle  # None: every round reads every shard
         self.ledger = ledger
         self.cursors: dict = {}  # shard id -> Cursor
         self.rounds: dict = {}  # round id -> Round, until unpersisted
@@ -127,15 +141,23 @@ class FetchBook:
         return sum(r.records for r in waiting), sum(r.data_bytes for r in waiting)
 
     def readable(self, ready: set) -> list:
-        """(shard id, cursor) of every shard a round may read now, sorted."""
+        """(shard id, cursor) of every shard the round being planned reads, sorted.
+
+        Called once per round: an idle shard's skipped rounds are counted down here.
+        """
         now = self._clock()
         for shard_id in ready:
             self.ledger.set_ready(shard_id)
-        return [
-            (shard_id, cursor)
-            for shard_id, cursor in sorted(self.cursors.items())
-            if self.ledger.phase(shard_id) is ShardPhase.READING and cursor.retry_at <= now
-        ]
+        shards = []
+        for shard_id, cursor in sorted(self.cursors.items()):
+            if self.ledger.phase(shard_id) is not ShardPhase.READING or cursor.retry_at > now:
+                continue
+            if cursor.skip_rounds > 0:
+                cursor.skip_rounds -= 1
+                self.stats.idle_reads_skipped += 1
+                continue
+            shards.append((shard_id, cursor))
+        return shards
 
     def record(self, round_: Round) -> bool:
         """Take in a round's outcomes. True if it holds anything a batch must deliver."""
@@ -150,6 +172,7 @@ class FetchBook:
                 continue
             cursor.failures = 0
             cursor.iterator = header.next_iterator
+            self._pace(cursor, header)
             if header.records:
                 seq, sub = header.last_esn
                 cursor.position = StartPosition.after_checkpoint(str(seq), sub)
@@ -160,13 +183,25 @@ class FetchBook:
             except ValueError as exc:  # a range out of order: a bug or a broken server
                 self._block(plan.shard_id, cursor, str(exc), None)
         self.stats.rounds += 1
+        self.stats.shard_reads += len(round_.plans)
         self.stats.records += round_.records
         self.stats.data_bytes += round_.data_bytes
         if keep:
             self.rounds[round_.round_id] = round_
         return keep
 
+    def _pace(self, cursor: Cursor, header: RangeHeader) -> None:
+        """An idle read makes the shard skip rounds; anything else has it read every round."""
+        if self.idle is not None and is_idle_read(
+            header.records, header.millis_behind_latest, header.shard_ended
+        ):
+            cursor.idle_reads += 1
+            cursor.skip_rounds = self.idle.rounds_to_skip(cursor.idle_reads)
+        else:
+            cursor.idle_reads = cursor.skip_rounds = 0
+
     def _failed(self, shard_id: str, cursor: Cursor, header: RangeHeader) -> None:
+        cursor.idle_reads = cursor.skip_rounds = 0
         cursor.iterator = header.next_iterator
         if header.error_kind == "transient" and cursor.failures + 1 < MAX_TRANSIENT_FAILURES:
             self.stats.transient_failures += 1

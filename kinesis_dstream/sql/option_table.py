@@ -71,6 +71,7 @@ SOURCE_ALIASES = {
     "coalesceThresholdBlockSize": ("coalesceThresholdBlockSize",),
     "coalesceBinSize": ("coalesceBinSize",),
     "dropAggregatesOutsideShard": ("dropAggregatesOutsideShard",),
+    "idleShardPollMs": ("idleShardPollMs",),
     # enhanced fan-out
     "consumerMode": ("consumerMode",),
     "consumerType": ("consumerType",),

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from ..backoff import Backoff
+from ..retrieval.idle import DEFAULT_MAX_IDLE_WAIT_S
 from ..retrieval.reader import DEFAULT_READ_BACKOFF, MAX_RECORDS_PER_CALL
 from .connection import Connection, OptionError, parse_connection
 from .endstore_s3 import is_s3_url, parse_s3_url
@@ -215,6 +216,8 @@ class SourceOptions:
     end_store: EndStoreOptions = EndStoreOptions()
     #: The KCL's drop of KPL aggregates holding a user record outside the shard's range.
     drop_aggregates_outside_shard: bool = False
+    #: The longest an idle shard (its peek found nothing, at its tip) goes unpeeked.
+    idle_shard_poll_ms: float = DEFAULT_MAX_IDLE_WAIT_S * 1000
     #: Databricks' maxFetchRate: bytes a second one range read may take from its shard.
     max_fetch_rate_mb_s: Optional[float] = None
     #: maxFetchDuration / maxFetchTimeInMs / maxFetchTimePerShardSec: a range read's time.
@@ -267,6 +270,7 @@ class SourceOptions:
             fail_on_data_loss=bool_value(found, "failOnDataLoss", False),
             end_store=_end_store(found),
             drop_aggregates_outside_shard=bool_value(found, "dropAggregatesOutsideShard", False),
+            idle_shard_poll_ms=time_ms(found, "idleShardPollMs", DEFAULT_MAX_IDLE_WAIT_S * 1000),
             max_fetch_rate_mb_s=max_rate,
             max_fetch_time_ms=_one_of_times(
                 found, ("maxFetchDuration", "maxFetchTimeInMs", "maxFetchTimePerShardSec")

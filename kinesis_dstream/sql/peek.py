@@ -12,7 +12,10 @@ follows the shard at the next period, and the runner decides what an unsettled s
 means (see :meth:`~.runner.SourceRunner._find_data`).
 
 Per shard the peeker keeps its iterator, so an idle shard costs one GetRecords call per
-``minFetchPeriod`` and no GetShardIterator.
+peek and no GetShardIterator; and an idle shard (its peeks settle at the tip, nothing
+found) is peeked less often, its wait doubling up to ``idleShardPollMs``
+(:mod:`..retrieval.idle`). A new position (its records were read) starts over at
+``minFetchPeriod``: a busy shard is never slowed.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from typing import Any, Callable, Optional
 from ..backoff import Backoff, call_with_retry
 from ..errors import DependencyError, KinesisServiceError, ThrottledError
 from ..kpl import deaggregate
+from ..retrieval.idle import IdlePolling, is_idle_read
 from ..retrieval.reader import esn_key
 from .positions import Position, start_position
 
@@ -60,6 +64,7 @@ class _ShardState:
     check_retained: bool = False
     last_call_at: Optional[float] = None
     saw_after_cutoff: bool = False
+    idle_peeks: int = 0  # peeks in a row that settled at the tip with nothing found
     result: PeekResult = field(default_factory=PeekResult)
 
 
@@ -72,10 +77,11 @@ class Peeker:
         stream_name: str,
         min_period_s: float,
         clock: Callable[[], float] = time.monotonic,
+        max_idle_wait_s: float = 0.0,
     ) -> None:
         self._client = client
         self.stream_name = stream_name
-        self._min_period_s = min_period_s
+        self._idle = IdlePolling(min_period_s, max_idle_wait_s)
         self._clock = clock
         self._states: dict = {}  # shard id -> _ShardState; one thread peeks a shard at a time
         self.calls = 0
@@ -105,7 +111,8 @@ class Peeker:
         if result.settled and cutoff is not None:
             return result  # nothing before the cutoff: settled for this AvailableNow run
         now = self._clock()
-        if state.last_call_at is not None and now - state.last_call_at < self._min_period_s:
+        wait_s = self._idle.wait_s(state.idle_peeks)
+        if state.last_call_at is not None and now - state.last_call_at < wait_s:
             return result
         state.last_call_at = now
         first = state.iterator is None
@@ -197,3 +204,7 @@ class Peeker:
         # an empty page with MillisBehindLatest > 0 says nothing (Kinesis returns those
         # on the way through old data): the next peek follows NextShardIterator
         result.settled = not users and (state.saw_after_cutoff or result.millis_behind_latest == 0)
+        if is_idle_read(len(users), result.millis_behind_latest, result.drained):
+            state.idle_peeks += 1
+        else:
+            state.idle_peeks = 0

@@ -63,7 +63,13 @@ class SourceRunner:
         self._clock = clock
         # The peek counts every user record as data, also those the KCL's rule (if asked
         # for) drops: the executor's read then consumes them and records the counts.
-        self.peeker = Peeker(client, self.stream, options.min_fetch_period_ms / 1000.0, clock)
+        self.peeker = Peeker(
+            client,
+            self.stream,
+            options.min_fetch_period_ms / 1000.0,
+            clock,
+            max_idle_wait_s=options.idle_shard_poll_ms / 1000.0,
+        )
         #: KPL user records outside their shard's range, from the recorded range ends.
         self.outside_shard = OutsideShardTally(self.stream, options.drop_aggregates_outside_shard)
         self._outside_warned_at: Optional[float] = None
@@ -204,6 +210,7 @@ class SourceRunner:
             "userRecordsOutsideShard": outside[OUTSIDE],
             "aggregatesDroppedOutsideShard": outside[AGGREGATES_DROPPED],
             "userRecordsDroppedOutsideShard": outside[RECORDS_DROPPED],
+            "peekCalls": self.peeker.calls,  # GetShardIterator and GetRecords, so far
         }
 
     def _warn_outside_shard(self) -> None:
