@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import pickle
 import time
 from datetime import datetime, timezone
@@ -21,7 +22,7 @@ from kinesis_dstream.retrieval.events import (
     starting_position,
 )
 from kinesis_dstream.retrieval.fanout import FanOutConfig, FanOutShardReader
-from kinesis_dstream.retrieval.reader import WHOLE_RECORD, StartPosition
+from kinesis_dstream.retrieval.reader import WHOLE_RECORD, ReaderConfig, StartPosition
 from kinesis_dstream.retrieval.streams import ensure_stream
 
 from .ministack_server import MinistackServer
@@ -538,3 +539,44 @@ def test_a_reader_built_on_a_client_spec_pickles_without_its_subscription(
                 mini, unique_name, SHARD0, StartPosition.latest(), consumer_arn=consumer
             )
         )
+
+
+@pytest.mark.parametrize("drop", [False, True])
+def test_an_aggregate_spanning_shards_is_delivered_and_counted_or_dropped_when_asked(
+    mini, unique_name, drop
+):
+    ensure_stream(mini, unique_name, 2)
+    consumer = _consumer(mini, unique_name)
+    aggregator = RecordAggregator()  # not shard-aware: its keys hash over both shards
+    keys = [f"key-{i}" for i in range(20)]
+    for key in keys:
+        aggregator.add(key.encode(), key)
+    (entry,) = aggregator.flush()
+    shard_id = mini.put_record(StreamName=unique_name, **entry)["ShardId"]
+    (shard,) = [
+        s for s in mini.list_shards(StreamName=unique_name)["Shards"] if s["ShardId"] == shard_id
+    ]
+    low, high = (
+        int(shard["HashKeyRange"]["StartingHashKey"]),
+        int(shard["HashKeyRange"]["EndingHashKey"]),
+    )
+    outside = [k for k in keys if not low <= int(hashlib.md5(k.encode()).hexdigest(), 16) <= high]
+    assert 0 < len(outside) < len(keys)  # the aggregate spans both shards
+    with FanOutShardReader(
+        mini,
+        unique_name,
+        shard_id,
+        StartPosition.trim_horizon(),
+        consumer_arn=consumer,
+        hash_key_range=(
+            shard["HashKeyRange"]["StartingHashKey"],
+            shard["HashKeyRange"]["EndingHashKey"],
+        ),
+        config=ReaderConfig(drop_outside_shard=drop),
+        fanout=FAST,
+    ) as reader:
+        got = [r.data for r in _drain(reader, max_records=100)]
+    assert got == ([] if drop else [k.encode() for k in keys])
+    assert reader.stats.user_records_outside_shard == len(outside)
+    assert reader.stats.aggregates_dropped == (1 if drop else 0)
+    assert reader.stats.user_records_dropped == (len(keys) if drop else 0)

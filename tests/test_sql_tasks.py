@@ -12,7 +12,8 @@ import time
 import pytest
 
 from kinesis_dstream.retrieval.streams import ensure_stream
-from kinesis_dstream.sql.group import GroupPartition
+from kinesis_dstream.sql.group import GroupPartition, plan_tasks
+from kinesis_dstream.sql.offsets import ShardRange
 from kinesis_dstream.sql.partition import RangePartition
 from kinesis_dstream.sql.runner import CONSUMER_LAG_METRIC
 
@@ -216,3 +217,30 @@ def test_a_deleted_stream_fails_the_query_naming_it(local_aws, kinesis, unique_n
         while time.monotonic() < deadline:  # ListShards answers for a deleting stream
             reader.latestOffset(start, _all())
             time.sleep(0.1)
+
+
+def _ranges(stream, count):
+    return [
+        RangePartition(stream, f"shard-{i:03d}", f"k{i}", "q", ShardRange("TRIM_HORIZON", 10))
+        for i in range(count)
+    ]
+
+
+def test_by_default_ranges_near_their_tip_are_grouped_and_a_backlog_reads_wide():
+    quiet = _ranges("s", 128)
+    lags = {("s", p.shard_id): 200 for p in quiet}
+    tasks = plan_tasks(quiet, None, None, lags)
+    assert [len(t.parts) for t in tasks] == [16] * 8  # 128 quiet shards: 8 tasks
+    assert [p for t in tasks for p in t.parts] == quiet  # each range once, in order
+    few = _ranges("s", 4)
+    assert plan_tasks(few, None, None, {("s", p.shard_id): 0 for p in few}) == few
+    behind = {("s", p.shard_id): (60_000 if i < 3 else 0) for i, p in enumerate(quiet)}
+    tasks = plan_tasks(quiet, None, None, behind)
+    assert tasks[:3] == quiet[:3]  # catching up: a task each
+    assert [len(t.parts) for t in tasks[3:]] == [16] * 7 + [13]
+    # unknown lag (a replay after a restart: no peek yet): a task each, as before
+    assert plan_tasks(quiet, None, None, {}) == quiet
+    # another stream's lag does not count for this one
+    assert plan_tasks(few, None, None, {("other", p.shard_id): 0 for p in few}) == few
+    # an explicit shardsPerTask wins
+    assert [len(t.parts) for t in plan_tasks(few, 3, None, {})] == [3, 1]

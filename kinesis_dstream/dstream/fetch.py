@@ -228,6 +228,12 @@ def _read_one(plan: FetchPlan, with_handler: bool = True) -> tuple:
     return header, batch.records
 
 
+def warm_up(client: ClientSpec) -> None:
+    """Executor side of the fetcher's warm-up: this module and the reader are imported
+    (unpickling this function did it) and the Kinesis client is built and cached."""
+    client.client()
+
+
 class HeaderList:
     """Spark AccumulatorParam (by its two methods) gathering RangeHeaders from tasks."""
 

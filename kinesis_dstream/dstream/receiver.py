@@ -117,6 +117,8 @@ class KinesisReceiver:
         """Start; a :meth:`stop` meanwhile (the state went to STOPPED) is honoured after
         each blocking step, so no worker outlives a stop that raced its start."""
         self.fetcher.configure(sc)
+        if fetcher:
+            self.fetcher.start_warm_up()  # overlaps the lease table's set-up below
         require_stream(self.kinesis_spec.client(), self.settings.stream_name)
         self.table.create_if_missing()
         with self._lock:

@@ -6,14 +6,22 @@ shard has a few records; on a stream of many quiet shards that cost dominates. A
 parts concurrently (one thread per range, each recording its own end, as a task of one
 range would), then yields them one after another. Every range keeps its own end record, so
 replays and recovery are exactly those of single ranges.
+
+Without ``shardsPerTask`` the batch's ranges are grouped by what the peeks said: a range
+of a shard near its tip (at most :data:`AUTO_GROUP_LAG_MS` behind at its last peek: a
+trickle since the last batch) joins a group, up to :data:`AUTO_SHARDS_PER_TASK` a task
+and at least :data:`AUTO_MIN_TASKS` tasks; a shard further behind (catching up, its range
+may be large) or of unknown lag (a replay) gets a task of its own, so a backlog is read
+as widely as before while hundreds of quiet shards cost a few tasks.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import math
+from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Optional
 
 from pyspark.sql.datasource import InputPartition
 
@@ -24,6 +32,10 @@ from .partition import SPILL_BYTES, RangePartition, ReadSettings, deliver, disca
 MAX_READ_THREADS = 16
 #: Data bytes a range may read when fetchBufferSize is shared by very many ranges.
 MIN_RANGE_BYTES = 1024 * 1024
+#: The default grouping (see the module doc).
+AUTO_GROUP_LAG_MS = 10_000
+AUTO_SHARDS_PER_TASK = 16
+AUTO_MIN_TASKS = 4
 
 
 @dataclass(frozen=True)
@@ -33,21 +45,38 @@ class GroupPartition(InputPartition):
     parts: tuple
 
 
-def plan_tasks(parts: list, shards_per_task: int, fetch_buffer_bytes: Any = None) -> list:
+def plan_tasks(
+    parts: list,
+    shards_per_task: Optional[int],
+    fetch_buffer_bytes: Any = None,
+    lag_ms: Optional[Mapping] = None,
+) -> list:
     """The batch's input partitions: ranges alone, or grouped ``shards_per_task`` a task.
 
-    ``fetch_buffer_bytes`` (Databricks' fetchBufferSize) is shared equally by the ranges
-    of the batch as each range's byte bound.
+    ``shards_per_task`` None: the default grouping by ``lag_ms`` ((stream, shard) ->
+    MillisBehindLatest at the last peek; see the module doc). ``fetch_buffer_bytes``
+    (Databricks' fetchBufferSize) is shared equally by the ranges of the batch as each
+    range's byte bound.
     """
     if fetch_buffer_bytes is not None and parts:
         share = max(MIN_RANGE_BYTES, fetch_buffer_bytes // len(parts))
         parts = [replace(p, max_bytes=share) for p in parts]
-    if shards_per_task <= 1:
-        return list(parts)
-    return [
-        GroupPartition(tuple(parts[i : i + shards_per_task]))
-        for i in range(0, len(parts), shards_per_task)
-    ]
+    if shards_per_task is not None:
+        return _groups(list(parts), shards_per_task)
+    lags = lag_ms or {}
+    near: list = []
+    far: list = []
+    for part in parts:
+        lag = lags.get((part.stream_name, part.shard_id))
+        (near if lag is not None and lag <= AUTO_GROUP_LAG_MS else far).append(part)
+    size = min(AUTO_SHARDS_PER_TASK, max(1, math.ceil(len(near) / AUTO_MIN_TASKS)))
+    return far + _groups(near, size)
+
+
+def _groups(parts: list, size: int) -> list:
+    if size <= 1:
+        return parts
+    return [GroupPartition(tuple(parts[i : i + size])) for i in range(0, len(parts), size)]
 
 
 def read_task(partition: Any, store: EndStore, settings: ReadSettings) -> Iterator[Any]:

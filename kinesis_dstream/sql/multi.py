@@ -87,6 +87,10 @@ class MultiStreamRunner:
             limits[index] += 1
         return limits
 
+    def shard_lags(self) -> dict:
+        """(stream, shard) -> MillisBehindLatest at the shard's last peek, every stream."""
+        return {key: lag for runner in self.runners for key, lag in runner.shard_lags().items()}
+
     def partitions(self, end: dict, start: Optional[dict] = None) -> list:
         """The ranges of the streams whose part of the offset moved since ``start``.
 

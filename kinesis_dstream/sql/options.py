@@ -224,8 +224,9 @@ class SourceOptions:
     max_fetch_time_ms: Optional[float] = None
     #: Databricks' fetchBufferSize: data bytes one micro-batch reads, shared by its ranges.
     fetch_buffer_bytes: Optional[int] = None
-    #: Databricks' shardsPerTask: shard ranges one read task reads, concurrently.
-    shards_per_task: int = 1
+    #: Databricks' shardsPerTask: shard ranges one read task reads, concurrently (None:
+    #: ranges of shards near their tip grouped, see sql.group).
+    shards_per_task: Optional[int] = None
     #: Databricks' maxShardsPerDescribe: ListShards page size (None: the service's).
     max_shards_per_describe: Optional[int] = None
     #: client retries (awslabs clientNumRetries..., Glue numRetries...): None = defaults.
@@ -276,7 +277,9 @@ class SourceOptions:
                 found, ("maxFetchDuration", "maxFetchTimeInMs", "maxFetchTimePerShardSec")
             ),
             fetch_buffer_bytes=bytes_value(found, "fetchBufferSize"),
-            shards_per_task=int_value(found, "shardsPerTask", 1, 1, 1000),
+            shards_per_task=(
+                int_value(found, "shardsPerTask", 1, 1, 1000) if "shardsPerTask" in found else None
+            ),
             max_shards_per_describe=describe,
             client_backoff=_backoff(found, "numRetries", "retryIntervalMs", "maxRetryIntervalMs"),
             min_batches_to_retain=int_value(found, "minBatchesToRetain", 2, 1),

@@ -25,6 +25,7 @@ import json
 import logging
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Callable, Optional
@@ -93,6 +94,19 @@ class Peeker:
         return call_with_retry(
             fn, PEEK_BACKOFF, operation=operation, stream_name=self.stream_name, shard_id=shard_id
         )
+
+    def peek_all(self, asks: list, cutoff: Optional[datetime], threads: int) -> list:
+        """:meth:`peek` each (shard id, position, hash key range), ``threads`` at a time."""
+
+        def peek(ask: tuple) -> PeekResult:
+            shard_id, position, hash_key_range = ask
+            return self.peek(shard_id, position, hash_key_range, cutoff)
+
+        threads = min(threads, len(asks))
+        if threads <= 1:
+            return [peek(a) for a in asks]
+        with ThreadPoolExecutor(threads, thread_name_prefix="kinesis-peek") as pool:
+            return list(pool.map(peek, asks))
 
     def peek(
         self,

@@ -14,7 +14,6 @@ import logging
 import time
 import uuid
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any, Callable, Optional
 
@@ -193,6 +192,10 @@ class SourceRunner:
     def set_cutoff(self, cutoff: Optional[datetime]) -> None:
         """AvailableNow: read only what arrived before ``cutoff``."""
         self.cutoff = cutoff
+
+    def shard_lags(self) -> dict:
+        """(stream, shard) -> MillisBehindLatest at the shard's last peek (None: unknown)."""
+        return {(self.stream, shard): lag for shard, lag in self.lag_ms.items()}
 
     def report(self) -> Optional[dict]:
         self._warn_outside_shard()
@@ -385,17 +388,9 @@ class SourceRunner:
 
     def _peek_all(self, shard_ids: list, positions: dict) -> list:
         """Peek at shards, ``checkNewRecordThreads`` at a time (the awslabs option)."""
-
-        def peek(shard_id: str) -> Any:
-            info = self.shards.get(shard_id)
-            hash_range = info.hash_key_range if info else None
-            return self.peeker.peek(shard_id, positions[shard_id], hash_range, self.cutoff)
-
-        threads = min(self.options.check_new_record_threads, len(shard_ids))
-        if threads <= 1:
-            return [peek(s) for s in shard_ids]
-        with ThreadPoolExecutor(threads, thread_name_prefix="kinesis-peek") as pool:
-            return list(pool.map(peek, shard_ids))
+        ranges = {s: info.hash_key_range for s, info in self.shards.items()}
+        asks = [(s, positions[s], ranges.get(s)) for s in shard_ids]
+        return self.peeker.peek_all(asks, self.cutoff, self.options.check_new_record_threads)
 
     def _unsettled_before_cutoff(self, shard_id: str, position: Any, settled: bool) -> bool:
         """During AvailableNow: a shard the peek could not settle is read to find out.

@@ -108,7 +108,9 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         options = self.options
         runner = self.runner
         ranges = runner.partitions(end, start) if self._many else runner.partitions(end)
-        return plan_tasks(ranges, options.shards_per_task, options.fetch_buffer_bytes)
+        return plan_tasks(
+            ranges, options.shards_per_task, options.fetch_buffer_bytes, runner.shard_lags()
+        )
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
         if self.parser is not None:
