@@ -25,6 +25,34 @@ def test_a_batch_takes_only_its_shards_records_from_a_shared_partition():
     assert list(deliver([None] * 3, headers, frozenset({5}), [[0, 1, 2]])(0, iter(items))) == []
 
 
+class EndMarked:
+    """A task's input as PySpark's worker reads it: the end marker is read only by the
+    ``next()`` that finds no more elements (then the worker can be reused)."""
+
+    def __init__(self, items):
+        self._items = iter(items)
+        self.end_read = False
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        try:
+            return next(self._items)
+        except StopIteration:
+            self.end_read = True
+            raise
+
+
+def test_a_batch_task_reads_its_input_to_the_end_marker_so_its_python_worker_is_reused():
+    headers = [header("s0", 2), header("s1", 1)]
+    items = [headers[0], "a0", "a1", headers[1], "b0"]
+    for included in (None, frozenset({0}), frozenset({7})):  # all, part, none of it
+        task_input = EndMarked(items)
+        list(deliver([None] * 2, headers, included, [[0, 1]])(0, task_input))
+        assert task_input.end_read, included
+
+
 def test_an_empty_range_recomputed_with_records_delivers_nothing():
     recorded = [header("s0", 0, None, None), header("s1", 1)]
     recomputed = [header("s0", 2, (5, 0), (6, 0)), "new0", "new1", recorded[1], "b0"]
