@@ -41,8 +41,9 @@ from kinesis_dstream.retrieval.streams import ensure_stream
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def _tree_cpu_s(root: int, skip: set) -> float:
-    """CPU seconds (user + system) of ``root`` and its descendants, minus ``skip``'s trees."""
+def _tree_cpu(root: int, skip: set) -> dict:
+    """pid -> CPU seconds (user + system) of ``root`` and its descendants, minus ``skip``'s
+    trees."""
     children: dict = {}
     times: dict = {}
     for entry in os.listdir("/proc"):
@@ -56,14 +57,45 @@ def _tree_cpu_s(root: int, skip: set) -> float:
         pid, ppid = int(entry), int(fields[1])
         children.setdefault(ppid, []).append(pid)
         times[pid] = (int(fields[11]) + int(fields[12])) / TICKS
-    total, pending = 0.0, [root]
+    found, pending = {}, [root]
     while pending:
         pid = pending.pop()
         if pid in skip:
             continue
-        total += times.get(pid, 0.0)
+        found[pid] = times.get(pid, 0.0)
         pending.extend(children.get(pid, []))
-    return total
+    return found
+
+
+class CpuSampler:
+    """CPU our process tree spends between start() and stop(), sampled every 0.2 s.
+
+    Python workers come and go (their CPU leaves the tree with them, and PySpark's daemon
+    reaps them without adding to its own children's times), so each pid's last sample
+    counts: a process that lived less than a sample period is missed.
+    """
+
+    def __init__(self, root: int, skip: set) -> None:
+        self.root, self.skip = root, skip
+        self.first = _tree_cpu(root, skip)
+        self.last = dict(self.first)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="cpu-sampler", daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.2):
+            self.last.update(_tree_cpu(self.root, self.skip))
+
+    def start(self) -> CpuSampler:
+        self._thread.start()
+        return self
+
+    def stop(self, skip: set) -> float:
+        """CPU seconds spent, without the trees of ``skip`` (the producer)."""
+        self._stop.set()
+        self._thread.join(5)
+        self.last.update(_tree_cpu(self.root, self.skip | skip))
+        return sum(v - self.first.get(pid, 0.0) for pid, v in self.last.items() if pid not in skip)
 
 
 def produce(env: dict, stream: str, seconds: int, rate: int) -> None:
@@ -112,13 +144,14 @@ class Run:
             self.delivered = 0
             self.delays.clear()
         self.measure_from = time.time() + self.warmup
-        cpu0, t0, reads0 = _tree_cpu_s(os.getpid(), server), time.monotonic(), self.reads()
+        sampler = CpuSampler(os.getpid(), server).start()
+        t0, reads0 = time.monotonic(), self.reads()
         producer = multiprocessing.get_context("spawn").Process(
             target=produce, args=(self.aws.env(), self.stream, self.seconds, self.rate)
         )
         producer.start()
         producer.join(self.seconds + 120)
-        cpu1, t1 = _tree_cpu_s(os.getpid(), server | {producer.pid}), time.monotonic()
+        cpu, t1 = sampler.stop({producer.pid}), time.monotonic()
         reads1 = self.reads()
         sent = self.seconds * self.rate
         deadline = time.monotonic() + 30
@@ -133,7 +166,7 @@ class Run:
             "reads_per_s": (reads1 - reads0) / (t1 - t0),
             "p50": statistics.median(delays) if delays else float("nan"),
             "p99": delays[max(0, int(len(delays) * 0.99) - 1)] if delays else float("nan"),
-            "cpu_per_s": (cpu1 - cpu0) / (t1 - t0),
+            "cpu_per_s": cpu / (t1 - t0),
         }
 
 
