@@ -110,8 +110,11 @@ class StreamSettings:
             raise ValueError(
                 f"metrics sink must be 'cloudwatch' or 'log', got {self.metrics_sink!r}"
             )
-        if not self.max_idle_wait_s >= 0:
-            raise ValueError(f"max_idle_wait_s must be >= 0, got {self.max_idle_wait_s!r}")
+        if not 0 <= self.max_idle_wait_s <= 60:  # shard iterators expire after 5 minutes
+            raise ValueError(
+                f"max_idle_wait_s (idleShardPollMs / 1000) must be in [0, 60], "
+                f"got {self.max_idle_wait_s!r}"
+            )
         if self.retain_s < 0:
             raise ValueError(f"retain_s must be >= 0, got {self.retain_s}")
 

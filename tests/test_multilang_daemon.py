@@ -48,8 +48,16 @@ def kclpy() -> Path:
     CACHE.mkdir(parents=True, exist_ok=True)
     download = subprocess.run(
         [
-            sys.executable, "-m", "pip", "download", "--no-binary", ":all:", "--no-deps",
-            f"amazon-kclpy=={KCLPY_VERSION}", "-d", str(CACHE),
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-binary",
+            ":all:",
+            "--no-deps",
+            f"amazon-kclpy=={KCLPY_VERSION}",
+            "-d",
+            str(CACHE),
         ],
         capture_output=True,
         text=True,
@@ -246,13 +254,9 @@ def test_the_kclpy_sample_app_runs_unchanged(aws_env, kclpy, unique_name, tmp_pa
         assert table[shard].checkpoint.sequence_number == seq
         assert table[shard].lease_owner is None  # released at the stop
     # The sample logs each record on its stderr, which the daemon logs with the shard id.
-    stderr = "".join(
-        r.getMessage() for r in caplog.records if r.name.endswith("child.stderr")
-    )
+    stderr = "".join(r.getMessage() for r in caplog.records if r.name.endswith("child.stderr"))
     seen = Counter(SAMPLE_RECORD.findall(stderr))
-    expected = Counter(
-        (pk, seq, "0", str(len(data))) for pk, (_, seq, data) in sent.items()
-    )
+    expected = Counter((pk, seq, "0", str(len(data))) for pk, (_, seq, data) in sent.items())
     assert seen == expected  # every record once, with its key, sequence number and size
     assert "Shutdown has been requested" in stderr
     shard_tagged = [r.getMessage() for r in caplog.records if r.name.endswith("child.stderr")]
@@ -278,9 +282,7 @@ def put_aggregates(kinesis, stream: str, count: int) -> dict:
     return users
 
 
-def test_checkpoint_at_every_sub_record_of_kpl_aggregates(
-    aws_env, kclpy, unique_name, tmp_path
-):
+def test_checkpoint_at_every_sub_record_of_kpl_aggregates(aws_env, kclpy, unique_name, tmp_path):
     local_aws = aws_env
     kinesis = local_aws.client("kinesis")
     ensure_stream(kinesis, unique_name, 2)
@@ -315,9 +317,10 @@ def test_a_processor_that_raises_is_passed_over_as_the_java_daemon_does(
     first = put_all(kinesis, unique_name, 5, "a")
     props = base_props(local_aws, unique_name, unique_name, f"{sys.executable} {PROCESSOR}")
     config = load_properties(str(write_properties(tmp_path / "app.properties", **props)))
-    with caplog.at_level("INFO", logger="kinesis_dstream"), running(config, child_env(
-        kclpy, tmp_path, "raise"
-    )) as run:
+    with (
+        caplog.at_level("INFO", logger="kinesis_dstream"),
+        running(config, child_env(kclpy, tmp_path, "raise")) as run,
+    ):
         wait_for(lambda: len(records_seen(tmp_path)) >= 5, 60, "the first batch")
         shard = next(iter(first.values()))[0]
         # The child swallowed the error (kclpy does) and answered: no checkpoint moved.
@@ -346,9 +349,10 @@ def test_a_processor_that_exits_stops_the_daemon_with_status_1(
     put_all(kinesis, unique_name, 6)
     props = base_props(local_aws, unique_name, unique_name, f"{sys.executable} {PROCESSOR}")
     config = load_properties(str(write_properties(tmp_path / "app.properties", **props)))
-    with caplog.at_level("INFO", logger="kinesis_dstream"), running(
-        config, child_env(kclpy, tmp_path, "exit")
-    ) as run:
+    with (
+        caplog.at_level("INFO", logger="kinesis_dstream"),
+        running(config, child_env(kclpy, tmp_path, "exit")) as run,
+    ):
         run.thread.join(60)
         assert not run.thread.is_alive(), "the daemon did not stop after its child exited"
     assert run.code == 1
@@ -359,9 +363,7 @@ def test_a_processor_that_exits_stops_the_daemon_with_status_1(
     assert "failed: stopping the daemon (exit 1)" in caplog.text
 
 
-def test_a_checkpoint_at_a_position_never_given_is_refused(
-    aws_env, kclpy, unique_name, tmp_path
-):
+def test_a_checkpoint_at_a_position_never_given_is_refused(aws_env, kclpy, unique_name, tmp_path):
     local_aws = aws_env
     kinesis = local_aws.client("kinesis")
     ensure_stream(kinesis, unique_name, 1)
@@ -402,9 +404,7 @@ def test_a_lease_lost_mid_batch_gives_lease_lost_and_no_later_records(
         shard, pid = first[0]["shard"], first[0]["pid"]
         table = LeaseTable(local_aws.client("dynamodb"), unique_name)
         assert table.take(table.get_lease(shard), "thief") is not None  # mid-batch
-        wait_for(
-            lambda: shard not in run.daemon.coordinator.held_leases(), 30, "the loss noticed"
-        )
+        wait_for(lambda: shard not in run.daemon.coordinator.held_leases(), 30, "the loss noticed")
         put_all(kinesis, unique_name, 3, "b")  # never to be given to this child
         (tmp_path / "go").touch()
         wait_for(
@@ -482,8 +482,9 @@ def test_two_daemons_balance_and_one_killed_hands_over_at_its_checkpoints(
             return all(table[s].checkpoint.sequence_number == str(q) for s, q in last.items())
 
         wait_for(checkpointed, 30, "the first records checkpointed")
-        killed_shards = {k for k, v in leases(local_aws, unique_name).items()
-                         if v.lease_owner == "one"}
+        killed_shards = {
+            k for k, v in leases(local_aws, unique_name).items() if v.lease_owner == "one"
+        }
         daemons["one"].send_signal(signal.SIGKILL)
         assert daemons["one"].wait(10) == -signal.SIGKILL
         killed_at = time.time()
@@ -508,7 +509,8 @@ def test_two_daemons_balance_and_one_killed_hands_over_at_its_checkpoints(
     assert all(seen[pk] == 1 for pk in second)  # resumed at the checkpoints, not before
     # The survivor's children for the killed daemon's shards started at its checkpoints.
     taken_over = [
-        e for e in events(out)
+        e
+        for e in events(out)
         if e["event"] == "initialize" and e["shard"] in killed_shards and e["t"] > killed_at
     ]
     assert {e["shard"] for e in taken_over} == killed_shards
@@ -548,8 +550,12 @@ def test_a_split_while_running_delivers_every_record_once_children_after_parent(
             NewStartingHashKey=str(middle),
         )
         wait_for(
-            lambda: kinesis.describe_stream_summary(StreamName=unique_name)[
-                "StreamDescriptionSummary"]["StreamStatus"] == "ACTIVE",
+            lambda: (
+                kinesis.describe_stream_summary(StreamName=unique_name)["StreamDescriptionSummary"][
+                    "StreamStatus"
+                ]
+                == "ACTIVE"
+            ),
             30,
             "the split",
         )
@@ -560,8 +566,11 @@ def test_a_split_while_running_delivers_every_record_once_children_after_parent(
     assert Counter(r["pk"] for r in seen) == Counter([*first, *second])  # each once
     children = {r["shard"] for r in seen} - {parent["ShardId"]}
     assert len(children) == 2
-    ended = [e for e in events(tmp_path)
-             if e["event"] == "shard_ended" and e["shard"] == parent["ShardId"]]
+    ended = [
+        e
+        for e in events(tmp_path)
+        if e["event"] == "shard_ended" and e["shard"] == parent["ShardId"]
+    ]
     assert len(ended) == 1
     first_child_record = min(r["t"] for r in seen if r["shard"] in children)
     assert ended[0]["t"] < first_child_record  # children after their parent
@@ -589,9 +598,10 @@ def test_a_child_past_timeout_in_seconds_halts_the_daemon(aws_env, kclpy, unique
     pids = {e["pid"] for e in events(tmp_path)}
     assert pids
     for pid in pids:  # the hung child was killed, not left behind
-        assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(
-            f"/proc/{pid}/status"
-        ).read_text().lower()
+        assert (
+            not Path(f"/proc/{pid}").exists()
+            or "zombie" in Path(f"/proc/{pid}/status").read_text().lower()
+        )
     (lease,) = leases(local_aws, unique_name).values()
     assert lease.lease_owner == "halting"  # a halt releases nothing: the lease expires
     assert lease.checkpoint.sequence_number == "TRIM_HORIZON"
@@ -664,8 +674,12 @@ def test_a_shard_end_not_checkpointed_is_retried_and_children_wait(
         StreamName=unique_name, ShardToSplit=parent["ShardId"], NewStartingHashKey=str(middle)
     )
     wait_for(
-        lambda: kinesis.describe_stream_summary(StreamName=unique_name)[
-            "StreamDescriptionSummary"]["StreamStatus"] == "ACTIVE",
+        lambda: (
+            kinesis.describe_stream_summary(StreamName=unique_name)["StreamDescriptionSummary"][
+                "StreamStatus"
+            ]
+            == "ACTIVE"
+        ),
         30,
         "the split",
     )

@@ -149,8 +149,9 @@ def test_the_kcl_command_reports_a_bad_file_in_one_line(tmp_path, capsys):
     from kinesis_dstream.cli import main
 
     path = tmp_path / "app.properties"
-    path.write_text("executableName = app.py\nstreamName = s\napplicationName = a\n"
-                    "failoverTimeMilis = 1000\n")
+    path.write_text(
+        "executableName = app.py\nstreamName = s\napplicationName = a\nfailoverTimeMilis = 1000\n"
+    )
     assert main(["kcl", "--properties", str(path)]) == 1
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1

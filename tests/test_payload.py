@@ -205,21 +205,40 @@ def test_json_with_a_schema_converts_types_nulls_missing_and_ignores_extra_keys(
     schema = output_schema(payload, ["sequenceNumber"])
     fmt = PayloadFormat.parse("json", "(given as a StructType here)")
     full = {
-        "id": 7, "name": "n", "score": 2, "ok": True, "at": "2026-11-23T08:00:00Z",
-        "day": "2026-11-23", "price": "12.5", "tags": ["a", None], "inner": {"x": 3},
-        "attrs": {"k": 1}, "extra": "ignored",
+        "id": 7,
+        "name": "n",
+        "score": 2,
+        "ok": True,
+        "at": "2026-11-23T08:00:00Z",
+        "day": "2026-11-23",
+        "price": "12.5",
+        "tags": ["a", None],
+        "inner": {"x": 3},
+        "attrs": {"k": 1},
+        "extra": "ignored",
     }
     out, corrupt = parse_batch(
         records([json.dumps(full).encode(), b'{"id": 8}', gzip.compress(b'{"name": 5}')]),
-        fmt, schema, ["sequenceNumber"],
+        fmt,
+        schema,
+        ["sequenceNumber"],
     )
     assert corrupt == 0
     assert out.schema == arrow_schema(schema)
     first, second, third = rows(out)
     assert first == {
-        "id": 7, "name": "n", "score": 2.0, "ok": True, "at": T0, "day": dt.date(2026, 11, 23),
-        "price": Decimal("12.50"), "tags": ["a", None], "inner": {"x": 3},
-        "attrs": [("k", 1)], CORRUPT_RECORD_COLUMN: None, "sequenceNumber": "100",
+        "id": 7,
+        "name": "n",
+        "score": 2.0,
+        "ok": True,
+        "at": T0,
+        "day": dt.date(2026, 11, 23),
+        "price": Decimal("12.50"),
+        "tags": ["a", None],
+        "inner": {"x": 3},
+        "attrs": [("k", 1)],
+        CORRUPT_RECORD_COLUMN: None,
+        "sequenceNumber": "100",
     }
     assert second["id"] == 8 and second["name"] is None and second["tags"] is None
     assert third["name"] == "5"  # Spark keeps a non-string JSON value's text
@@ -232,15 +251,19 @@ def test_csv_with_a_schema_converts_types_and_pads_short_rows():
     fmt = PayloadFormat.parse("csv", "`a` INT, `b` STRING, `c` DOUBLE", ";")
     out, corrupt = parse_batch(
         records([b'1;"x;y";2.5\n', b"2;;", b"3", bz2.compress(b"4;z;1e3;extra")]),
-        fmt, schema, (), True,
+        fmt,
+        schema,
+        (),
+        True,
     )
     assert corrupt == 0
     assert [(r["a"], r["b"], r["c"]) for r in rows(out)] == [
-        (1, "x;y", 2.5), (2, None, None), (3, None, None), (4, "z", 1000.0)
+        (1, "x;y", 2.5),
+        (2, None, None),
+        (3, None, None),
+        (4, "z", 1000.0),
     ]
-    assert [r[SOURCE_TIMESTAMP_COLUMN] for r in rows(out)][:2] == [
-        T0, T0 + dt.timedelta(seconds=1)
-    ]
+    assert [r[SOURCE_TIMESTAMP_COLUMN] for r in rows(out)][:2] == [T0, T0 + dt.timedelta(seconds=1)]
 
 
 # ---- bad payloads --------------------------------------------------------------------
@@ -314,7 +337,8 @@ def test_inferred_schema_parses_the_sample():
     out, corrupt = parse_batch(records(sample), fmt, output_schema(payload))
     assert corrupt == 0
     assert [(r["a"], r["b"], r["d"]) for r in rows(out)] == [
-        (1.0, {"c": [True]}, None), (2.5, None, "x")
+        (1.0, {"c": [True]}, None),
+        (2.5, None, "x"),
     ]
 
 
@@ -349,13 +373,18 @@ def test_avro_datum_with_a_schema():
     datum = {"_id": "a", "index": "two", "maybe": None, "color": "BLUE", "at": T0}
     out, corrupt = parse_batch(
         records([avro_datum(datum), lzma.compress(avro_datum({**datum, "index": 3})), b"\x02"]),
-        fmt, schema,
+        fmt,
+        schema,
     )
     assert corrupt == 1
     first, second, bad = rows(out)
     assert first == {
-        "_id": "a", "index": {"member0": None, "member1": "two", "member2": None},
-        "maybe": None, "color": "BLUE", "at": T0, CORRUPT_RECORD_COLUMN: None,
+        "_id": "a",
+        "index": {"member0": None, "member1": "two", "member2": None},
+        "maybe": None,
+        "color": "BLUE",
+        "at": T0,
+        CORRUPT_RECORD_COLUMN: None,
     }
     assert second["index"] == {"member0": 3, "member1": None, "member2": None}
     assert bad[CORRUPT_RECORD_COLUMN] == b"\x02" and bad["_id"] is None
@@ -431,8 +460,11 @@ CSV_RICH = struct(
     ("ok", BooleanType()),
 )
 CSV_FIELDS = st.one_of(
-    st.text(max_size=12), st.integers().map(str), st.floats().map(str),
-    st.datetimes().map(dt.datetime.isoformat), st.sampled_from(["true", "FALSE", "", " 1"]),
+    st.text(max_size=12),
+    st.integers().map(str),
+    st.floats().map(str),
+    st.datetimes().map(dt.datetime.isoformat),
+    st.sampled_from(["true", "FALSE", "", " 1"]),
 )
 
 

@@ -140,6 +140,7 @@ def test_options_are_case_insensitive_and_region_comes_from_the_endpoint():
         ),
         ({**BASE, "aggregationEnabled": "true"}, ["unknown option 'aggregationEnabled'"]),
         ({**BASE, "describeShardInterval": "0"}, ["'describeShardInterval'", "> 0"]),
+        ({**BASE, "idleShardPollMs": "10min"}, ["'idleShardPollMs'='10min'", "[0, 60000] ms"]),
         (
             {
                 "streamARN": "arn:aws:kinesis:eu-west-1:123456789012:stream/s",

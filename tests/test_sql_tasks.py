@@ -237,7 +237,12 @@ def test_by_default_ranges_near_their_tip_are_grouped_and_a_backlog_reads_wide()
     behind = {("s", p.shard_id): (60_000 if i < 3 else 0) for i, p in enumerate(quiet)}
     tasks = plan_tasks(quiet, None, None, behind)
     assert tasks[:3] == quiet[:3]  # catching up: a task each
-    assert [len(t.parts) for t in tasks[3:]] == [16] * 7 + [13]
+    assert [len(t.parts) for t in tasks[3:]] == [15, 16, 15, 16, 16, 15, 16, 16]
+    assert [p for t in tasks[3:] for p in t.parts] == quiet[3:]
+    for count, sizes in ((5, [1, 1, 1, 2]), (9, [2, 2, 2, 3]), (20, [5, 5, 5, 5])):
+        parts = _ranges("s", count)  # at least 4 tasks, as even as can be
+        grouped = plan_tasks(parts, None, None, {("s", p.shard_id): 0 for p in parts})
+        assert [len(t.parts) for t in grouped] == sizes
     # unknown lag (a replay after a restart: no peek yet): a task each, as before
     assert plan_tasks(quiet, None, None, {}) == quiet
     # another stream's lag does not count for this one

@@ -75,7 +75,7 @@ class Fetcher:
     def start_warm_up(self) -> None:
         """Warm the executors' Python workers in the background (see the module doc);
         once, also when a failed start is tried again."""
-        if self._warm_up_thread is not None:
+        if self._warm_up_thread is not None or self._stop.is_set():
             return
         self._warm_up_thread = threading.Thread(
             target=self._warm_up, name=f"kinesis-warmup-{self.settings.stream_id}", daemon=True
@@ -86,6 +86,8 @@ class Fetcher:
         started = time.monotonic()
         try:
             self.sc.setJobGroup(self._job_group, "kinesis_dstream warm-up", False)
+            if self._stop.is_set():  # a stop that came first: its cancel has happened
+                return
             tasks = max(1, int(self.sc.defaultParallelism))
             spec = self.kinesis_spec
             self.sc.parallelize(range(tasks), tasks).foreachPartition(
@@ -111,10 +113,11 @@ class Fetcher:
                 self.sc.cancelJobGroup(self._job_group)
             except Exception:  # the context may be stopping under us
                 log.debug("could not cancel fetch jobs", exc_info=True)
+        deadline = time.monotonic() + self._join_timeout_s  # one bound for both threads
         for thread in (self._thread, self._warm_up_thread):
             if thread is None:
                 continue
-            thread.join(timeout=self._join_timeout_s)
+            thread.join(timeout=max(0.0, deadline - time.monotonic()))
             if thread.is_alive():
                 log.error("thread %s did not stop in %.0fs", thread.name, self._join_timeout_s)
 
@@ -140,6 +143,7 @@ class Fetcher:
             if records >= settings.max_buffer_records or data_bytes >= settings.max_buffer_bytes:
                 self._book.stats.rounds_skipped_full_buffer += 1
                 return 0
+            planned_at = self._book.now()
             shards = self._book.readable(ready)
             if not shards:
                 return 0
@@ -157,6 +161,7 @@ class Fetcher:
         round_ = run_round(
             self.sc, round_id, plans, generations, self._headers, settings.storage_level, per_task
         )
+        round_.planned_at = planned_at
         with self._lock:
             keep = self._book.record(round_)
         log.debug(

@@ -59,7 +59,7 @@ class Cursor:
     failures: int = 0  # consecutive transient failures
     retry_at: float = 0.0  # monotonic time before which the shard is not read
     idle_reads: int = 0  # reads in a row that found nothing at the shard's tip
-    skip_rounds: int = 0  # rounds that pass an idle shard by before it is read again
+    idle_until: float = 0.0  # monotonic time before which an idle shard is not read
 
 
 @dataclass(eq=False)
@@ -77,6 +77,8 @@ class Round:
     completed_at: Optional[float] = None
     #: Plan indexes each partition of ``rdd`` holds, in order (None: one plan each).
     groups: Optional[list] = None
+    #: When the round was planned (the book's clock); None: when it is recorded.
+    planned_at: Optional[float] = None
 
     def partitions(self, slices: list) -> frozenset:
         """Indexes of the plans holding ``slices`` (of this round)."""
@@ -135,6 +137,10 @@ class FetchBook:
     def _live_slices(self, round_: Round) -> bool:
         return any(s.round_id == round_.round_id for s in self.ledger.unassigned())
 
+    def now(self) -> float:
+        """The book's clock (monotonic seconds)."""
+        return self._clock()
+
     def buffered(self) -> tuple:
         """(records, bytes) fetched whose batches have not completed."""
         waiting = [r for r in self.rounds.values() if r.completed_at is None]
@@ -143,7 +149,7 @@ class FetchBook:
     def readable(self, ready: set) -> list:
         """(shard id, cursor) of every shard the round being planned reads, sorted.
 
-        Called once per round: an idle shard's skipped rounds are counted down here.
+        Called once per round: an idle shard left out is counted here.
         """
         now = self._clock()
         for shard_id in ready:
@@ -152,8 +158,7 @@ class FetchBook:
         for shard_id, cursor in sorted(self.cursors.items()):
             if self.ledger.phase(shard_id) is not ShardPhase.READING or cursor.retry_at > now:
                 continue
-            if cursor.skip_rounds > 0:
-                cursor.skip_rounds -= 1
+            if cursor.idle_until > now:
                 self.stats.idle_reads_skipped += 1
                 continue
             shards.append((shard_id, cursor))
@@ -172,7 +177,7 @@ class FetchBook:
                 continue
             cursor.failures = 0
             cursor.iterator = header.next_iterator
-            self._pace(cursor, header)
+            self._pace(cursor, header, round_.planned_at)
             if header.records:
                 seq, sub = header.last_esn
                 cursor.position = StartPosition.after_checkpoint(str(seq), sub)
@@ -190,18 +195,22 @@ class FetchBook:
             self.rounds[round_.round_id] = round_
         return keep
 
-    def _pace(self, cursor: Cursor, header: RangeHeader) -> None:
-        """An idle read makes the shard skip rounds; anything else has it read every round."""
+    def _pace(self, cursor: Cursor, header: RangeHeader, planned_at: Optional[float]) -> None:
+        """An idle read makes the shard wait (in time, whatever the rounds' pace);
+        anything else has it read every round."""
         if self.idle is not None and is_idle_read(
             header.records, header.millis_behind_latest, header.shard_ended
         ):
             cursor.idle_reads += 1
-            cursor.skip_rounds = self.idle.rounds_to_skip(cursor.idle_reads)
+            read_at = self._clock() if planned_at is None else planned_at
+            cursor.idle_until = self.idle.next_read_at(read_at, cursor.idle_reads)
         else:
-            cursor.idle_reads = cursor.skip_rounds = 0
+            cursor.idle_reads = 0
+            cursor.idle_until = 0.0
 
     def _failed(self, shard_id: str, cursor: Cursor, header: RangeHeader) -> None:
-        cursor.idle_reads = cursor.skip_rounds = 0
+        cursor.idle_reads = 0
+        cursor.idle_until = 0.0
         cursor.iterator = header.next_iterator
         if header.error_kind == "transient" and cursor.failures + 1 < MAX_TRANSIENT_FAILURES:
             self.stats.transient_failures += 1

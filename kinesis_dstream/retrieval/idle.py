@@ -12,12 +12,14 @@ first read. Used by createStream's fetch rounds and by the source's peeks.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Optional
 
 #: Default longest wait of an idle shard between two reads.
 DEFAULT_MAX_IDLE_WAIT_S = 2.0
+#: The largest allowed: shard iterators expire after 5 minutes, and an iterator renewed
+#: from a position that never moved (LATEST) would skip what arrived meanwhile.
+MAX_IDLE_WAIT_S = 60.0
 
 
 def is_idle_read(records: int, millis_behind_latest: Optional[int], shard_ended: bool) -> bool:
@@ -43,8 +45,11 @@ class IdlePolling:
     def __post_init__(self) -> None:
         if not self.period_s > 0:
             raise ValueError(f"the poll period must be > 0 s, got {self.period_s!r}")
-        if not self.max_wait_s >= 0:
-            raise ValueError(f"the longest idle wait must be >= 0 s, got {self.max_wait_s!r}")
+        if not 0 <= self.max_wait_s <= MAX_IDLE_WAIT_S:
+            raise ValueError(
+                f"the longest idle wait must be in [0, {MAX_IDLE_WAIT_S:.0f}] s, "
+                f"got {self.max_wait_s!r}"
+            )
 
     def wait_s(self, idle_reads: int) -> float:
         """Seconds from a read to the next one: one period, doubling from the second
@@ -53,6 +58,7 @@ class IdlePolling:
             return self.period_s
         return min(self.max_wait_s, self.period_s * 2.0 ** min(idle_reads - 1, 32))
 
-    def rounds_to_skip(self, idle_reads: int) -> int:
-        """For reads made in rounds one period apart: the rounds that pass a shard by."""
-        return max(0, math.ceil(self.wait_s(idle_reads) / self.period_s - 1e-9) - 1)
+    def next_read_at(self, read_planned_at: float, idle_reads: int) -> float:
+        """When a shard read (planned at ``read_planned_at``) may be read next: the wait
+        less a quarter period, so that the round one wait later is not missed by jitter."""
+        return read_planned_at + self.wait_s(idle_reads) - self.period_s / 4

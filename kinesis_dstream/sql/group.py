@@ -69,8 +69,19 @@ def plan_tasks(
     for part in parts:
         lag = lags.get((part.stream_name, part.shard_id))
         (near if lag is not None and lag <= AUTO_GROUP_LAG_MS else far).append(part)
-    size = min(AUTO_SHARDS_PER_TASK, max(1, math.ceil(len(near) / AUTO_MIN_TASKS)))
-    return far + _groups(near, size)
+    return far + _even_groups(near)
+
+
+def _even_groups(parts: list) -> list:
+    """``parts`` in consecutive groups of nearly equal size: at least
+    :data:`AUTO_MIN_TASKS` groups (when there are that many parts), at most
+    :data:`AUTO_SHARDS_PER_TASK` parts a group."""
+    count = len(parts)
+    if count <= AUTO_MIN_TASKS:
+        return list(parts)
+    tasks = max(AUTO_MIN_TASKS, math.ceil(count / AUTO_SHARDS_PER_TASK))
+    bounds = [count * i // tasks for i in range(tasks + 1)]
+    return [GroupPartition(tuple(parts[a:b])) for a, b in zip(bounds, bounds[1:])]
 
 
 def _groups(parts: list, size: int) -> list:

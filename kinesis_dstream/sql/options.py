@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from ..backoff import Backoff
-from ..retrieval.idle import DEFAULT_MAX_IDLE_WAIT_S
+from ..retrieval.idle import DEFAULT_MAX_IDLE_WAIT_S, MAX_IDLE_WAIT_S
 from ..retrieval.reader import DEFAULT_READ_BACKOFF, MAX_RECORDS_PER_CALL
 from .connection import Connection, OptionError, parse_connection
 from .endstore_s3 import is_s3_url, parse_s3_url
@@ -201,6 +201,17 @@ def _min_fetch_period_ms(found: dict) -> float:
     return period
 
 
+def _idle_shard_poll_ms(found: dict) -> float:
+    value = time_ms(found, "idleShardPollMs", DEFAULT_MAX_IDLE_WAIT_S * 1000)
+    if not 0 <= value <= MAX_IDLE_WAIT_S * 1000:
+        key, given = found["idleShardPollMs"]
+        raise OptionError(
+            f"option {key!r}={given!r} must be in [0, {MAX_IDLE_WAIT_S * 1000:.0f}] ms "
+            "(shard iterators expire after 5 minutes)"
+        )
+    return value
+
+
 @dataclass(frozen=True)
 class SourceOptions:
     """Every source knob, defaults declared once; units in the names."""
@@ -271,7 +282,7 @@ class SourceOptions:
             fail_on_data_loss=bool_value(found, "failOnDataLoss", False),
             end_store=_end_store(found),
             drop_aggregates_outside_shard=bool_value(found, "dropAggregatesOutsideShard", False),
-            idle_shard_poll_ms=time_ms(found, "idleShardPollMs", DEFAULT_MAX_IDLE_WAIT_S * 1000),
+            idle_shard_poll_ms=_idle_shard_poll_ms(found),
             max_fetch_rate_mb_s=max_rate,
             max_fetch_time_ms=_one_of_times(
                 found, ("maxFetchDuration", "maxFetchTimeInMs", "maxFetchTimePerShardSec")
