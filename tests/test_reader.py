@@ -452,3 +452,17 @@ def test_the_message_handler_sees_whole_records_and_errors_name_the_record(kines
     )
     with pytest.raises(MessageHandlerError, match=rf"{stream}.*shardId-0+.*/5: ValueError"):
         failing.read()
+
+
+def test_a_reader_with_a_live_client_refuses_to_be_pickled_and_says_why():
+    from kinesis_dstream.retrieval.fanout import FanOutShardReader
+
+    live = object()  # a boto3 client stands here: never sent to another process
+    readers = [
+        ShardReader(live, "s", "shardId-1", StartPosition.trim_horizon()),
+        FanOutShardReader(live, "s", "shardId-1", StartPosition.trim_horizon(), consumer_arn="a"),
+    ]
+    for reader in readers:
+        name = type(reader).__name__
+        with pytest.raises(TypeError, match=f"{name} for s/shardId-1 holds a live"):
+            pickle.dumps(reader)

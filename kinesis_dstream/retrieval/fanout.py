@@ -38,7 +38,6 @@ from botocore.eventstream import ParserError
 from botocore.exceptions import ClientError
 from urllib3.exceptions import HTTPError as Urllib3Error
 
-from ..aws import ClientSpec
 from ..backoff import TRANSPORT_ERRORS, Backoff, call_with_retry, endpoint_of, error_code
 from ..errors import DependencyError, KinesisServiceError, StreamNotFoundError, ThrottledError
 from ..kpl import DeaggregationStats, deaggregate
@@ -61,6 +60,7 @@ from .reader import (
     records_through,
 )
 from .streams import child_shard_ids
+from .transport import ShardTransport
 
 log = logging.getLogger(__name__)
 DEFAULT_READER_CONFIG = ReaderConfig()
@@ -123,7 +123,7 @@ class FanOutConfig:
 # -- the reader --------------------------------------------------------------------
 
 
-class FanOutShardReader:
+class FanOutShardReader(ShardTransport):
     """Reads one shard through a consumer's subscription; not thread-safe (one task owns it).
 
     ``client`` is a boto3 Kinesis client or a :class:`~.aws.ClientSpec` (then the reader
@@ -150,8 +150,7 @@ class FanOutShardReader:
         self.stream_name = stream_name
         self.shard_id = shard_id
         self.consumer_arn = consumer_arn
-        self._spec = client if isinstance(client, ClientSpec) else None
-        self._client = None if self._spec else client
+        self._use_client(client)
         self._start = start
         self._range = hash_key_range or (None, None)
         self._config = config
@@ -182,31 +181,13 @@ class FanOutShardReader:
         self.subscribe_retries = 0
         self.subscription_ends = 0
 
-    @property
-    def client(self) -> Any:
-        if self._client is None:
-            assert self._spec is not None
-            self._client = self._spec.client()
-        return self._client
-
     def __getstate__(self) -> dict:
-        if self._spec is None:
-            raise TypeError(
-                f"FanOutShardReader for {self.stream_name}/{self.shard_id} holds a live boto3 "
-                "client; build it with a ClientSpec to send it to another process"
-            )
-        state = {**self.__dict__, "_client": None, "_events": None, "_iterator": None}
+        state = self._state_to_send(_events=None, _iterator=None)
         del state["_pacer"]  # the receiving process's own
         return state
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state, _pacer=PACER)
-
-    def __enter__(self) -> FanOutShardReader:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def close(self) -> None:
         """End the subscription (closes the event stream's connection); safe twice."""

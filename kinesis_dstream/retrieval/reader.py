@@ -21,7 +21,6 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Optional
 
-from ..aws import ClientSpec
 from ..backoff import Backoff, call_with_retry, is_throttling
 from ..conf import conf_get, parse_positive_int, parse_time_ms
 from ..errors import DependencyError, KinesisServiceError, MessageHandlerError
@@ -29,6 +28,7 @@ from ..kpl import DeaggregationStats, deaggregate
 from ..record import KinesisRecord
 from .start import StartPosition, esn_key, records_after, records_through
 from .streams import child_shard_ids
+from .transport import ShardTransport
 
 __all__ = [
     "MAX_RECORDS_PER_CALL",
@@ -118,7 +118,7 @@ class ReadBatch:
     resume_after: Optional[tuple] = None
 
 
-class ShardReader:
+class ShardReader(ShardTransport):
     """Reads one shard from a :class:`StartPosition`; not thread-safe (one task owns it).
 
     ``client`` is a boto3 Kinesis client or a :class:`~.aws.ClientSpec`. A reader built
@@ -143,8 +143,7 @@ class ShardReader:
     ) -> None:
         self.stream_name = stream_name
         self.shard_id = shard_id
-        self._spec = client if isinstance(client, ClientSpec) else None
-        self._client = None if self._spec else client
+        self._use_client(client)
         self._start = start
         self._range = hash_key_range or (None, None)
         self._config = config
@@ -173,30 +172,8 @@ class ShardReader:
         """The iterator the next read continues from (None before the first, or at end)."""
         return self._iterator
 
-    @property
-    def client(self) -> Any:
-        if self._client is None:
-            assert self._spec is not None
-            self._client = self._spec.client()
-        return self._client
-
     def __getstate__(self) -> dict:
-        if self._spec is None:
-            raise TypeError(
-                f"ShardReader for {self.stream_name}/{self.shard_id} holds a live boto3 "
-                "client; build it with a ClientSpec to send it to another process"
-            )
-        return {**self.__dict__, "_client": None}
-
-    def close(self) -> None:
-        """Nothing to release (GetRecords holds no connection open); here so a range
-        closes either transport the same way (see :class:`.fanout.FanOutShardReader`)."""
-
-    def __enter__(self) -> ShardReader:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+        return self._state_to_send()
 
     def _where(self, operation: str) -> dict:
         return {
