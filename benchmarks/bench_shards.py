@@ -2,7 +2,8 @@
 
     python -m benchmarks.bench_shards [--shards 4,32,128] [--rate 500] [--seconds 30]
                                       [--warmup 5] [--paths createStream,source]
-                                      [--idle-poll-ms 2000]
+                                      [--idle-poll-ms 2000] [--fetch-interval-ms N]
+                                      [--free-rounds]
 
 One local server (moto's, in a child process). For each shard count, a producer in its
 own process puts ``--rate`` records a second (spread over every shard by key), each
@@ -14,6 +15,9 @@ the steady state), the CPU seconds per second of our processes (this driver, its
 Python workers) apart from the server's, and GetRecords calls (createStream: shard reads
 in rounds; the source: the driver's peeks) per second. ``--idle-poll-ms 0`` reads every
 shard every round (the baseline for idle polling: run both in one session).
+``--free-rounds`` runs createStream's rounds unaligned to batch times, with
+``--fetch-interval-ms 500`` the library's behaviour before the round pacer (the baseline
+for it); by default rounds come once per 1 s batch, timed to end just before it.
 
 Leases: from 256 shards on, createStream runs with ``failoverTimeMs=30000``: moto's
 server takes 7-9 s for a renewal pass of 512 leases (one UpdateItem each), longer than
@@ -191,6 +195,7 @@ def run_create_stream(sc, aws, shards: int, args) -> dict:
         metricsLevel=2,
         failoverTimeMs=30_000 if shards >= 256 else 10_000,
         idleShardPollMs=args.idle_poll_ms,
+        fetchIntervalMs=args.fetch_interval_ms,
     )
 
     def reads() -> int:  # shard reads made: every planned read of every round
@@ -282,7 +287,19 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=5.0)
     parser.add_argument("--idle-poll-ms", type=int, default=2000)
     parser.add_argument("--paths", default="createStream,source")
+    parser.add_argument(
+        "--fetch-interval-ms", type=int, default=None, help="default: the library's"
+    )
+    parser.add_argument(
+        "--free-rounds",
+        action="store_true",
+        help="the baseline: rounds not aligned to batch times (as before the pacer)",
+    )
     args = parser.parse_args()
+    if args.free_rounds:
+        from kinesis_dstream.dstream.fetcher import Fetcher
+
+        Fetcher.align_rounds = lambda self, batch_interval_s: None  # type: ignore[method-assign]
     counts = [int(n) for n in args.shards.split(",")]
     with LocalAWS() as aws:
         os.environ.update({k: v for k, v in aws.env().items() if k != "AWS_ENDPOINT_URL"})
@@ -305,7 +322,8 @@ def main() -> None:
         print(
             f"{args.rate} records/s for {args.seconds} s (latency after the first "
             f"{args.warmup:g} s), moto's server, local[2], 1 s batches, idleShardPollMs="
-            f"{args.idle_poll_ms}"
+            f"{args.idle_poll_ms}, fetchIntervalMs={args.fetch_interval_ms or 'default'}, rounds "
+            f"{'free-running' if args.free_rounds else 'aligned to batch times'}"
         )
         print("path          shards      put  delivered   p50 s   p99 s   our CPU s/s  reads/s")
         for path in args.paths.split(","):

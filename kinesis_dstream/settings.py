@@ -12,7 +12,9 @@ from datetime import datetime
 from typing import Any, Callable, Optional
 
 DEFAULT_FAILOVER_TIME_S = 10.0
-DEFAULT_FETCH_INTERVAL_S = 0.5
+#: createStream's default fetch interval is the batch interval within these bounds
+#: (:func:`default_fetch_interval_s`); 1 s is the KCL's idle time between reads.
+DEFAULT_FETCH_INTERVAL_S = 1.0
 #: A round makes one GetRecords per shard; Kinesis allows 5 a second per shard.
 MIN_FETCH_INTERVAL_S = 0.2
 DEFAULT_MAX_RECORDS_PER_FETCH = 10_000
@@ -117,6 +119,15 @@ class StreamSettings:
             )
         if self.retain_s < 0:
             raise ValueError(f"retain_s must be >= 0, got {self.retain_s}")
+
+
+def default_fetch_interval_s(batch_interval_s: float) -> float:
+    """One round per batch, timed to end just before the batch time (dstream.pacing):
+    the batch interval, at most :data:`DEFAULT_FETCH_INTERVAL_S` (longer batches get
+    several rounds, so a busy shard is read steadily) and at least
+    :data:`MIN_FETCH_INTERVAL_S`. A second round per batch would add no latency, only a
+    Spark job and a union of cached RDDs for the batch to read."""
+    return min(DEFAULT_FETCH_INTERVAL_S, max(MIN_FETCH_INTERVAL_S, batch_interval_s))
 
 
 def shards_per_task(settings: StreamSettings, shards: int, parallelism: int) -> int:

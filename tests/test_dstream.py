@@ -220,6 +220,33 @@ def test_bad_arguments_raise_before_anything_starts(ssc, local_aws, unique_name,
     assert unique_name not in tables and our_threads() == []
 
 
+@pytest.mark.parametrize(
+    "batch_s, explicit_ms, expected_s",
+    [(0.5, None, 0.5), (1, None, 1.0), (5, None, 1.0), (1, 300, 0.3), (0.5, 2000, 2.0)],
+)
+def test_rounds_default_to_one_per_batch_at_most_a_second_apart_and_align_to_batches(
+    spark, local_aws, unique_name, batch_s, explicit_ms, expected_s
+):
+    context = StreamingContext(spark, batch_s)
+    try:
+        options = {} if explicit_ms is None else {"fetchIntervalMs": explicit_ms}
+        KinesisUtils.createStream(
+            context,
+            unique_name,
+            unique_name,
+            local_aws.endpoint_url,
+            local_aws.region_name,
+            InitialPositionInStream.LATEST,
+            1,
+            **options,
+        )
+        (receiver,) = [r for r in _RECEIVERS.values() if r.settings.stream_name == unique_name]
+        assert receiver.settings.fetch_interval_s == expected_s
+        assert receiver.fetcher.pacer.batch_interval_s == batch_s
+    finally:
+        context.stop(stopSparkContext=False, stopGraceFully=False)
+
+
 def test_at_timestamp_from_python_reads_only_later_records(ssc, local_aws, kinesis, unique_name):
     ensure_stream(kinesis, unique_name, 1)
     put(kinesis, unique_name, 10, prefix="old")
@@ -301,7 +328,9 @@ def test_a_stop_that_is_not_graceful_leaves_leases_to_expire(
 
 
 def receiver_settings(local_aws, name, transform, **overrides):
-    """Settings for a receiver driven by hand: TRIM_HORIZON, no timed checkpoints."""
+    """Settings for a receiver driven by hand: TRIM_HORIZON, no timed checkpoints,
+    0.5 s rounds (what maxRate's per-round budget below is counted in)."""
+    overrides.setdefault("fetch_interval_s", 0.5)
     return StreamSettings(
         stream_id=name,
         app_name=name,

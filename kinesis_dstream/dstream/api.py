@@ -18,7 +18,6 @@ from ..aws import AWSCredentials, resolve_region
 from ..record import KinesisRecord
 from ..settings import (
     DEFAULT_FAILOVER_TIME_S,
-    DEFAULT_FETCH_INTERVAL_S,
     DEFAULT_MAX_BUFFER_BYTES,
     DEFAULT_MAX_BUFFER_RECORDS,
     DEFAULT_MAX_IDLE_WAIT_S,
@@ -26,6 +25,7 @@ from ..settings import (
     DEFAULT_METRICS_INTERVAL_S,
     DEFAULT_RETAIN_S,
     StreamSettings,
+    default_fetch_interval_s,
 )
 from .compat import batch_interval_s
 from .context import create, progress
@@ -184,7 +184,7 @@ class KinesisUtils:
         stsEndpointUrl: Optional[str] = None,
         failoverTimeMs: int = int(DEFAULT_FAILOVER_TIME_S * 1000),
         maxRecordsPerFetch: int = DEFAULT_MAX_RECORDS_PER_FETCH,
-        fetchIntervalMs: int = int(DEFAULT_FETCH_INTERVAL_S * 1000),
+        fetchIntervalMs: Optional[int] = None,
         maxBufferedRecords: int = DEFAULT_MAX_BUFFER_RECORDS,
         maxBufferedBytes: int = DEFAULT_MAX_BUFFER_BYTES,
         retainTimeMs: int = int(DEFAULT_RETAIN_S * 1000),
@@ -211,7 +211,9 @@ class KinesisUtils:
         ``dropAggregatesOutsideShard=True`` drops their whole aggregate as the KCL does
         (for streams written only by the KPL; counted too). ``shardsPerTask`` (Databricks'
         name): shards one fetch task reads, concurrently; by default enough for at most two
-        tasks per core, so a round of many quiet shards stays cheap. ``idleShardPollMs``: the
+        tasks per core, so a round of many quiet shards stays cheap. ``fetchIntervalMs``:
+        fetch rounds this far apart (by default the batch interval, within 200-1000 ms),
+        the last before each batch time timed to end just before it. ``idleShardPollMs``: the
         longest a shard that returned nothing while at its tip waits for its next read (the
         wait doubles per idle round up to it; the first record resets it; at or below
         ``fetchIntervalMs`` every round reads every shard). Explicit keys are never written
@@ -259,7 +261,7 @@ class KinesisUtils:
             cloudwatch_endpoint_url=cloudWatchEndpointUrl,
             failover_time_s=failoverTimeMs / 1000,
             max_records_per_fetch=maxRecordsPerFetch,
-            fetch_interval_s=fetchIntervalMs / 1000,
+            fetch_interval_s=None if fetchIntervalMs is None else fetchIntervalMs / 1000,
             max_buffer_records=maxBufferedRecords,
             max_buffer_bytes=maxBufferedBytes,
             retain_s=retainTimeMs / 1000,
@@ -285,6 +287,8 @@ def _settings(ssc: Any, **kw: Any) -> StreamSettings:
             label = {"app_name": "kinesisAppName", "stream_name": "streamName"}[name]
             raise ValueError(f"{label} must be a non-empty string, got {kw[name]!r}")
     name, timestamp = _position(kw.pop("initial_position"), kw.pop("initial_timestamp"))
+    if kw.get("fetch_interval_s") is None:  # one round per batch, at most 1 s apart
+        kw["fetch_interval_s"] = default_fetch_interval_s(batch_interval_s(ssc))
     interval = kw.pop("checkpoint_interval_s")
     if isinstance(interval, timedelta):
         interval = interval.total_seconds()

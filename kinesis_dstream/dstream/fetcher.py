@@ -1,4 +1,5 @@
-"""The fetcher: the thread that plans and runs a fetch round every ``fetch_interval_s``.
+"""The fetcher: the thread that plans and runs a fetch round every ``fetch_interval_s``,
+timed by its :class:`~.pacing.RoundPacer` to end just before each batch time.
 
 A round reads, in one Spark job, every held shard that is ready, unblocked and past its
 backoff (:meth:`~.rounds.FetchBook.readable`), bounded by ``max_records_per_fetch``, the
@@ -24,6 +25,7 @@ from ..retrieval.reader import ReaderConfig, StartPosition
 from ..settings import StreamSettings, shards_per_task
 from .compat import context_alive
 from .fetch import FetchPlan, HeaderList, warm_up
+from .pacing import RoundPacer
 from .rounds import FetchBook, Round, run_round
 
 log = logging.getLogger(__name__)
@@ -61,6 +63,8 @@ class Fetcher:
         self._stop = threading.Event()
         self._thread: Optional[threading.Thread] = None
         self._warm_up_thread: Optional[threading.Thread] = None
+        #: When rounds start; the fetcher thread's own (aligned by :meth:`align_rounds`).
+        self.pacer = RoundPacer(settings.fetch_interval_s)
 
     def configure(self, sc: Any) -> None:
         """Read Spark's settings (retries, maxRate) and make the header accumulator."""
@@ -121,18 +125,29 @@ class Fetcher:
             if thread.is_alive():
                 log.error("thread %s did not stop in %.0fs", thread.name, self._join_timeout_s)
 
+    @property
+    def aligned(self) -> bool:
+        """Rounds are aligned to batch times (or the thread runs: too late to)."""
+        return self.pacer.batch_interval_s is not None or self._thread is not None
+
+    def align_rounds(self, batch_interval_s: float) -> None:
+        """End a round just before each batch time (see :mod:`.pacing`). Called before
+        the thread starts: from then on the pacer is the thread's own."""
+        if self._thread is None:
+            self.pacer.align(batch_interval_s)
+
     def _loop(self) -> None:
         self.sc.setJobGroup(self._job_group, "kinesis_dstream fetch rounds", False)
-        interval = self.settings.fetch_interval_s
         while not self._stop.is_set():
-            started = time.monotonic()
+            start = self.pacer.next_start(time.time())
+            if self._stop.wait(max(0.0, start - time.time())):
+                break
             try:
                 self.fetch_round()
             except Exception:
                 if self._stop.is_set() or not context_alive(self.sc):
                     break
                 log.exception("fetch round failed for stream %s", self.settings.stream_name)
-            self._stop.wait(max(0.0, interval - (time.monotonic() - started)))
 
     def fetch_round(self) -> int:
         """Plan and run one round; returns the user records fetched."""
@@ -158,9 +173,11 @@ class Fetcher:
             ]
             generations = [c.generation for _, c in shards]
         per_task = shards_per_task(settings, len(plans), self.sc.defaultParallelism)
+        started = time.monotonic()
         round_ = run_round(
             self.sc, round_id, plans, generations, self._headers, settings.storage_level, per_task
         )
+        self.pacer.round_took(time.monotonic() - started)
         round_.planned_at = planned_at
         with self._lock:
             keep = self._book.record(round_)
