@@ -210,8 +210,8 @@ class KinesisUtils:
         ``UserRecordsOutsideShard`` metric, a warning per shard per checkpoint interval);
         ``dropAggregatesOutsideShard=True`` drops their whole aggregate as the KCL does
         (for streams written only by the KPL; counted too). ``shardsPerTask`` (Databricks'
-        name): shards one fetch task reads, concurrently; by default enough for at most two
-        tasks per core, so a round of many quiet shards stays cheap. ``fetchIntervalMs``:
+        name): shards one fetch task reads, concurrently; by default enough for at most one
+        task per core, so a round of many quiet shards stays cheap. ``fetchIntervalMs``:
         fetch rounds this far apart (by default the batch interval, within 200-1000 ms),
         the last before each batch time timed to end just before it. ``idleShardPollMs``: the
         longest a shard that returned nothing while at its tip waits for its next read (the
@@ -386,7 +386,7 @@ class _Builder:
         return self._set("cloudwatch_endpoint_url", url)
 
     def shardsPerTask(self, shards: int) -> _Builder:
-        """Shards one fetch task reads, concurrently (default: two tasks per core at most)."""
+        """Shards one fetch task reads, concurrently (default: one task per core at most)."""
         return self._set("shards_per_task", shards)
 
     def dropAggregatesOutsideShard(self, drop: bool = True) -> _Builder:
