@@ -3,13 +3,13 @@
 from .api import (
     InitialPositionInStream,
     KinesisInitialPositions,
-    KinesisInputDStream,
     KinesisUtils,
     MetricsLevel,
     SparkAWSCredentials,
     progress,
     utf8_decoder,
 )
+from .builder import KinesisInputDStream
 
 __all__ = [
     "InitialPositionInStream",

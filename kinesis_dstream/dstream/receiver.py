@@ -3,8 +3,9 @@
 One :class:`KinesisReceiver` per ``createStream`` call is one KCL-style worker. It owns:
 
 - a :class:`~..leases.coordinator.LeaseCoordinator` (renewer and taker, shard sync);
-- the fetcher thread: every ``fetch_interval_s`` it plans a round (one task per ready
-  shard, bounded by ``max_records_per_fetch``, the buffer bounds and
+- the fetcher thread: every ``fetch_interval_s``, the last round before each batch time
+  timed to end just before it (:mod:`.pacing`), it plans a round (the ready shards in
+  groups, a task each, bounded by ``max_records_per_fetch``, the buffer bounds and
   ``spark.streaming.receiver.maxRate``) and runs it as a Spark job whose RDD is persisted
   at the stream's storage level; only per-shard range headers reach the driver
   (:mod:`.rounds`);

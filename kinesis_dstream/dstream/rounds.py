@@ -1,8 +1,8 @@
 """Fetch rounds on the driver: which shards a round reads, from where, and what came back.
 
-Every ``fetch_interval_s`` the receiver's fetcher thread plans a round (one task per held,
-ready, unblocked shard whose backoff has passed), runs it as a Spark job and records each
-shard's outcome here:
+Every ``fetch_interval_s`` the receiver's fetcher thread plans a round (every held,
+ready, unblocked shard whose backoff and idle wait have passed, in groups of
+``shards_per_task`` a task), runs it as a Spark job and records each shard's outcome here:
 
 - records (or the shard's end): the shard's :class:`Cursor` moves after them and the
   ledger gets a :class:`~..ledger.Slice`;
