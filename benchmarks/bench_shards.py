@@ -322,7 +322,8 @@ def main() -> None:
         print(
             f"{args.rate} records/s for {args.seconds} s (latency after the first "
             f"{args.warmup:g} s), moto's server, local[2], 1 s batches, idleShardPollMs="
-            f"{args.idle_poll_ms}, fetchIntervalMs={args.fetch_interval_ms or 'default'}, rounds "
+            f"{args.idle_poll_ms}; createStream: fetchIntervalMs="
+            f"{args.fetch_interval_ms or 'default'}, rounds "
             f"{'free-running' if args.free_rounds else 'aligned to batch times'}"
         )
         print("path          shards      put  delivered   p50 s   p99 s   our CPU s/s  reads/s")

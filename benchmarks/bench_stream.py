@@ -12,7 +12,9 @@ One local server (moto's, in a child process) for everything, on this 2-core mac
    Prints records/s for both and (b)/(a).
 2. Latency: a producer puts 1,000 records/s, each carrying its put time, into a fresh
    4-shard stream read by createStream (LATEST, 1 s batches); the output operation
-   records now - put time for every record. Prints p50/p99/max.
+   records now - put time for every record. Prints p50/p99/max of every record, and of
+   those put after the first 2 s: the shards were idle before the producer started, and
+   an idle shard's next read may be up to ``idleShardPollMs`` (2 s) away.
 """
 
 from __future__ import annotations
@@ -150,7 +152,7 @@ def latency(sc, aws, kinesis, seconds: int, rate: int) -> list:
     def measure(rdd):
         put_times = rdd.map(lambda line: float(line.split(" ")[0])).collect()
         now = time.time()
-        delays.extend(now - t for t in put_times)
+        delays.extend((t, now - t) for t in put_times)
 
     lines.foreachRDD(measure)
     ssc.start()
@@ -217,14 +219,17 @@ def main() -> None:
             if steady
             else "  (all records arrived in one batch: no steady-state figure)"
         )
-        delays = sorted(latency(sc, aws, kinesis, args.latency_seconds, 1000))
-        p50 = statistics.median(delays)
-        p99 = delays[int(len(delays) * 0.99) - 1]
-        print(
-            f"latency put -> batch output at 1,000 records/s, 1 s batches "
-            f"({len(delays):,} records): p50 {p50:.2f} s, p99 {p99:.2f} s, "
-            f"max {delays[-1]:.2f} s (target p99 <= 2.5 s)"
-        )
+        measured = latency(sc, aws, kinesis, args.latency_seconds, 1000)
+        first_put = min(t for t, _ in measured)
+        print("latency put -> batch output at 1,000 records/s, 1 s batches (target p99 <= 1.5 s)")
+        for label, cut in (("every record", first_put), ("after the first 2 s", first_put + 2)):
+            delays = sorted(d for t, d in measured if t >= cut)
+            p50 = statistics.median(delays)
+            p99 = delays[int(len(delays) * 0.99) - 1]
+            print(
+                f"  {label} ({len(delays):,} records): p50 {p50:.2f} s, p99 {p99:.2f} s, "
+                f"max {delays[-1]:.2f} s"
+            )
         sc.stop()
 
 
