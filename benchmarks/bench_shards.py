@@ -297,9 +297,9 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.free_rounds:
-        from kinesis_dstream.dstream.fetcher import Fetcher
+        from kinesis_dstream.dstream.pacing import RoundPacer
 
-        Fetcher.align_rounds = lambda self, batch_interval_s: None  # type: ignore[method-assign]
+        RoundPacer.align = lambda self, batch_interval_s: None  # type: ignore[method-assign]
     counts = [int(n) for n in args.shards.split(",")]
     with LocalAWS() as aws:
         os.environ.update({k: v for k, v in aws.env().items() if k != "AWS_ENDPOINT_URL"})

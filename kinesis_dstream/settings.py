@@ -75,6 +75,9 @@ class StreamSettings:
     #: The longest an idle shard waits between two rounds that read it; at or below
     #: ``fetch_interval_s``: every round reads every shard.
     max_idle_wait_s: float = DEFAULT_MAX_IDLE_WAIT_S
+    #: The StreamingContext's batch interval: rounds are timed to end just before each
+    #: batch time (dstream.pacing). None: rounds run free.
+    batch_interval_s: Optional[float] = None
     extra: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:

@@ -243,6 +243,8 @@ def test_rounds_default_to_one_per_batch_at_most_a_second_apart_and_align_to_bat
         (receiver,) = [r for r in _RECEIVERS.values() if r.settings.stream_name == unique_name]
         assert receiver.settings.fetch_interval_s == expected_s
         assert receiver.fetcher.pacer.batch_interval_s == batch_s
+        # in the settings, which Spark's checkpoint carries: aligned after a restart too
+        assert receiver.settings.batch_interval_s == batch_s
     finally:
         context.stop(stopSparkContext=False, stopGraceFully=False)
 

@@ -47,9 +47,8 @@ class Workers:
         coordinator = LeaseCoordinator(
             LeaseTable(self.server.client("dynamodb"), self.app),
             name,
-            failover_time_s=FAILOVER_S,
             on_lease_lost=lambda key, reason: self.lost.append((name, key, reason)),
-            **options,
+            **{"failover_time_s": FAILOVER_S, **options},
         )
         self.running.append(coordinator.start())
         return coordinator
@@ -201,7 +200,9 @@ def test_a_lease_bumped_by_another_writer_is_lost_within_a_renewal_and_cannot_ch
 
 
 def test_a_checkpoint_on_a_lease_taken_between_renewals_writes_nothing(workers, dynamodb):
-    a = workers.start("a", max_leases_for_worker=1)
+    # 10 s failover: with 1 s, a stalled (loaded) machine let worker a take the thief's
+    # unrenewed lease back before the checkpoint, which then rightly succeeded
+    a = workers.start("a", max_leases_for_worker=1, failover_time_s=10.0)
     (key,) = a.held_leases()
     table = LeaseTable(dynamodb, workers.app)
     stolen = table.take(table.get_lease(key), "thief")

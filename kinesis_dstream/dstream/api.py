@@ -286,8 +286,9 @@ def build_settings(ssc: Any, **kw: Any) -> StreamSettings:
             label = {"app_name": "kinesisAppName", "stream_name": "streamName"}[name]
             raise ValueError(f"{label} must be a non-empty string, got {kw[name]!r}")
     name, timestamp = _position(kw.pop("initial_position"), kw.pop("initial_timestamp"))
+    kw["batch_interval_s"] = batch_interval_s(ssc)
     if kw.get("fetch_interval_s") is None:  # one round per batch, at most 1 s apart
-        kw["fetch_interval_s"] = default_fetch_interval_s(batch_interval_s(ssc))
+        kw["fetch_interval_s"] = default_fetch_interval_s(kw["batch_interval_s"])
     interval = kw.pop("checkpoint_interval_s")
     if isinstance(interval, timedelta):
         interval = interval.total_seconds()

@@ -24,7 +24,7 @@ from datetime import datetime
 from typing import Any, Optional
 
 from ..settings import StreamSettings
-from .compat import batch_interval_s, job_time_ms, remember_ms
+from .compat import job_time_ms, remember_ms
 from .receiver import JOIN_TIMEOUT_S, KinesisReceiver
 
 log = logging.getLogger(__name__)
@@ -213,8 +213,6 @@ def _batch(log_: _BatchLog, time: datetime, rdd: Any) -> Any:
     ssc = StreamingContext.getActive()
     if ssc is not None:  # after a restart from a checkpoint, createStream did not run
         _attach(ssc, log_.settings.stream_id)
-        if not receiver.fetcher.aligned:
-            receiver.fetcher.align_rounds(batch_interval_s(ssc))
     receiver.start(rdd.context)
     batch_ms = round(time.timestamp() * 1000)
     owner_ms = batch_ms
@@ -228,7 +226,7 @@ def create(ssc: Any, settings: StreamSettings, credentials: Optional[dict]) -> A
     """The DStream of one ``createStream`` call: a tick stream transformed by its receiver."""
     if credentials:
         _CREDENTIALS[settings.stream_id] = credentials
-    _receiver(settings).fetcher.align_rounds(batch_interval_s(ssc))
+    _receiver(settings)
     _attach(ssc, settings.stream_id)
     tick = ssc.textFileStream(_tick_directory())
     log_ = _BatchLog(settings)

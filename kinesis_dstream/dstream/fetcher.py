@@ -63,8 +63,11 @@ class Fetcher:
         self._stop = threading.Event()
         self._thread: Optional[threading.Thread] = None
         self._warm_up_thread: Optional[threading.Thread] = None
-        #: When rounds start; the fetcher thread's own (aligned by :meth:`align_rounds`).
+        #: When rounds start; the fetcher thread's own.
         self.pacer = RoundPacer(settings.fetch_interval_s)
+        if settings.batch_interval_s is not None:  # in the settings: survives a restart
+            self.pacer.align(settings.batch_interval_s)
+        self._max_wait_s = settings.fetch_interval_s + (settings.batch_interval_s or 0.0)
 
     def configure(self, sc: Any) -> None:
         """Read Spark's settings (retries, maxRate) and make the header accumulator."""
@@ -125,22 +128,13 @@ class Fetcher:
             if thread.is_alive():
                 log.error("thread %s did not stop in %.0fs", thread.name, self._join_timeout_s)
 
-    @property
-    def aligned(self) -> bool:
-        """Rounds are aligned to batch times (or the thread runs: too late to)."""
-        return self.pacer.batch_interval_s is not None or self._thread is not None
-
-    def align_rounds(self, batch_interval_s: float) -> None:
-        """End a round just before each batch time (see :mod:`.pacing`). Called before
-        the thread starts: from then on the pacer is the thread's own."""
-        if self._thread is None:
-            self.pacer.align(batch_interval_s)
-
     def _loop(self) -> None:
         self.sc.setJobGroup(self._job_group, "kinesis_dstream fetch rounds", False)
         while not self._stop.is_set():
             start = self.pacer.next_start(time.time())
-            if self._stop.wait(max(0.0, start - time.time())):
+            # Bounded: a wall clock stepping forward or back never stalls the rounds.
+            wait = min(start - time.time(), self._max_wait_s)
+            if self._stop.wait(max(0.0, wait)):
                 break
             try:
                 self.fetch_round()
@@ -178,6 +172,10 @@ class Fetcher:
             self.sc, round_id, plans, generations, self._headers, settings.storage_level, per_task
         )
         self.pacer.round_took(time.monotonic() - started)
+        # A shard that filled its read has more now: read again as soon as Kinesis allows,
+        # unless maxRate is what bounded it (then the next round keeps the interval).
+        full = any(h.records >= per_shard for h in round_.headers)
+        self.pacer.backlog = full and self.max_rate <= 0
         round_.planned_at = planned_at
         with self._lock:
             keep = self._book.record(round_)
