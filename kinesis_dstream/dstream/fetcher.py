@@ -159,7 +159,12 @@ class Fetcher:
             round_id = next(self._round_ids)
             per_shard = settings.max_records_per_fetch
             if self.max_rate > 0:  # user records per second per stream, as kinesis-asl
-                budget = self.max_rate * settings.fetch_interval_s
+                # by the time since the last round started, when paced (a closing round
+                # may come early), at most one interval's worth
+                since = min(
+                    self.pacer.gap_s or settings.fetch_interval_s, settings.fetch_interval_s
+                )
+                budget = self.max_rate * since
                 per_shard = max(1, min(per_shard, int(budget / len(shards))))
             plans = [
                 self.plan(round_id, shard_id, c.position, c.iterator, c.hash_key_range, per_shard)

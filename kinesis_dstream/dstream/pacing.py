@@ -4,13 +4,14 @@ Batch ``t`` holds the rounds recorded before Spark cuts it, at wall-clock time `
 (batch times are multiples of the batch interval in epoch milliseconds, also after a
 restart from a checkpoint). A round that ends just after a batch time waits a whole
 batch interval for the next one, so free-running rounds add up to one fetch interval to
-a record's latency for nothing. The pacer keeps rounds at least ``fetch_interval_s``
-apart and times the last round before each batch time (its *closing* round) to end
-:data:`MARGIN_S` before it: the free round before it is delayed (by less than an
-interval) to become it. Rounds as long as the interval run free (a
-backlog is read back to back, as is one whose last round filled a shard's read), and a
-wall clock that steps back never makes a wait. How
-long a round takes is estimated from the last few rounds that ran a Spark job (their 75th
+a record's latency for nothing. The pacer keeps rounds about ``fetch_interval_s`` apart
+and times the last round before each batch time (its *closing* round) to end
+:data:`MARGIN_S` before it: a free round that would still be running then is moved (by
+less than a round's length) to become it, so rounds may come closer than the interval,
+never closer than Kinesis allows (``maxRate``'s budget follows :attr:`RoundPacer.gap_s`).
+Rounds as long as the interval run free, as does the one after a round that filled a
+shard's read (a backlog is read back to back); a wall clock stepping back never makes a
+wait. How long a round takes is estimated from the last few rounds that ran a Spark job (their 75th
 percentile: one slow round does not move the plan).
 
 Without a batch interval (rounds driven by hand, or before it is known) rounds run
@@ -46,6 +47,8 @@ class RoundPacer:
         #: The last round filled a shard's read (a backlog): the next starts as soon as
         #: Kinesis allows (:data:`MIN_FETCH_INTERVAL_S` after the last), unaligned.
         self.backlog = False
+        #: Seconds from the last round's start to this one's (None: the first round).
+        self.gap_s: Optional[float] = None
 
     def align(self, batch_interval_s: float) -> None:
         """Align rounds to batches ``batch_interval_s`` apart."""
@@ -65,28 +68,31 @@ class RoundPacer:
         return ordered[(3 * (len(ordered) - 1)) // 4]
 
     def next_start(self, now: float) -> float:
-        """When the next round starts (epoch seconds, never before ``now``).
-
-        Rounds are only ever delayed to close a batch, never brought forward, so they stay
-        at least ``fetch_interval_s`` apart (what ``maxRate``'s per-round budget assumes).
-        """
+        """When the next round starts (epoch seconds, never before ``now``); also sets
+        :attr:`gap_s`, the time since the last start (``maxRate`` budgets by it)."""
         last = self._last_start
         if last is not None and last > now + self.fetch_interval_s:
             last = None  # the wall clock stepped back: start afresh, never wait for it
-        if self.backlog and last is not None:
-            self._last_start = max(now, last + MIN_FETCH_INTERVAL_S)
-            return self._last_start
-        free = now if last is None else max(now, last + self.fetch_interval_s)
+        if last is None:
+            free = now
+        elif self.backlog:
+            free = max(now, last + MIN_FETCH_INTERVAL_S)
+        else:
+            free = max(now, last + self.fetch_interval_s)
         batch_s = self.batch_interval_s
         length = self.round_length_s()
-        if batch_s is not None and length < self.fetch_interval_s:
+        if batch_s is not None and not self.backlog and length < self.fetch_interval_s:
+            # Never two rounds closer than Kinesis allows (5 reads a second per shard).
+            earliest = now if last is None else max(now, last + MIN_FETCH_INTERVAL_S)
             lead = length + MARGIN_S
-            # The next batch time whose closing round can start at or after ``free``.
-            batch_time = math.ceil((free + lead) / batch_s - 1e-6) * batch_s  # float noise
-            closing = max(free, batch_time - lead)
-            # Delay the free round (by less than an interval) to close the batch: once,
-            # to lock on, and from then on the rounds keep that phase.
-            if closing < free + self.fetch_interval_s - 1e-6:  # float noise
+            # The next batch time whose closing round can still start on time.
+            batch_time = math.ceil((earliest + lead) / batch_s - 1e-6) * batch_s  # noise
+            closing = max(earliest, batch_time - lead)
+            # A free round now would still run then, or hold the closing round back by
+            # the rate limit: it becomes the closing round (moved by less than a round).
+            busy = min(max(length, MIN_FETCH_INTERVAL_S), self.fetch_interval_s)
+            if closing <= free + busy:
                 free = closing
+        self.gap_s = None if last is None else free - last
         self._last_start = free
         return free
