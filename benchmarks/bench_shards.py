@@ -3,7 +3,7 @@
     python -m benchmarks.bench_shards [--shards 4,32,128] [--rate 500] [--seconds 30]
                                       [--warmup 5] [--paths createStream,source]
                                       [--idle-poll-ms 2000] [--fetch-interval-ms N]
-                                      [--free-rounds]
+                                      [--free-rounds] [--lease-server]
 
 One local server (moto's, in a child process). For each shard count, a producer in its
 own process puts ``--rate`` records a second (spread over every shard by key), each
@@ -11,13 +11,18 @@ carrying its put time, for ``--seconds``; the reader under test runs from LATEST
 batches (createStream) or a 1 s trigger (the source, into foreachBatch). Printed per shard
 count: records put and delivered, latency put -> output p50/p99 of the records put after
 the first ``--warmup`` seconds (the reader's first rounds, Python workers and JIT are not
-the steady state), the CPU seconds per second of our processes (this driver, its JVM and
-Python workers) apart from the server's, and GetRecords calls (createStream: shard reads
-in rounds; the source: the driver's peeks) per second. ``--idle-poll-ms 0`` reads every
-shard every round (the baseline for idle polling: run both in one session).
+the steady state), the CPU seconds per second of our processes apart from the server's
+(in total, and for this driver, its JVM and the Python workers), and GetRecords calls
+(createStream: shard reads in rounds; the source: the driver's peeks) per second.
+``--idle-poll-ms 0`` reads every shard every round (the baseline for idle polling: run
+both in one session).
 ``--free-rounds`` runs createStream's rounds unaligned to batch times, with
 ``--fetch-interval-ms 500`` the library's behaviour before the round pacer (the baseline
 for it); by default rounds come once per 1 s batch, timed to end just before it.
+
+``--lease-server`` gives createStream's DynamoDB and CloudWatch calls a second moto server
+of their own (as on AWS, where they are other services; both servers' CPU is left out of
+ours); by default one server takes every call.
 
 Leases: from 256 shards on, createStream runs with ``failoverTimeMs=30000``: moto's
 server takes 7-9 s for a renewal pass of 512 leases (one UpdateItem each), longer than
@@ -27,6 +32,7 @@ the default 10 s failover allows (on DynamoDB a pass takes milliseconds).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import json
 import multiprocessing
@@ -94,12 +100,30 @@ class CpuSampler:
         self._thread.start()
         return self
 
-    def stop(self, skip: set) -> float:
-        """CPU seconds spent, without the trees of ``skip`` (the producer)."""
+    def stop(self, skip: set) -> dict:
+        """CPU seconds spent by role (driver, JVM, Python workers), without the trees of
+        ``skip`` (the producer)."""
         self._stop.set()
         self._thread.join(5)
         self.last.update(_tree_cpu(self.root, self.skip | skip))
-        return sum(v - self.first.get(pid, 0.0) for pid, v in self.last.items() if pid not in skip)
+        spent = {"driver": 0.0, "JVM": 0.0, "Python workers": 0.0}
+        for pid, seconds in self.last.items():
+            if pid not in skip:
+                spent[self._roles.get(pid, "Python workers")] += seconds - self.first.get(pid, 0.0)
+        return spent
+
+    @property
+    def _roles(self) -> dict:
+        """pid -> role of the processes seen: this driver, the JVM, else a Python worker."""
+        roles = {self.root: "driver"}
+        for pid in self.last:
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                    if handle.read().split(b"\0", 1)[0].endswith(b"java"):
+                        roles[pid] = "JVM"
+            except OSError:
+                pass  # gone: a Python worker that ended
+        return roles
 
 
 def produce(env: dict, stream: str, seconds: int, rate: int) -> None:
@@ -121,8 +145,11 @@ def produce(env: dict, stream: str, seconds: int, rate: int) -> None:
 class Run:
     """One shard count on one path: delays of delivered records and the CPU spent."""
 
-    def __init__(self, aws, shards: int, rate: int, seconds: int, warmup: float) -> None:
+    def __init__(
+        self, aws, shards: int, rate: int, seconds: int, warmup: float, servers: set
+    ) -> None:
         self.aws, self.shards, self.rate, self.seconds = aws, shards, rate, seconds
+        self.servers = servers  # pids of the local servers: not our CPU
         self.warmup = warmup
         self.measure_from = float("inf")  # put time (epoch s) of the first measured record
         self.delivered = 0
@@ -143,7 +170,7 @@ class Run:
         if not started.wait(120):
             raise SystemExit(f"{self.stream}: the reader did not start within 120 s")
         time.sleep(2.0)  # the reader is past its start-up
-        server = {self.aws.pid}
+        server = set(self.servers)
         with self.lock:
             self.delivered = 0
             self.delays.clear()
@@ -155,7 +182,7 @@ class Run:
         )
         producer.start()
         producer.join(self.seconds + 120)
-        cpu, t1 = sampler.stop({producer.pid}), time.monotonic()
+        spent, t1 = sampler.stop({producer.pid}), time.monotonic()
         reads1 = self.reads()
         sent = self.seconds * self.rate
         deadline = time.monotonic() + 30
@@ -170,16 +197,17 @@ class Run:
             "reads_per_s": (reads1 - reads0) / (t1 - t0),
             "p50": statistics.median(delays) if delays else float("nan"),
             "p99": delays[max(0, int(len(delays) * 0.99) - 1)] if delays else float("nan"),
-            "cpu_per_s": cpu / (t1 - t0),
+            "cpu_per_s": sum(spent.values()) / (t1 - t0),
+            "cpu_roles": {role: seconds / (t1 - t0) for role, seconds in spent.items()},
         }
 
 
-def run_create_stream(sc, aws, shards: int, args) -> dict:
+def run_create_stream(sc, aws, lease_aws, shards: int, args) -> dict:
     from pyspark.streaming import StreamingContext
 
     from kinesis_dstream.dstream.context import progress
 
-    run = Run(aws, shards, args.rate, args.seconds, args.warmup)
+    run = Run(aws, shards, args.rate, args.seconds, args.warmup, {aws.pid, lease_aws.pid})
     ssc = StreamingContext(sc, 1)
     app = f"bench-{uuid.uuid4().hex[:8]}"
     lines = KinesisUtils.createStream(
@@ -190,8 +218,8 @@ def run_create_stream(sc, aws, shards: int, args) -> dict:
         aws.region_name,
         InitialPositionInStream.LATEST,
         2,
-        dynamoDBEndpointUrl=aws.endpoint_url,
-        cloudWatchEndpointUrl=aws.endpoint_url,
+        dynamoDBEndpointUrl=lease_aws.endpoint_url,
+        cloudWatchEndpointUrl=lease_aws.endpoint_url,
         metricsLevel=2,
         failoverTimeMs=30_000 if shards >= 256 else 10_000,
         idleShardPollMs=args.idle_poll_ms,
@@ -206,7 +234,7 @@ def run_create_stream(sc, aws, shards: int, args) -> dict:
     lines.foreachRDD(lambda rdd: run.add(rdd.map(lambda x: float(x.split(" ")[0])).collect()))
     started = threading.Event()
     ssc.start()
-    dynamodb = aws.client("dynamodb")
+    dynamodb = lease_aws.client("dynamodb")
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not started.is_set():  # every lease held
         try:
@@ -223,7 +251,7 @@ def run_create_stream(sc, aws, shards: int, args) -> dict:
 
 
 def run_source(spark, aws, shards: int, args) -> dict:
-    run = Run(aws, shards, args.rate, args.seconds, args.warmup)
+    run = Run(aws, shards, args.rate, args.seconds, args.warmup, {aws.pid})
     started = threading.Event()
 
     def each(batch_df, _batch_id):
@@ -295,13 +323,20 @@ def main() -> None:
         action="store_true",
         help="the baseline: rounds not aligned to batch times (as before the pacer)",
     )
+    parser.add_argument(
+        "--lease-server",
+        action="store_true",
+        help="createStream's DynamoDB and CloudWatch on a second moto server",
+    )
     args = parser.parse_args()
     if args.free_rounds:
         from kinesis_dstream.dstream.pacing import RoundPacer
 
         RoundPacer.align = lambda self, batch_interval_s: None  # type: ignore[method-assign]
     counts = [int(n) for n in args.shards.split(",")]
-    with LocalAWS() as aws:
+    with contextlib.ExitStack() as servers:
+        aws = servers.enter_context(LocalAWS())
+        lease_aws = servers.enter_context(LocalAWS()) if args.lease_server else aws
         os.environ.update({k: v for k, v in aws.env().items() if k != "AWS_ENDPOINT_URL"})
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         from pyspark import SparkConf, SparkContext
@@ -324,19 +359,24 @@ def main() -> None:
             f"{args.warmup:g} s), moto's server, local[2], 1 s batches, idleShardPollMs="
             f"{args.idle_poll_ms}; createStream: fetchIntervalMs="
             f"{args.fetch_interval_ms or 'default'}, rounds "
-            f"{'free-running' if args.free_rounds else 'aligned to batch times'}"
+            f"{'free-running' if args.free_rounds else 'aligned to batch times'}, leases on "
+            f"{'a second server' if args.lease_server else 'the same server'}"
         )
-        print("path          shards      put  delivered   p50 s   p99 s   our CPU s/s  reads/s")
+        print(
+            "path          shards      put  delivered   p50 s   p99 s   our CPU s/s  reads/s"
+            "   of which (CPU s/s)"
+        )
         for path in args.paths.split(","):
             for shards in counts:
                 if path == "createStream":
-                    result = run_create_stream(sc, aws, shards, args)
+                    result = run_create_stream(sc, aws, lease_aws, shards, args)
                 else:
                     result = run_source(spark, aws, shards, args)
                 print(
                     f"{path:<13} {shards:>6} {result['sent']:>8,} {result['delivered']:>10,} "
                     f"{result['p50']:>7.2f} {result['p99']:>7.2f} {result['cpu_per_s']:>13.2f} "
-                    f"{result['reads_per_s']:>8.0f}",
+                    f"{result['reads_per_s']:>8.0f}   "
+                    + ", ".join(f"{k} {v:.2f}" for k, v in result["cpu_roles"].items()),
                     flush=True,
                 )
         sc.stop()
