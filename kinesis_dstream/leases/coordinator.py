@@ -249,6 +249,8 @@ class LeaseCoordinator:
 
     #: Taker passes run by the taker thread (failed ones too): the protocol's unit of time.
     taker_passes = 0
+    #: Taker passes begun: one more than ``taker_passes`` while a pass (its takes) runs.
+    taker_passes_begun = 0
 
     def renewal_stats(self) -> RenewalStats:
         return self._renewer.stats()
@@ -285,6 +287,7 @@ class LeaseCoordinator:
     # -- taking -----------------------------------------------------------------------------
 
     def _taker_pass(self) -> None:
+        self.taker_passes_begun += 1
         try:
             try:
                 self._maybe_sync()
