@@ -4,6 +4,7 @@
                                       [--warmup 5] [--paths createStream,source]
                                       [--idle-poll-ms 2000] [--fetch-interval-ms N]
                                       [--free-rounds] [--lease-server]
+                                      [--no-heap-freeze]
 
 One local server (moto's, in a child process). For each shard count, a producer in its
 own process puts ``--rate`` records a second (spread over every shard by key), each
@@ -19,6 +20,10 @@ both in one session).
 ``--free-rounds`` runs createStream's rounds unaligned to batch times, with
 ``--fetch-interval-ms 500`` the library's behaviour before the round pacer (the baseline
 for it); by default rounds come once per 1 s batch, timed to end just before it.
+
+``--no-heap-freeze`` sets ``KINESIS_DSTREAM_FREEZE_WORKER_HEAP=0`` for the Python workers:
+PySpark's per-task ``gc.collect()`` then walks the whole worker heap (the baseline for
+:mod:`kinesis_dstream.worker_heap`).
 
 ``--lease-server`` gives createStream's DynamoDB and CloudWatch calls a second moto server
 of their own (as on AWS, where they are other services; both servers' CPU is left out of
@@ -47,6 +52,7 @@ import uuid
 from kinesis_dstream import InitialPositionInStream, KinesisProducer, KinesisUtils
 from kinesis_dstream.local import LocalAWS
 from kinesis_dstream.retrieval.streams import ensure_stream
+from kinesis_dstream.worker_heap import FREEZE_ENV
 
 TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -324,6 +330,11 @@ def main() -> None:
         help="the baseline: rounds not aligned to batch times (as before the pacer)",
     )
     parser.add_argument(
+        "--no-heap-freeze",
+        action="store_true",
+        help="the baseline: Python workers' heaps not frozen (PySpark's per-task gc walks them)",
+    )
+    parser.add_argument(
         "--lease-server",
         action="store_true",
         help="createStream's DynamoDB and CloudWatch on a second moto server",
@@ -339,6 +350,8 @@ def main() -> None:
         lease_aws = servers.enter_context(LocalAWS()) if args.lease_server else aws
         os.environ.update({k: v for k, v in aws.env().items() if k != "AWS_ENDPOINT_URL"})
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        if args.no_heap_freeze:  # inherited by the JVM and its Python workers
+            os.environ[FREEZE_ENV] = "0"
         from pyspark import SparkConf, SparkContext
         from pyspark.sql import SparkSession
 
@@ -360,7 +373,8 @@ def main() -> None:
             f"{args.idle_poll_ms}; createStream: fetchIntervalMs="
             f"{args.fetch_interval_ms or 'default'}, rounds "
             f"{'free-running' if args.free_rounds else 'aligned to batch times'}, leases on "
-            f"{'a second server' if args.lease_server else 'the same server'}"
+            f"{'a second server' if args.lease_server else 'the same server'}, worker heaps "
+            f"{'not frozen' if args.no_heap_freeze else 'frozen'}"
         )
         print(
             "path          shards      put  delivered   p50 s   p99 s   our CPU s/s  reads/s"

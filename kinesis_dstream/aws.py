@@ -29,6 +29,7 @@ from botocore.credentials import AssumeRoleCredentialFetcher, DeferredRefreshabl
 
 from .backoff import MISSING_CREDENTIALS_ERRORS, credentials_error
 from .retrieval import page_decoder
+from .worker_heap import freeze_heap
 
 DEFAULT_CONNECT_TIMEOUT_S = 5.0
 DEFAULT_READ_TIMEOUT_S = 30.0
@@ -231,6 +232,7 @@ class ClientSpec:
             if client is None:
                 client = self._build()
                 _CLIENTS[key] = client
+                freeze_heap()  # in a Spark worker: the client lives as long as it
             return client
 
     def _build(self) -> Any:

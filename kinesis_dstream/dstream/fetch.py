@@ -32,6 +32,7 @@ from typing import Any, Callable, NamedTuple, Optional
 from ..aws import ClientSpec
 from ..errors import MessageHandlerError, RecordsLostError
 from ..retrieval.reader import ReaderConfig, ShardReader, StartPosition
+from ..worker_heap import freeze_heap_once
 
 log = logging.getLogger(__name__)
 
@@ -261,6 +262,7 @@ def deliver(
     """
 
     def records(index: int, items: Iterator) -> Iterator:
+        freeze_heap_once()  # a worker that never built a client: what the imports left
         group = groups[index] if groups is not None else (index,)
         if included is not None and included.isdisjoint(group):
             _consume(items)  # nothing of this partition is in the batch

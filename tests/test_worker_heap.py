@@ -1,0 +1,53 @@
+"""Python workers freeze their long-lived heap; the driver and other processes never do."""
+
+import gc
+
+import pytest
+
+from kinesis_dstream import worker_heap
+from kinesis_dstream.aws import ClientSpec
+
+
+def _client_in_worker(spec):
+    def probe(_):
+        import gc
+
+        client = spec.client()  # built here, or by an earlier task of this worker
+        tracked = {id(o) for o in gc.get_objects()}
+        yield (id(client) in tracked, len(tracked), gc.get_freeze_count())
+
+    return probe
+
+
+@pytest.mark.spark
+def test_a_spark_worker_that_built_a_client_leaves_it_out_of_every_collection(spark, local_aws):
+    spec = ClientSpec("kinesis", local_aws.region_name, local_aws.endpoint_url)
+    results = spark.parallelize(range(4), 4).mapPartitions(_client_in_worker(spec)).collect()
+    assert len(results) == 4
+    for client_tracked, tracked, frozen in results:
+        assert not client_tracked  # frozen: PySpark's per-task gc.collect() skips it
+        assert frozen > 50_000  # botocore's models and the imports
+        assert tracked < 20_000  # what a collection still walks (about 90,000 unfrozen)
+
+
+def test_the_driver_never_freezes(local_aws):
+    before = gc.get_freeze_count()
+    spec = ClientSpec("kinesis", local_aws.region_name, local_aws.endpoint_url, read_timeout_s=7)
+    spec.client()
+    assert worker_heap.freeze_heap_once() is False
+    assert gc.get_freeze_count() == before
+
+
+def test_the_environment_variable_turns_freezing_off(monkeypatch):
+    monkeypatch.setattr(worker_heap, "_in_spark_task", lambda: True)
+    monkeypatch.setenv(worker_heap.FREEZE_ENV, "0")
+    before = gc.get_freeze_count()
+    assert worker_heap.freeze_heap() is False
+    assert gc.get_freeze_count() == before
+    monkeypatch.delenv(worker_heap.FREEZE_ENV)
+    try:
+        assert worker_heap.freeze_heap() is True
+        assert gc.get_freeze_count() > before
+    finally:
+        gc.unfreeze()
+        worker_heap._frozen_pids.clear()
