@@ -10,6 +10,8 @@ from __future__ import annotations
 import random
 from typing import Any, Callable, Optional
 
+from botocore.exceptions import ReadTimeoutError
+
 
 class _CannedResponse:
     """The little of an HTTP response botocore reads from a short-circuited call."""
@@ -140,3 +142,20 @@ class CallErrors:
 
     def remove(self) -> None:
         self._client.meta.events.unregister(self._event, self._handle)
+
+
+class AnswerLost:
+    """The first ``calls`` DynamoDB ``operation`` calls land on the server, then their
+    answers are 'lost': the caller gets a read timeout (as when a response is late)."""
+
+    def __init__(self, client: Any, operation: str, calls: int = 1) -> None:
+        self.client, self.event, self.left = client, f"after-call.dynamodb.{operation}", calls
+        client.meta.events.register(self.event, self.lose)
+
+    def lose(self, **_: Any) -> None:
+        if self.left > 0:
+            self.left -= 1
+            raise ReadTimeoutError(endpoint_url="http://lease-table (injected)")
+
+    def remove(self) -> None:
+        self.client.meta.events.unregister(self.event, self.lose)

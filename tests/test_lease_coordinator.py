@@ -18,7 +18,7 @@ from kinesis_dstream.leases.coordinator import LeaseCoordinator
 from kinesis_dstream.leases.dynamodb import LeaseTable
 from kinesis_dstream.leases.lease import Lease
 
-from .faults import CallCounter, CallErrors
+from .faults import AnswerLost, CallCounter, CallErrors
 
 FAILOVER_S = 1.0
 SLACK_S = 1.5  # scheduling and HTTP round trips on a loaded 2-core machine
@@ -212,6 +212,31 @@ def test_a_checkpoint_on_a_lease_taken_between_renewals_writes_nothing(workers, 
         a.checkpoint(key, ExtendedSequenceNumber(SEQ))
     assert table.get_lease(key) == stolen
     assert ("a", key, "its counter moved: another worker took it") in workers.lost
+
+
+def test_a_renewal_that_landed_but_got_no_answer_keeps_the_lease(workers, dynamodb):
+    # 3 s failover: renewals a second apart, so the read-back comes well within it
+    a = workers.start("a", max_leases_for_worker=1, failover_time_s=3.0)
+    (key,) = a.held_leases()
+    table = LeaseTable(dynamodb, workers.app)
+    before = table.get_lease(key).lease_counter
+    # the next renewal lands and gets no answer, nor do its retries (they lose their
+    # condition to it): the call gives up, and the next pass's renewal loses its condition
+    attempts = a.timings.renew_backoff.max_attempts
+    lost = AnswerLost(a.table.client, "UpdateItem", calls=attempts)
+    try:
+        wait_for(lambda: lost.left == 0, 3 * a.renewal_interval_s + SLACK_S, "a lost answer")
+        wait_for(
+            lambda: table.get_lease(key).lease_counter >= before + 2,
+            3 * a.renewal_interval_s + SLACK_S,
+            "a renewal after the lost answer",
+        )
+    finally:
+        lost.remove()
+    assert a.renewal_stats().failures >= 1
+    assert workers.lost == []  # the next renewal lost its condition, read back: still ours
+    assert list(a.held_leases()) == [key]
+    assert table.get_lease(key).lease_owner == "a"
 
 
 def test_checkpoints_move_forward_only(workers, dynamodb):

@@ -6,7 +6,6 @@ The in-memory store runs the conformance test beside them: same conditions, same
 from dataclasses import replace
 
 import pytest
-from botocore.exceptions import ReadTimeoutError
 
 from kinesis_dstream import ThrottledError
 from kinesis_dstream.errors import LeaseTableError, StreamNotFoundError
@@ -16,7 +15,7 @@ from kinesis_dstream.leases.lease import Lease
 from kinesis_dstream.leases.memory import InMemoryLeaseRefresher
 from kinesis_dstream.leases.refresher import LeaseRefresher
 
-from .faults import CallErrors
+from .faults import AnswerLost, CallErrors
 
 SEQ = "49590338271490256608559692538361571095921575989136588898"
 
@@ -278,22 +277,6 @@ def test_every_store_names_a_missing_table(dynamodb, unique_name):
 
 
 # -- a retried write that lost its condition to its own first attempt --------------------
-
-
-class AnswerLost:
-    """The first ``operation`` call lands on the server, then its answer is 'lost'."""
-
-    def __init__(self, client, operation, calls=1):
-        self.client, self.event, self.left = client, f"after-call.dynamodb.{operation}", calls
-        client.meta.events.register(self.event, self.lose)
-
-    def lose(self, **_):
-        if self.left > 0:
-            self.left -= 1
-            raise ReadTimeoutError(endpoint_url="http://lease-table (injected)")
-
-    def remove(self):
-        self.client.meta.events.unregister(self.event, self.lose)
 
 
 def test_a_renewal_whose_answer_was_lost_and_whose_retry_lost_the_race_is_recovered(table):

@@ -45,6 +45,10 @@ class HeldLease:
     state: LeaseState = LeaseState.GAINING
     parents_done: bool = False  # known at take time; decides GAINING's next state
     renewing: bool = False  # a renewal is queued or running
+    #: Clock time the first unanswered renewal since the last answer was sent: it may have
+    #: landed (a timeout), so a later renewal that loses its condition reads the lease back.
+    #: Only renewals touch it, under ``write_lock``.
+    unsure_since: Optional[float] = None
     write_lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property

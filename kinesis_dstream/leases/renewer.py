@@ -13,8 +13,12 @@ One pass submits one renewal per held lease to the coordinator's
 - a failed call is logged and retried by the next pass; a lost condition (another
   worker took the lease) drops only that lease.
 
-No read happens here: parent readiness and Kinesis calls are the coordinator's other
-threads' work, so nothing but the renewal write itself can slow a pass.
+- a renewal that raised (a timeout) may still have landed: when a later renewal then
+  loses its condition, the lease is read back, as the KCL does, and kept if the table
+  holds exactly what the unanswered renewal wrote (as renewed when that one was sent).
+
+No other read happens here: parent readiness and Kinesis calls are the coordinator's other
+threads' work, so nothing but the renewal write (and that read-back) can slow a pass.
 
 A release (at stop, or of a lease the application cannot read) removes our ownership
 with a conditional write, under the same write lock, waiting for it until a deadline.
@@ -28,9 +32,10 @@ import threading
 import time
 from concurrent.futures import wait
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Optional
 
 from .held import HeldLease, HeldLeases
+from .lease import Lease
 from .pool import WorkerPool
 from .refresher import LeaseRefresher
 from .timing import LeaseTimings
@@ -150,11 +155,16 @@ class LeaseRenewer:
                 sent_at = self._clock()
                 try:
                     renewed = self.table.renew(entry.lease)
+                    if renewed is None and entry.unsure_since is not None:
+                        renewed, sent_at = self._landed(entry), entry.unsure_since
                 except Exception as exc:  # retried by the next pass; fenced if it persists
+                    if entry.unsure_since is None:
+                        entry.unsure_since = sent_at
                     self._count(failures=1)
                     tracker.call_failed(entry.key, exc)
                     log.debug("could not renew lease %s: %s", entry.key, exc)
                     return
+                entry.unsure_since = None
                 if renewed is None:
                     lost = True
                     return
@@ -168,6 +178,23 @@ class LeaseRenewer:
             tracker.call_returned(self._clock())
             if lost:  # listeners are told outside the lease's write lock
                 self._on_lost(entry, "another worker took it")
+
+    def _landed(self, entry: HeldLease) -> Optional[Lease]:
+        """The lease as an unanswered renewal wrote it, if the table holds exactly that
+        (same owner and checkpoint, the counter one on); None if it moved otherwise."""
+        lease = entry.lease
+        now = self.table.get_lease(entry.key)
+        if now is None or (now.lease_owner, now.lease_counter, now.checkpoint) != (
+            lease.lease_owner,
+            lease.lease_counter + 1,
+            lease.checkpoint,
+        ):
+            return None
+        log.info(
+            "lease %s: a renewal that got no answer had landed (read back); still ours",
+            entry.key,
+        )
+        return now
 
     def _count(
         self, *, renewals: int = 0, failures: int = 0, skipped: int = 0, gap_s: float = 0.0
