@@ -4,11 +4,13 @@ Real threads, real conditional writes; times are bounded by the protocol's own i
 (failover time, renewal interval = failover / 3, taker interval ~ 2 x failover).
 """
 
+import logging
 import socket
 import threading
 import time
 
 import pytest
+from botocore.exceptions import ReadTimeoutError
 
 from kinesis_dstream import LeaseLostError
 from kinesis_dstream.aws import create_client
@@ -18,7 +20,7 @@ from kinesis_dstream.leases.coordinator import LeaseCoordinator
 from kinesis_dstream.leases.dynamodb import LeaseTable
 from kinesis_dstream.leases.lease import Lease
 
-from .faults import AnswerLost, CallCounter, CallErrors
+from .faults import CallCounter, CallErrors
 
 FAILOVER_S = 1.0
 SLACK_S = 1.5  # scheduling and HTTP round trips on a loaded 2-core machine
@@ -214,29 +216,61 @@ def test_a_checkpoint_on_a_lease_taken_between_renewals_writes_nothing(workers, 
     assert ("a", key, "its counter moved: another worker took it") in workers.lost
 
 
-def test_a_renewal_that_landed_but_got_no_answer_keeps_the_lease(workers, dynamodb):
+def lose_first_answer(coordinator, method):
+    """The coordinator's first ``method`` call lands on the server, then raises a read
+    timeout (its answer lost). Returns the list the landed lease is appended to."""
+    real, landed = getattr(coordinator.table, method), []
+
+    def write(*args, **kwargs):
+        result = real(*args, **kwargs)
+        if landed:
+            return result
+        landed.append(result)
+        raise ReadTimeoutError(endpoint_url="http://lease-table (injected)")
+
+    setattr(coordinator.table, method, write)
+    return landed
+
+
+def test_a_renewal_that_landed_but_got_no_answer_keeps_the_lease(workers, dynamodb, caplog):
     # 3 s failover: renewals a second apart, so the read-back comes well within it
     a = workers.start("a", max_leases_for_worker=1, failover_time_s=3.0)
     (key,) = a.held_leases()
     table = LeaseTable(dynamodb, workers.app)
-    before = table.get_lease(key).lease_counter
-    # the next renewal lands and gets no answer, nor do its retries (they lose their
-    # condition to it): the call gives up, and the next pass's renewal loses its condition
-    attempts = a.timings.renew_backoff.max_attempts
-    lost = AnswerLost(a.table.client, "UpdateItem", calls=attempts)
-    try:
-        wait_for(lambda: lost.left == 0, 3 * a.renewal_interval_s + SLACK_S, "a lost answer")
+    landed = lose_first_answer(a, "renew")
+    with caplog.at_level(logging.INFO, logger="kinesis_dstream.leases.renewer"):
+        wait_for(lambda: landed, 3 * a.renewal_interval_s + SLACK_S, "a lost answer")
+        counter = landed[0].lease_counter  # what the table held after the landed renewal
         wait_for(
-            lambda: table.get_lease(key).lease_counter >= before + 2,
+            lambda: table.get_lease(key).lease_counter > counter,
             3 * a.renewal_interval_s + SLACK_S,
             "a renewal after the lost answer",
         )
-    finally:
-        lost.remove()
+    assert "had landed (read back); still ours" in caplog.text
     assert a.renewal_stats().failures >= 1
-    assert workers.lost == []  # the next renewal lost its condition, read back: still ours
+    assert workers.lost == []
     assert list(a.held_leases()) == [key]
     assert table.get_lease(key).lease_owner == "a"
+
+
+def test_a_checkpoint_after_a_write_that_got_no_answer_is_written(workers, dynamodb):
+    a = workers.start("a", max_leases_for_worker=1, failover_time_s=10.0)
+    (key,) = a.held_leases()
+    table = LeaseTable(dynamodb, workers.app)
+    landed = lose_first_answer(a, "renew")
+    a.renew_leases()  # a pass now (the renewer's own comes every 3.3 s)
+    wait_for(lambda: landed, a.renewal_interval_s + SLACK_S, "a lost answer")
+    written = a.checkpoint(key, ExtendedSequenceNumber(SEQ))
+    assert written.lease_counter == landed[0].lease_counter + 1
+    assert table.get_lease(key).checkpoint == ExtendedSequenceNumber(SEQ)
+    checkpoint_landed = lose_first_answer(a, "checkpoint")
+    with pytest.raises(ReadTimeoutError):
+        a.checkpoint(key, ExtendedSequenceNumber(SEQ, 1))
+    assert checkpoint_landed and workers.lost == []
+    written = a.checkpoint(key, ExtendedSequenceNumber(SEQ, 2))  # reads back, then writes
+    assert written.lease_counter == checkpoint_landed[0].lease_counter + 1
+    assert table.get_lease(key) == written
+    assert workers.lost == [] and list(a.held_leases()) == [key]
 
 
 def test_checkpoints_move_forward_only(workers, dynamodb):

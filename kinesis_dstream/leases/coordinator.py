@@ -40,10 +40,10 @@ from .lease import Lease
 from .parents import check_parents
 from .pool import WorkerPool
 from .refresher import LeaseRefresher
-from .renewer import LeaseRenewer, RenewalStats
+from .renewer import LeaseRenewer, RenewalStats, settle_unanswered, unsure_write
 from .shard_sync import ShardSync
 from .taking import LeaseAcquirer
-from .timing import DEFAULT_FAILOVER_TIME_S, DEFAULT_RENEWAL_THREADS, LeaseTimings
+from .timing import DEFAULT_FAILOVER_TIME_S, LeaseTimings, renewal_pool_width
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +93,7 @@ class LeaseCoordinator:
         if max_leases_to_steal < 0:
             raise ValueError(f"max_leases_to_steal must be >= 0, got {max_leases_to_steal}")
         if renewal_threads is None:
-            renewal_threads = _pool_width(table.max_concurrency)
+            renewal_threads = renewal_pool_width(table.max_concurrency)
         self.table = table
         self.worker_id = worker_id or default_worker_id()
         self.timings = timings
@@ -347,18 +347,10 @@ class LeaseCoordinator:
                     f"cannot checkpoint shard {shard_id} at {esn}: worker {self.worker_id} "
                     "lost its lease meanwhile; nothing was written"
                 )
-            current = entry.lease.checkpoint
-            if esn < current:
-                raise CheckpointError(
-                    f"cannot checkpoint shard {shard_id} at {esn}: it is before the current "
-                    f"checkpoint {current}"
-                )
-            sent_at = self._clock()
-            written = self.table.checkpoint(
-                entry.lease, esn, frozenset(child_shard_ids) if child_shard_ids else None
-            )
-            if written is not None:
-                self._held.written(entry, written, sent_at)
+            if not settle_unanswered(self.table, self._held, entry):
+                written = None  # our last write got no answer, and the lease moved since
+            else:
+                written = self._write_checkpoint(entry, esn, child_shard_ids)
         finally:
             entry.write_lock.release()
         if written is None:
@@ -370,6 +362,23 @@ class LeaseCoordinator:
         if esn == ESN_SHARD_END:
             self._held.remove(entry, lost=False)
             self._wake_parents.set()  # its children may be ready now
+        return written
+
+    def _write_checkpoint(
+        self, entry: HeldLease, esn: ExtendedSequenceNumber, child_shard_ids: Optional[list]
+    ) -> Optional[Lease]:
+        """The checkpoint write itself, under the lease's write lock."""
+        current = entry.lease.checkpoint
+        if esn < current:
+            raise CheckpointError(
+                f"cannot checkpoint shard {entry.key} at {esn}: it is before the current "
+                f"checkpoint {current}"
+            )
+        sent_at = self._clock()
+        children = frozenset(child_shard_ids) if child_shard_ids else None
+        written = unsure_write(entry, sent_at, self.table.checkpoint, entry.lease, esn, children)
+        if written is not None:
+            self._held.written(entry, written, sent_at)
         return written
 
     def shard_ended(self, shard_id: str, child_shard_ids: list) -> Lease:
@@ -396,14 +405,6 @@ class LeaseCoordinator:
                 self._on_lost(key, reason)
             except Exception:
                 log.exception("lease-lost listener failed for %s", key)
-
-
-def _pool_width(client_connections: Optional[int]) -> int:
-    """The KCL's 20 threads, but fewer than the client's connections: two stay free for
-    the taker's scan and for checkpoints, so no call waits for (or reopens) a connection."""
-    if client_connections is None:
-        return DEFAULT_RENEWAL_THREADS
-    return max(1, min(DEFAULT_RENEWAL_THREADS, client_connections - 2))
 
 
 def _left(deadline: float) -> float:

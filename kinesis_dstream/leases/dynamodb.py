@@ -183,6 +183,10 @@ class LeaseTable:
                 return sorted(leases, key=lambda lease: lease.lease_key)
             kwargs["ExclusiveStartKey"] = start
 
+    def get_lease_once(self, lease_key: str) -> Optional[Lease]:
+        """One consistent read, one attempt (within the lease client's read timeout)."""
+        return self.get_lease(lease_key, backoff=_READ_BACK)
+
     def get_lease(self, lease_key: str, *, backoff: Optional[Backoff] = None) -> Optional[Lease]:
         item = self._call(
             "GetItem", lease_key, backoff=backoff, Key=_key(lease_key), ConsistentRead=True

@@ -45,9 +45,9 @@ class HeldLease:
     state: LeaseState = LeaseState.GAINING
     parents_done: bool = False  # known at take time; decides GAINING's next state
     renewing: bool = False  # a renewal is queued or running
-    #: Clock time the first unanswered renewal since the last answer was sent: it may have
-    #: landed (a timeout), so a later renewal that loses its condition reads the lease back.
-    #: Only renewals touch it, under ``write_lock``.
+    #: Clock time the first write (renewal, checkpoint, release) that got no answer was
+    #: sent: it may have landed, so the next write reads the lease back first. Changed
+    #: under ``write_lock`` only.
     unsure_since: Optional[float] = None
     write_lock: threading.Lock = field(default_factory=threading.Lock)
 

@@ -82,6 +82,9 @@ class InMemoryLeaseRefresher:
             self._leases[lease.lease_key] = lease
             return True
 
+    def get_lease_once(self, lease_key: str) -> Optional[Lease]:
+        return self.get_lease(lease_key)
+
     def renew(self, lease: Lease) -> Optional[Lease]:
         return self._update(lease, owner_must_be=lease.lease_owner)
 

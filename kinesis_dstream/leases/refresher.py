@@ -48,6 +48,10 @@ class LeaseRefresher(Protocol):
         """One lease read consistently, or None if absent."""
         ...
 
+    def get_lease_once(self, lease_key: str) -> Optional[Lease]:
+        """:meth:`get_lease` in one attempt, no retry: a check inside a renewal's budget."""
+        ...
+
     def create_lease(self, lease: Lease) -> bool:
         """Write a new lease unless one exists with its key (then False)."""
         ...

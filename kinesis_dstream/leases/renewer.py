@@ -13,12 +13,13 @@ One pass submits one renewal per held lease to the coordinator's
 - a failed call is logged and retried by the next pass; a lost condition (another
   worker took the lease) drops only that lease.
 
-- a renewal that raised (a timeout) may still have landed: when a later renewal then
-  loses its condition, the lease is read back, as the KCL does, and kept if the table
-  holds exactly what the unanswered renewal wrote (as renewed when that one was sent).
+- a write that raised (a timeout) may still have landed, so the next write to that lease
+  (renewal, checkpoint or release) first reads it back once (:func:`settle_unanswered`),
+  as the KCL's ``renewLease`` does after a lost condition: a lease holding what our
+  unanswered write wrote is still ours, counted as renewed when that write was sent.
 
 No other read happens here: parent readiness and Kinesis calls are the coordinator's other
-threads' work, so nothing but the renewal write (and that read-back) can slow a pass.
+threads' work, so nothing but the renewal write (and that one read) can slow a pass.
 
 A release (at stop, or of a lease the application cannot read) removes our ownership
 with a conditional write, under the same write lock, waiting for it until a deadline.
@@ -32,10 +33,9 @@ import threading
 import time
 from concurrent.futures import wait
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Any, Callable
 
 from .held import HeldLease, HeldLeases
-from .lease import Lease
 from .pool import WorkerPool
 from .refresher import LeaseRefresher
 from .timing import LeaseTimings
@@ -154,17 +154,16 @@ class LeaseRenewer:
                     return
                 sent_at = self._clock()
                 try:
-                    renewed = self.table.renew(entry.lease)
-                    if renewed is None and entry.unsure_since is not None:
-                        renewed, sent_at = self._landed(entry), entry.unsure_since
+                    if not settle_unanswered(self.table, self._held, entry):
+                        lost = True
+                        return
+                    sent_at = self._clock()
+                    renewed = unsure_write(entry, sent_at, self.table.renew, entry.lease)
                 except Exception as exc:  # retried by the next pass; fenced if it persists
-                    if entry.unsure_since is None:
-                        entry.unsure_since = sent_at
                     self._count(failures=1)
                     tracker.call_failed(entry.key, exc)
                     log.debug("could not renew lease %s: %s", entry.key, exc)
                     return
-                entry.unsure_since = None
                 if renewed is None:
                     lost = True
                     return
@@ -178,23 +177,6 @@ class LeaseRenewer:
             tracker.call_returned(self._clock())
             if lost:  # listeners are told outside the lease's write lock
                 self._on_lost(entry, "another worker took it")
-
-    def _landed(self, entry: HeldLease) -> Optional[Lease]:
-        """The lease as an unanswered renewal wrote it, if the table holds exactly that
-        (same owner and checkpoint, the counter one on); None if it moved otherwise."""
-        lease = entry.lease
-        now = self.table.get_lease(entry.key)
-        if now is None or (now.lease_owner, now.lease_counter, now.checkpoint) != (
-            lease.lease_owner,
-            lease.lease_counter + 1,
-            lease.checkpoint,
-        ):
-            return None
-        log.info(
-            "lease %s: a renewal that got no answer had landed (read back); still ours",
-            entry.key,
-        )
-        return now
 
     def _count(
         self, *, renewals: int = 0, failures: int = 0, skipped: int = 0, gap_s: float = 0.0
@@ -221,7 +203,9 @@ class LeaseRenewer:
             log.warning("lease %s not released: another write to it is still running", entry.key)
             return False
         try:
-            released = self.table.evict(entry.lease)
+            if not settle_unanswered(self.table, self._held, entry):
+                return False  # no longer ours: nothing to release
+            released = unsure_write(entry, self._clock(), self.table.evict, entry.lease)
         except Exception as exc:
             log.warning("could not release lease %s: %s; it expires instead", entry.key, exc)
             return False
@@ -241,3 +225,39 @@ class LeaseRenewer:
                 skipped=self._skipped,
                 max_gap_s=self._max_gap_s,
             )
+
+
+def unsure_write(entry: HeldLease, sent_at: float, write: Callable[..., Any], *args: Any) -> Any:
+    """Run one write to ``entry``'s lease (caller holds its ``write_lock``); if it raises,
+    it may still have landed: remember when it was sent, for :func:`settle_unanswered`."""
+    try:
+        return write(*args)
+    except Exception:
+        if entry.unsure_since is None:
+            entry.unsure_since = sent_at
+        raise
+
+
+def settle_unanswered(table: LeaseRefresher, held: HeldLeases, entry: HeldLease) -> bool:
+    """Before writing a lease whose last write got no answer, learn whether it landed.
+
+    The caller holds ``entry.write_lock``. One read, one attempt (raises if it fails, and
+    the doubt stays). Unchanged: the write did not land. Owner still ours and the counter
+    one on: it landed (only one of our writes from this counter can), so that is the lease
+    now, renewed when the first unanswered write was sent. Anything else: not ours (False).
+    """
+    since = entry.unsure_since
+    if since is None:
+        return True
+    now = table.get_lease_once(entry.key)
+    entry.unsure_since = None
+    lease = entry.lease
+    if now is None or now.lease_owner != lease.lease_owner:
+        return False
+    if now.lease_counter == lease.lease_counter:
+        return True
+    if now.lease_counter != lease.lease_counter + 1:
+        return False
+    log.info("lease %s: a write that got no answer had landed (read back); still ours", entry.key)
+    held.written(entry, now, since)
+    return True

@@ -25,6 +25,7 @@ The receiver builds its DynamoDB client and lease table from these values::
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 from ..backoff import Backoff
 from ..settings import DEFAULT_FAILOVER_TIME_S
@@ -98,3 +99,11 @@ class LeaseTimings:
     def renewal_call_bound_s(self) -> float:
         """Worst case of one renewal with this budget and read timeout (write + read-back)."""
         return self.renew_backoff.max_elapsed_s + 2 * self.client_read_timeout_s
+
+
+def renewal_pool_width(client_connections: Optional[int]) -> int:
+    """The KCL's 20 threads, but fewer than the client's connections: two stay free for
+    the taker's scan and for checkpoints, so no call waits for (or reopens) a connection."""
+    if client_connections is None:
+        return DEFAULT_RENEWAL_THREADS
+    return max(1, min(DEFAULT_RENEWAL_THREADS, client_connections - 2))
