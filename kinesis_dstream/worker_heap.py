@@ -9,10 +9,10 @@ every round and batch. At 128 shards that was 86% of the Python workers' samples
 
 ``gc.freeze()`` moves every object alive at the call to a generation the collector never
 walks. What is frozen here (modules, clients and their models) lives as long as the worker
-anyway; reference counting still frees a frozen object that loses its last reference, so
-only cyclic garbage alive at the moment of a freeze is kept, once per freeze. Freezes are
-few: once per worker process when a task of ours first runs there, and after each client
-built in it (one per client spec and process).
+anyway; reference counting still frees a frozen object that loses its last reference,
+and a collection right before each freeze leaves no cyclic garbage to keep. Freezes are
+few (each costs that one collection): once per worker process when a task of ours first
+runs there, and after each client built in it (one per client spec and process).
 
 Only processes running a Spark task freeze (``TaskContext.get()``): never the driver, the
 KCL daemon or a user's own process. ``KINESIS_DSTREAM_FREEZE_WORKER_HEAP=0`` in the
@@ -51,6 +51,7 @@ def freeze_heap() -> bool:
     if not (_enabled() and _in_spark_task()):
         return False
     with _lock:
+        gc.collect()  # cyclic garbage now (a client's discarded Session) is not kept
         gc.freeze()
         _frozen_pids.add(os.getpid())
     return True
