@@ -334,7 +334,7 @@ class LeaseTable:
 
     def _holds(self, written: Lease) -> bool:
         """The table holds ``written``'s counter, owner and checkpoint (one read, no retry)."""
-        now = self.get_lease(written.lease_key, backoff=_READ_BACK)
+        now = self.get_lease_once(written.lease_key)
         return (
             now is not None
             and now.lease_counter == written.lease_counter

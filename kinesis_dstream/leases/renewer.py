@@ -152,7 +152,6 @@ class LeaseRenewer:
             try:
                 if not self._held.is_current(entry):
                     return
-                sent_at = self._clock()
                 try:
                     if not settle_unanswered(self.table, self._held, entry):
                         lost = True
