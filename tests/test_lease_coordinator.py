@@ -20,7 +20,7 @@ from kinesis_dstream.leases.coordinator import LeaseCoordinator
 from kinesis_dstream.leases.dynamodb import LeaseTable
 from kinesis_dstream.leases.lease import Lease
 
-from .faults import CallCounter, CallErrors
+from .faults import CallCounter, CallErrors, write_from_outside
 
 FAILOVER_S = 1.0
 SLACK_S = 1.5  # scheduling and HTTP round trips on a loaded 2-core machine
@@ -194,7 +194,7 @@ def test_a_lease_bumped_by_another_writer_is_lost_within_a_renewal_and_cannot_ch
     a = workers.start("a", max_leases_for_worker=1)
     (key,) = a.held_leases()
     table = LeaseTable(dynamodb, workers.app)
-    assert table.renew(table.get_lease(key)) is not None  # another writer's counter bump
+    write_from_outside(table, key, table.renew, a.renewal_interval_s + SLACK_S)  # a counter bump
     bumped = table.get_lease(key)
     wait_for(lambda: key not in a.held_leases(), a.renewal_interval_s + SLACK_S, "lost")
     assert ("a", key, "another worker took it") in workers.lost
@@ -209,7 +209,9 @@ def test_a_checkpoint_on_a_lease_taken_between_renewals_writes_nothing(workers, 
     a = workers.start("a", max_leases_for_worker=1, failover_time_s=10.0)
     (key,) = a.held_leases()
     table = LeaseTable(dynamodb, workers.app)
-    stolen = table.take(table.get_lease(key), "thief")
+    stolen = write_from_outside(
+        table, key, lambda lease: table.take(lease, "thief"), a.renewal_interval_s + SLACK_S
+    )
     with pytest.raises(LeaseLostError, match="nothing was written"):
         a.checkpoint(key, ExtendedSequenceNumber(SEQ))
     assert table.get_lease(key) == stolen

@@ -24,9 +24,7 @@ def _client_in_worker(spec):
 def test_a_spark_worker_that_built_a_client_leaves_it_out_of_every_collection(spark, local_aws):
     # a spec no other test builds (its read timeout), so the first task in each worker
     # builds the client here
-    spec = ClientSpec(
-        "kinesis", local_aws.region_name, local_aws.endpoint_url, read_timeout_s=29.5
-    )
+    spec = ClientSpec("kinesis", local_aws.region_name, local_aws.endpoint_url, read_timeout_s=29.5)
     results = spark.parallelize(range(4), 4).mapPartitions(_client_in_worker(spec)).collect()
     assert len(results) == 4
     for client_tracked, _, frozen in results:
