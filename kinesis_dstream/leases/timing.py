@@ -7,6 +7,10 @@
   plus two reads (the write, and the read-back after a retried write, see
   :meth:`~.dynamodb.LeaseTable.renew`), so the lease client's read timeout is
   ``failover / 20`` and the budget ``0.035 x failover``: 1.35 s at 10 s, inside 1.67 s.
+  Not counted there: a renewal after a write of ours that got no answer first reads the
+  lease back (:func:`~.renewer.settle_unanswered`), a third read, 1.85 s at 10 s. That
+  is over the renewal timeout but under the interval (3.33 s): the call still ends
+  before the next pass, so one hang still costs one renewal, never the lease.
   The read timeout never goes below 0.5 s: shorter failover times are for tests against
   local servers, where a smaller timeout would only add spurious failures.
 - :meth:`LeaseCoordinator.stop <.coordinator.LeaseCoordinator.stop>` returns within
@@ -97,7 +101,8 @@ class LeaseTimings:
 
     @property
     def renewal_call_bound_s(self) -> float:
-        """Worst case of one renewal with this budget and read timeout (write + read-back)."""
+        """Worst case of one renewal with this budget and read timeout (write + read-back);
+        one more read timeout after a write that got no answer (see the module doc)."""
         return self.renew_backoff.max_elapsed_s + 2 * self.client_read_timeout_s
 
 
