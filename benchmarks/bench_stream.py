@@ -219,16 +219,16 @@ def main() -> None:
         print(f"  createStream, 1 s batches:     {ours_rate:>9,.0f} records/s ({ours_s:.1f} s)")
         print(f"  ratio createStream / raw: {ours_rate / raw_rate:.2f} (target >= 0.9)")
         print(
-            f"  the same again on the warm SparkContext: {warm_rate:,.0f} records/s "
-            f"({warm_s:.1f} s, first output after {warm_first - warm_started:.1f} s), "
-            f"ratio {warm_rate / raw_rate:.2f}"
-        )
-        print(
             f"  of which {first_output - started:.1f} s until the first batch output "
             f"(Spark's first jobs, Python workers, leases); after it {steady:,.0f} records/s "
             f"(ratio {steady / raw_rate:.2f})"
             if steady
             else "  (all records arrived in one batch: no steady-state figure)"
+        )
+        print(
+            f"  the same again on the warm SparkContext: {warm_rate:,.0f} records/s "
+            f"({warm_s:.1f} s, first output after {warm_first - warm_started:.1f} s), "
+            f"ratio {warm_rate / raw_rate:.2f}"
         )
         measured = latency(sc, aws, kinesis, args.latency_seconds, 1000)
         first_put = min(t for t, _ in measured)

@@ -101,8 +101,8 @@ class LeaseTimings:
 
     @property
     def renewal_call_bound_s(self) -> float:
-        """Worst case of one renewal with this budget and read timeout (write + read-back);
-        one more read timeout after a write that got no answer (see the module doc)."""
+        """Worst case of one renewal with this budget and read timeout (write + read-back).
+        Not counted: one more read timeout after a write that got no answer (module doc)."""
         return self.renew_backoff.max_elapsed_s + 2 * self.client_read_timeout_s
 
 
