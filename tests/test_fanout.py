@@ -16,13 +16,13 @@ from kinesis_dstream.errors import DependencyError, KinesisServiceError, StreamN
 from kinesis_dstream.kpl import RecordAggregator, ShardMap
 from kinesis_dstream.retrieval.events import (
     SubscriptionPacer,
-    consumed_through,
     continuation_position,
     parse_event,
     starting_position,
 )
 from kinesis_dstream.retrieval.fanout import FanOutConfig, FanOutShardReader
-from kinesis_dstream.retrieval.reader import WHOLE_RECORD, ReaderConfig, StartPosition
+from kinesis_dstream.retrieval.reader import ReaderConfig, StartPosition
+from kinesis_dstream.retrieval.start import WHOLE_RECORD, consumed_through
 from kinesis_dstream.retrieval.streams import ensure_stream
 
 from .ministack_server import MinistackServer

@@ -384,7 +384,7 @@ while True:
     if not batch.records:
         break
     records += batch.records
-assert reader.client is first is reader._spec.client()  # one client per process
+assert reader.client is first is reader.transport.client_spec.client()  # one per process
 print(",".join(r.data.decode() for r in records))
 """
 

@@ -30,8 +30,14 @@ from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple, Optional
 
 from ..aws import ClientSpec
-from ..errors import MessageHandlerError, RecordsLostError
-from ..retrieval.reader import ReaderConfig, ShardReader, StartPosition
+from ..errors import MessageHandlerError
+from ..retrieval.reader import (
+    ReaderConfig,
+    ShardReader,
+    StartPosition,
+    apply_handler,
+    replay_range,
+)
 from ..worker_heap import freeze_heap_once
 
 log = logging.getLogger(__name__)
@@ -140,17 +146,9 @@ def _handle(plan: FetchPlan, result: tuple) -> tuple:
     header, records = result
     if header.error_kind is not None or not records:
         return result
-    handled: list = []
     try:
-        for record in records:
-            handled.append(plan.transform(record))
-    except Exception as exc:
-        failed = records[len(handled)]
-        error = MessageHandlerError(
-            f"message handler failed on stream {plan.stream_name!r}, shard "
-            f"{plan.shard_id}, record {failed.sequence_number}/"
-            f"{failed.sub_sequence_number}: {exc!r}"
-        )
+        handled = apply_handler(plan.transform, records, plan.stream_name, plan.shard_id)
+    except MessageHandlerError as error:
         log.warning(
             "reading shard %s of %s failed (permanent): %s", plan.shard_id, plan.stream_name, error
         )
@@ -318,19 +316,12 @@ def read_range(plan: FetchPlan, expected: RangeHeader) -> list:
     )
     first_seq, first_sub = expected.first_esn
     reader = plan.reader(start=StartPosition.at_esn(str(first_seq), first_sub))
-    out: list = []
-    deadline = time.monotonic() + 300
-    while len(out) < expected.records and not reader.shard_ended:
-        batch = reader.read(until=expected.last_esn)
-        out += batch.records
-        if reader.last_delivered is not None and reader.last_delivered >= expected.last_esn:
-            break
-        if not batch.records and time.monotonic() > deadline:
-            break
-    if len(out) != expected.records or reader.last_delivered != expected.last_esn:
-        raise RecordsLostError(
-            f"cannot recompute shard {plan.shard_id} of stream {plan.stream_name!r} from "
-            f"{expected.first_esn} to {expected.last_esn}: read {len(out)} of "
-            f"{expected.records} records (past the stream's retention?)"
-        )
-    return out
+    chunks = replay_range(
+        reader,
+        expected.last_esn,
+        expected.records,
+        f"shard {plan.shard_id} of stream {plan.stream_name!r} from {expected.first_esn} "
+        f"to {expected.last_esn}",
+        max_records=plan.config.max_records_per_call,
+    )
+    return [record for chunk in chunks for record in chunk]

@@ -11,7 +11,7 @@ import threading
 from dataclasses import dataclass
 from typing import Optional
 
-from .reader import WHOLE_RECORD, StartPosition
+from .start import StartPosition
 
 
 @dataclass(frozen=True)
@@ -61,17 +61,6 @@ def starting_position(start: StartPosition) -> dict:
 def continuation_position(continuation: str) -> dict:
     """Where a subscription that ended resumes: after its continuation number."""
     return {"Type": "AFTER_SEQUENCE_NUMBER", "SequenceNumber": continuation}
-
-
-def consumed_through(last_raw_sequence: int, last_delivered: Optional[tuple]) -> tuple:
-    """The ESN a whole event is consumed through (as :attr:`ShardReader.resume_after`).
-
-    The last user record delivered if it came from the event's last raw record, else the
-    whole last raw record (its user records were dropped or outside the hash range).
-    """
-    if last_delivered is not None and last_delivered[0] == last_raw_sequence:
-        return last_delivered
-    return (last_raw_sequence, WHOLE_RECORD)
 
 
 class SubscriptionPacer:

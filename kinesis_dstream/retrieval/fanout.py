@@ -1,13 +1,11 @@
-"""Enhanced fan-out: read a shard range with SubscribeToShard instead of GetRecords.
+"""Enhanced fan-out: a shard's pages through SubscribeToShard instead of GetRecords.
 
-A :class:`FanOutShardReader` has the interface of the polling
-:class:`~.reader.ShardReader` (``read() -> ReadBatch``, ``shard_ended``,
-``child_shard_ids``, ``last_delivered``, ``resume_after``), so the code that reads a
-range is written once and picks a transport. It subscribes from its
-:class:`~.reader.StartPosition`, de-aggregates every event with the shard's hash range,
-drops the user records at or before a mid-aggregate start exactly as the polling reader
-does, and keeps user records it received but did not return yet for the next read:
-nothing received is lost when a read stops at its record bound.
+:class:`FanOutTransport` is the second transport of the read core: each event of a
+consumer's subscription is a :class:`~.transport.Page`, and the
+:class:`~.reader.ShardReader` above it de-aggregates, skips through a mid-aggregate
+start, cuts at range ends and record bounds, and keeps what it received but did not
+return yet, as it does over GetRecords. :class:`FanOutShardReader` is that reader built
+on this transport.
 
 A subscription lasts at most 5 minutes, or ends early (a network error, a takeover).
 The reader then subscribes again AFTER the last ``ContinuationSequenceNumber``: every
@@ -30,7 +28,6 @@ from __future__ import annotations
 import functools
 import logging
 import time
-from collections import deque
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
@@ -40,30 +37,20 @@ from urllib3.exceptions import HTTPError as Urllib3Error
 
 from ..backoff import TRANSPORT_ERRORS, Backoff, call_with_retry, endpoint_of, error_code
 from ..errors import DependencyError, KinesisServiceError, StreamNotFoundError, ThrottledError
-from ..kpl import DeaggregationStats, deaggregate
+from ..kpl import DeaggregationStats
+from .config import DEFAULT_READER_CONFIG, ReaderConfig
 from .events import (
     PACER,
-    ShardEvent,
     SubscriptionPacer,
-    consumed_through,
     continuation_position,
     parse_event,
     starting_position,
 )
-from .reader import (
-    MAX_RECORDS_PER_CALL,
-    ReadBatch,
-    ReaderConfig,
-    StartPosition,
-    esn_key,
-    records_after,
-    records_through,
-)
-from .streams import child_shard_ids
-from .transport import ShardTransport
+from .reader import ShardReader
+from .start import StartPosition
+from .transport import Page, ShardTransport
 
 log = logging.getLogger(__name__)
-DEFAULT_READER_CONFIG = ReaderConfig()
 
 #: Codes a subscribe call (or a live subscription) may heal from by subscribing again.
 RESUBSCRIBE_CODES = frozenset(
@@ -120,16 +107,17 @@ class FanOutConfig:
         )
 
 
-# -- the reader --------------------------------------------------------------------
+# -- the transport -----------------------------------------------------------------
 
 
-class FanOutShardReader(ShardTransport):
-    """Reads one shard through a consumer's subscription; not thread-safe (one task owns it).
+class FanOutTransport(ShardTransport):
+    """One shard's events through a consumer's subscription; one reader owns it.
 
-    ``client`` is a boto3 Kinesis client or a :class:`~.aws.ClientSpec` (then the reader
-    pickles, without its subscription). Call :meth:`close` (or use ``with``) to end the
-    subscription.
+    ``client`` is a boto3 Kinesis client or a :class:`~.aws.ClientSpec` (then the
+    transport pickles, without its subscription). :meth:`close` ends the subscription.
     """
+
+    pushed = True
 
     def __init__(
         self,
@@ -139,43 +127,20 @@ class FanOutShardReader(ShardTransport):
         start: StartPosition,
         *,
         consumer_arn: str,
-        hash_key_range: Optional[tuple] = None,
-        config: ReaderConfig = DEFAULT_READER_CONFIG,
         fanout: FanOutConfig = FanOutConfig(),
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
-        stats: Optional[DeaggregationStats] = None,
         pacer: Optional[SubscriptionPacer] = None,
     ) -> None:
-        self.stream_name = stream_name
-        self.shard_id = shard_id
+        super().__init__(client, stream_name, shard_id, start, clock=clock, sleep=sleep)
         self.consumer_arn = consumer_arn
-        self._use_client(client)
-        self._start = start
-        self._range = hash_key_range or (None, None)
-        self._config = config
         self._fanout = fanout
-        self._clock = clock
-        self._sleep = sleep
-        self.stats = stats or DeaggregationStats()
-        self._drop_through: Optional[tuple] = start.drop_through
         self._events: Any = None  # the live subscription's EventStream
         self._iterator: Any = None
         self._continuation: Optional[str] = None
         self._pacer = pacer or PACER
-        self._pending: deque = deque()  # user records received, not yet returned
-        self._raw_tail: Optional[int] = None  # last raw sequence number received
-        self._end_seen = False
-        self._children: tuple = ()
-        self._at_until = False
-        self._millis: Optional[int] = None
-        self._tip = False  # the last event was at the shard's tip (MillisBehindLatest 0)
         self._failures = 0  # subscriptions in a row that broke before an event
         self._got_event = False  # the live subscription delivered an event
-        self.last_delivered: Optional[tuple] = None
-        self.resume_after: Optional[tuple] = None
-        self.shard_ended = False
-        self.child_shard_ids: list = []
         #: Successful SubscribeToShard calls, retried calls, subscriptions that ended.
         self.subscriptions = 0
         self.subscribe_retries = 0
@@ -205,8 +170,6 @@ class FanOutShardReader(ShardTransport):
             "consumer_arn": self.consumer_arn,
             **endpoint_of(self.client),
         }
-
-    # -- subscribing ----------------------------------------------------------------
 
     def _count_retry(self, exc: BaseException) -> None:
         self.subscribe_retries += 1
@@ -265,8 +228,9 @@ class FanOutShardReader(ShardTransport):
         self.subscribe_retries += 1
         log.info("subscription to %s/%s broke: %r", self.stream_name, self.shard_id, exc)
 
-    def _next_event(self) -> ShardEvent:
-        """The next event, subscribing (again) as needed."""
+    def next_page(self, limit: int) -> Page:
+        """The next event, subscribing (again) as needed; ``limit`` does not apply (an
+        event holds what Kinesis pushed)."""
         while True:
             if self._iterator is None:
                 self._subscribe()
@@ -306,106 +270,76 @@ class FanOutShardReader(ShardTransport):
                 continue
             self._failures = 0
             self._got_event = True
-            return parse_event(message)
-
-    # -- reading --------------------------------------------------------------------
-
-    def _take(self, event: ShardEvent, until: Optional[tuple]) -> None:
-        """Buffer an event's user records (after a mid-aggregate start, through ``until``)."""
-        if event.continuation is not None:
-            self._continuation = event.continuation
-        self._millis = event.millis_behind_latest
-        self._tip = event.millis_behind_latest == 0
-        if event.records:
-            self._raw_tail = int(event.records[-1]["SequenceNumber"])
-            users = deaggregate(
+            event = parse_event(message)
+            if event.continuation is not None:
+                self._continuation = event.continuation
+            return Page(
                 event.records,
-                *self._range,
-                shard_id=self.shard_id,
-                stream_name=self.stream_name,
-                stats=self.stats,
-                drop_outside_shard=self._config.drop_outside_shard,
+                event.millis_behind_latest,
+                at_tip=event.millis_behind_latest == 0,
+                shard_ended=event.shard_ended,
+                children=event.children or None,
             )
-            if self._drop_through is not None:
-                users = records_after(users, self._drop_through)
-                if users:
-                    self._drop_through = None
-            if until is not None:
-                kept = records_through(users, until)
-                last = kept[-1] if kept else None
-                self._at_until = len(kept) < len(users) or (
-                    last is not None
-                    and esn_key(last.sequence_number, last.sub_sequence_number) >= until
-                )
-                users = kept
-            self._pending.extend(users)
-        if event.shard_ended:
-            self._end_seen = True
-            self._children = event.children
 
-    def _finish_shard(self) -> None:
-        self.shard_ended = True
-        if self._children:
-            self.child_shard_ids = list(self._children)
-        else:  # an end event without ChildShards: ask ListShards, as the polling path does
-            self.child_shard_ids = child_shard_ids(self.client, self.stream_name, self.shard_id)
-        self.close()
 
-    def read(
+class FanOutShardReader(ShardReader):
+    """A :class:`~.reader.ShardReader` over a consumer's subscription.
+
+    Call :meth:`close` (or use ``with``) to end the subscription.
+    """
+
+    def __init__(
         self,
-        max_records: int = MAX_RECORDS_PER_CALL,
-        max_bytes: Optional[int] = None,
-        max_time_s: Optional[float] = None,
-        until: Optional[tuple] = None,
-        max_calls: Optional[int] = None,
-    ) -> ReadBatch:
-        """Read up to the bounds, as :meth:`ShardReader.read` does.
-
-        ``max_calls`` bounds the events taken from the subscription (an event is the
-        fan-out page). Returns early when caught up (an event with ``MillisBehindLatest``
-        0), at ``until`` (an inclusive end ESN) or at shard end; records received beyond
-        ``max_records`` wait for the next read.
-        """
-        deadline = None if max_time_s is None else self._clock() + max_time_s
-        out: list = []
-        size = 0
-        events = 0
-        while len(out) < max_records and not (max_bytes is not None and size >= max_bytes):
-            if self._pending:
-                user = self._pending.popleft()
-                out.append(user)
-                size += len(user.data)
-                continue
-            if self._end_seen or self._at_until:
-                break
-            if self._tip and (out or events):  # the buffer held the tip: caught up
-                break
-            if max_calls is not None and events >= max_calls:
-                break
-            if deadline is not None and events and self._clock() >= deadline:
-                break
-            event = self._next_event()
-            events += 1
-            self._take(event, until)
-        first_esn = None
-        if out:
-            first_esn = esn_key(out[0].sequence_number, out[0].sub_sequence_number)
-            self.last_delivered = esn_key(out[-1].sequence_number, out[-1].sub_sequence_number)
-        if self._pending or self._at_until:
-            if out:
-                self.resume_after = self.last_delivered
-        elif self._raw_tail is not None:
-            self.resume_after = consumed_through(self._raw_tail, self.last_delivered)
-        if self._end_seen and not self._pending and not self.shard_ended:
-            self._finish_shard()
-        return ReadBatch(
-            out,
-            self._millis,
-            self.shard_ended,
-            list(self.child_shard_ids),
-            events,
-            first_esn,
-            self.last_delivered if out else None,
-            size,
-            self.resume_after,
+        client: Any,
+        stream_name: str,
+        shard_id: str,
+        start: StartPosition,
+        *,
+        consumer_arn: str,
+        hash_key_range: Optional[tuple] = None,
+        config: ReaderConfig = DEFAULT_READER_CONFIG,
+        fanout: FanOutConfig = FanOutConfig(),
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+        stats: Optional[DeaggregationStats] = None,
+        pacer: Optional[SubscriptionPacer] = None,
+    ) -> None:
+        transport = FanOutTransport(
+            client,
+            stream_name,
+            shard_id,
+            start,
+            consumer_arn=consumer_arn,
+            fanout=fanout,
+            clock=clock,
+            sleep=sleep,
+            pacer=pacer,
         )
+        super().__init__(
+            client,
+            stream_name,
+            shard_id,
+            start,
+            hash_key_range=hash_key_range,
+            config=config,
+            clock=clock,
+            stats=stats,
+            transport=transport,
+        )
+        self.fan_out = transport
+
+    @property
+    def consumer_arn(self) -> str:
+        return self.fan_out.consumer_arn
+
+    @property
+    def subscriptions(self) -> int:
+        return self.fan_out.subscriptions
+
+    @property
+    def subscribe_retries(self) -> int:
+        return self.fan_out.subscribe_retries
+
+    @property
+    def subscription_ends(self) -> int:
+        return self.fan_out.subscription_ends

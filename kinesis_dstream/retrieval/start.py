@@ -23,6 +23,10 @@ ITERATOR_TYPES = (
 )
 
 
+#: Sub-sequence number meaning "every user record of this outer record is consumed".
+WHOLE_RECORD = 2**31 - 1
+
+
 def esn_key(sequence_number: str, sub_sequence_number: int = 0) -> tuple:
     """Sort key of a numeric extended sequence number: integers, never strings."""
     return (int(sequence_number), sub_sequence_number)
@@ -36,6 +40,17 @@ def records_after(users: list, esn: tuple) -> list:
 def records_through(users: list, esn: tuple) -> list:
     """The user records whose ESN is at or before ``esn`` (an inclusive range end)."""
     return [u for u in users if esn_key(u.sequence_number, u.sub_sequence_number) <= esn]
+
+
+def consumed_through(last_raw_sequence: int, last_delivered: Optional[tuple]) -> tuple:
+    """The ESN a whole page is consumed through.
+
+    The last user record delivered if it came from the page's last raw record, else the
+    whole last raw record (its user records were dropped or outside the hash range).
+    """
+    if last_delivered is not None and last_delivered[0] == last_raw_sequence:
+        return last_delivered
+    return (last_raw_sequence, WHOLE_RECORD)
 
 
 @dataclass(frozen=True)
