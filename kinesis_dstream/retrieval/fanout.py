@@ -186,6 +186,7 @@ class FanOutTransport(ShardTransport):
             position = starting_position(self._start)
         else:
             position = continuation_position(self._continuation)
+        self.calls += 1
         response = call_with_retry(
             functools.partial(
                 self.client.subscribe_to_shard,

@@ -71,6 +71,7 @@ class PollingTransport(ShardTransport):
             args = self._start.iterator_args()
         else:
             args = StartPosition.after_sequence_number(self._last_received).iterator_args()
+        self.calls += 1
         response = call_with_retry(
             functools.partial(
                 self.client.get_shard_iterator,
@@ -102,6 +103,7 @@ class PollingTransport(ShardTransport):
             if self._iterator is None:
                 self._iterator = self._new_iterator()
             self._pace()
+            self.calls += 1
             try:
                 response = call_with_retry(
                     functools.partial(

@@ -46,6 +46,9 @@ class ShardTransport:
     #: because the next one may not come for seconds. A polled page at the tip ends a read
     #: only when empty (the next call costs one paced GetRecords).
     pushed = False
+    #: Service calls made (GetShardIterator and GetRecords, or SubscribeToShard), each
+    #: counted once with its retries.
+    calls = 0
 
     def __init__(
         self,

@@ -24,7 +24,7 @@ from pyspark.sql.datasource import InputPartition
 
 from ..errors import DependencyError, RecordsLostError, ThrottledError
 from ..retrieval.fanout import FanOutConfig, FanOutShardReader
-from ..retrieval.reader import ReaderConfig, ShardReader
+from ..retrieval.reader import ReaderConfig, ShardReader, replay_range
 from .endstore import EndStore
 from .offsets import RangeEnd, ShardRange
 from .positions import SHARD_END, describe, now_utc, parse_utc, seq_position, start_position
@@ -70,11 +70,6 @@ class ReadSettings:
     max_fetch_rate_bytes_s: Optional[float] = None
     #: SubscribeToShard knobs, for partitions that carry a consumer ARN.
     fanout: FanOutConfig = field(default_factory=FanOutConfig)
-
-
-def read_partition(part: RangePartition, store: EndStore, settings: ReadSettings) -> Iterator[Any]:
-    """The arrow record batches of one range; records its end on first read."""
-    yield from deliver(part, settings, prepare(part, store, settings))
 
 
 def prepare(
@@ -328,25 +323,21 @@ def _read_recorded(part: RangePartition, settings: ReadSettings, end: RangeEnd) 
     if end.count == 0 or end.last is None:
         return
     until = (int(end.last["seq"]), int(end.last["sub"]))
-    reader = _reader(part, settings)
-    delivered = 0
+    what = (
+        f"a range of stream {part.stream_name!r}, shard {part.shard_id} "
+        f"({describe(part.shard_range.start)} through {end.last['seq']}/{end.last['sub']})"
+    )
+    chunks = replay_range(
+        _reader(part, settings),
+        until,
+        end.count,
+        what,
+        max_records=settings.config.max_records_per_call,
+    )
     try:
-        while reader.last_delivered is None or reader.last_delivered < until:
-            chunk = reader.read(max_records=settings.config.max_records_per_call, until=until)
-            if chunk.records:
-                delivered += len(chunk.records)
-                yield records_to_arrow(chunk.records, part.stream_name, part.shard_id)
-            else:
-                break  # caught up or at the shard's end before the recorded last record
-    finally:
-        reader.close()
-    if delivered != end.count:
-        message = (
-            f"replaying a range of stream {part.stream_name!r}, shard {part.shard_id} "
-            f"({describe(part.shard_range.start)} through {end.last['seq']}/{end.last['sub']}) "
-            f"gave {delivered} records where the first read gave {end.count}: records were "
-            "trimmed (past the stream's retention) since the batch first ran"
-        )
+        for chunk in chunks:
+            yield records_to_arrow(chunk, part.stream_name, part.shard_id)
+    except RecordsLostError as exc:
         if settings.fail_on_data_loss:
-            raise RecordsLostError(message)
-        log.warning("%s; continuing (failOnDataLoss=false)", message)
+            raise
+        log.warning("%s; continuing (failOnDataLoss=false)", exc)

@@ -6,12 +6,14 @@ records, later ones (following ``NextShardIterator`` while the shard stays idle)
 What is read is only inspected (is there a user record after the position? did it arrive
 before an AvailableNow cutoff? is the position itself still retained?) and dropped: at
 most 2 records per shard per ``minFetchPeriod``, never returned to Spark. The same
-answer gives each shard's MillisBehindLatest for the query's progress. A peek may learn
-nothing (throttled, an expired iterator, an empty page while MillisBehindLatest > 0): it
+answer gives each shard's MillisBehindLatest for the query's progress. A peek is a small
+read through the read core (:class:`~..retrieval.reader.ShardReader`: de-aggregation,
+the drop through the position, expired iterators renewed). It may learn nothing
+(throttled, an empty page while MillisBehindLatest > 0): it
 follows the shard at the next period, and the runner decides what an unsettled shard
 means (see :meth:`~.runner.SourceRunner._find_data`).
 
-Per shard the peeker keeps its iterator, so an idle shard costs one GetRecords call per
+Per shard the peeker keeps its reader, so an idle shard costs one GetRecords call per
 peek and no GetShardIterator; and an idle shard (its peeks settle at the tip, nothing
 found) is peeked less often, its wait doubling up to ``idleShardPollMs``
 (:mod:`..retrieval.idle`). A new position (its records were read) starts over at
@@ -20,7 +22,6 @@ found) is peeked less often, its wait doubling up to ``idleShardPollMs``
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import threading
@@ -30,16 +31,17 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Callable, Optional
 
-from ..backoff import Backoff, call_with_retry
-from ..errors import DependencyError, KinesisServiceError, ThrottledError
-from ..kpl import deaggregate
+from ..backoff import Backoff
+from ..errors import DependencyError, ThrottledError
 from ..retrieval.idle import IdlePolling, is_idle_read
-from ..retrieval.reader import esn_key
+from ..retrieval.reader import ReadBatch, ReaderConfig, ShardReader
 from .positions import Position, start_position
 
 log = logging.getLogger(__name__)
 
 PEEK_BACKOFF = Backoff(initial_delay_s=0.1, max_delay_s=1.0, max_attempts=3, max_elapsed_s=5.0)
+#: Peeks pace themselves (minFetchPeriod, idle waits): no pacing in the transport.
+PEEK_CONFIG = ReaderConfig(min_call_interval_s=0.0, backoff=PEEK_BACKOFF)
 
 
 @dataclass
@@ -61,7 +63,7 @@ class PeekResult:
 class _ShardState:
     position: str
     cutoff: Optional[datetime]
-    iterator: Optional[str] = None
+    reader: Optional[ShardReader] = None  # follows the shard from the position
     check_retained: bool = False
     last_call_at: Optional[float] = None
     saw_after_cutoff: bool = False
@@ -87,13 +89,6 @@ class Peeker:
         self._states: dict = {}  # shard id -> _ShardState; one thread peeks a shard at a time
         self.calls = 0
         self._calls_lock = threading.Lock()  # peeks of different shards run concurrently
-
-    def _call(self, fn: Callable[[], Any], operation: str, shard_id: str) -> Any:
-        with self._calls_lock:
-            self.calls += 1
-        return call_with_retry(
-            fn, PEEK_BACKOFF, operation=operation, stream_name=self.stream_name, shard_id=shard_id
-        )
 
     def peek_all(self, asks: list, cutoff: Optional[datetime], threads: int) -> list:
         """:meth:`peek` each (shard id, position, hash key range), ``threads`` at a time."""
@@ -129,73 +124,46 @@ class Peeker:
         if state.last_call_at is not None and now - state.last_call_at < wait_s:
             return result
         state.last_call_at = now
-        first = state.iterator is None
-        if first:
+        first = state.reader is None
+        if state.reader is None:
             start = start_position(position)
             assert start is not None
-            args = start.iterator_args()
-            if isinstance(position, dict) and "seq" in position:
-                # AT the position's own record: its presence proves it is still retained
-                args = {
-                    "ShardIteratorType": "AT_SEQUENCE_NUMBER",
-                    "StartingSequenceNumber": position["seq"],
-                }
-                state.check_retained = True
-            state.iterator = self._call(
-                functools.partial(
-                    self._client.get_shard_iterator,
-                    StreamName=self.stream_name,
-                    ShardId=shard_id,
-                    **args,
-                ),
-                "GetShardIterator",
+            # a position's own record is read first (AT it): its presence proves that it
+            # is still retained; the core drops what is not after the position
+            state.check_retained = isinstance(position, dict) and "seq" in position
+            state.reader = ShardReader(
+                self._client,
+                self.stream_name,
                 shard_id,
-            )["ShardIterator"]
-        try:
-            response = self._call(
-                functools.partial(
-                    self._client.get_records, ShardIterator=state.iterator, Limit=2 if first else 1
-                ),
-                "GetRecords",
-                shard_id,
+                start,
+                hash_key_range=hash_key_range,
+                config=PEEK_CONFIG,
             )
+        reader = state.reader
+        calls = reader.transport.calls
+        try:
+            batch = reader.read(max_records=2 if first else 1, max_calls=1)
         except (ThrottledError, DependencyError) as exc:
             log.info("peek at %s/%s deferred: %s", self.stream_name, shard_id, exc)
             return result  # the executors' reads matter; a peek can wait a period
-        except KinesisServiceError as exc:
-            if exc.code == "ExpiredIteratorException":
-                state.iterator = None  # re-made from the position at the next peek
-                return result
-            raise
-        self._inspect(state, shard_id, position, hash_key_range, response)
+        finally:
+            with self._calls_lock:
+                self.calls += reader.transport.calls - calls
+        self._inspect(state, position, reader, batch)
         return state.result
 
     def _inspect(
-        self,
-        state: _ShardState,
-        shard_id: str,
-        position: Position,
-        hash_key_range: Optional[tuple],
-        response: dict,
+        self, state: _ShardState, position: Position, reader: ShardReader, batch: ReadBatch
     ) -> None:
         result = state.result
-        result.millis_behind_latest = response.get("MillisBehindLatest")
-        records = response["Records"]
-        if state.check_retained and records:
+        result.millis_behind_latest = batch.millis_behind_latest
+        first = reader.first_raw_sequence
+        if state.check_retained and first is not None:
             state.check_retained = False
-            first = records[0]["SequenceNumber"]
             if int(first) > int(position["seq"]):  # type: ignore[index]
                 result.lost_to = first
                 return
-        users = deaggregate(
-            records,
-            *(hash_key_range or (None, None)),
-            shard_id=shard_id,
-            stream_name=self.stream_name,
-        )
-        if isinstance(position, dict) and "seq" in position:
-            after = esn_key(position["seq"], position["sub"])
-            users = [u for u in users if (int(u.sequence_number), u.sub_sequence_number) > after]
+        users = batch.records
         if state.cutoff is not None:
             later = [
                 u
@@ -212,8 +180,7 @@ class Peeker:
             ]
         if users:
             result.has_data = True
-        state.iterator = response.get("NextShardIterator")
-        if state.iterator is None and not users and not state.saw_after_cutoff:
+        if batch.shard_ended and not users and not state.saw_after_cutoff:
             result.drained = True
         # an empty page with MillisBehindLatest > 0 says nothing (Kinesis returns those
         # on the way through old data): the next peek follows NextShardIterator
