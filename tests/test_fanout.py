@@ -18,7 +18,6 @@ from kinesis_dstream.retrieval.events import (
     SubscriptionPacer,
     continuation_position,
     parse_event,
-    starting_position,
 )
 from kinesis_dstream.retrieval.fanout import FanOutConfig, FanOutShardReader
 from kinesis_dstream.retrieval.reader import ReaderConfig, StartPosition
@@ -62,18 +61,18 @@ def test_an_item_that_is_not_a_shard_event_is_rejected():
 
 def test_starting_positions_follow_the_start():
     when = datetime(2026, 1, 1, tzinfo=timezone.utc)
-    assert starting_position(StartPosition.trim_horizon()) == {"Type": "TRIM_HORIZON"}
-    assert starting_position(StartPosition.latest()) == {"Type": "LATEST"}
-    assert starting_position(StartPosition.at_timestamp(when)) == {
+    assert StartPosition.trim_horizon().starting_position() == {"Type": "TRIM_HORIZON"}
+    assert StartPosition.latest().starting_position() == {"Type": "LATEST"}
+    assert StartPosition.at_timestamp(when).starting_position() == {
         "Type": "AT_TIMESTAMP",
         "Timestamp": when,
     }
-    assert starting_position(StartPosition.after_sequence_number("5")) == {
+    assert StartPosition.after_sequence_number("5").starting_position() == {
         "Type": "AFTER_SEQUENCE_NUMBER",
         "SequenceNumber": "5",
     }
     # A checkpoint inside an aggregate restarts AT its record (sub-records dropped later).
-    assert starting_position(StartPosition.after_checkpoint("5", 3)) == {
+    assert StartPosition.after_checkpoint("5", 3).starting_position() == {
         "Type": "AT_SEQUENCE_NUMBER",
         "SequenceNumber": "5",
     }

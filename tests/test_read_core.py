@@ -24,7 +24,6 @@ class ScriptedTransport(ShardTransport):
     """Hands out fixed pages, then empty pages at the tip (or the shard's end)."""
 
     def __init__(self, pages, pushed=False, ends=False):
-        super().__init__(None, "s", "shardId-000000000000", StartPosition.trim_horizon())
         self._pages = list(pages)
         self.pushed = pushed
         self._ends = ends

@@ -11,8 +11,6 @@ import threading
 from dataclasses import dataclass
 from typing import Optional
 
-from .start import StartPosition
-
 
 @dataclass(frozen=True)
 class ShardEvent:
@@ -46,16 +44,6 @@ def parse_event(message: dict) -> ShardEvent:
         children=children,
         shard_ended=continuation is None or bool(children),
     )
-
-
-def starting_position(start: StartPosition) -> dict:
-    """SubscribeToShard's ``StartingPosition`` for a reader's start."""
-    position: dict = {"Type": start.iterator_type}
-    if start.sequence_number is not None:
-        position["SequenceNumber"] = start.sequence_number
-    if start.timestamp is not None:
-        position["Timestamp"] = start.timestamp
-    return position
 
 
 def continuation_position(continuation: str) -> dict:

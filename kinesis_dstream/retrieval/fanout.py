@@ -27,9 +27,8 @@ from __future__ import annotations
 
 import functools
 import logging
-import time
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 from botocore.eventstream import ParserError
 from botocore.exceptions import ClientError
@@ -37,17 +36,13 @@ from urllib3.exceptions import HTTPError as Urllib3Error
 
 from ..backoff import TRANSPORT_ERRORS, Backoff, call_with_retry, endpoint_of, error_code
 from ..errors import DependencyError, KinesisServiceError, StreamNotFoundError, ThrottledError
-from ..kpl import DeaggregationStats
-from .config import DEFAULT_READER_CONFIG, ReaderConfig
 from .events import (
     PACER,
     SubscriptionPacer,
     continuation_position,
     parse_event,
-    starting_position,
 )
 from .reader import ShardReader
-from .start import StartPosition
 from .transport import Page, ShardTransport
 
 log = logging.getLogger(__name__)
@@ -121,18 +116,10 @@ class FanOutTransport(ShardTransport):
 
     def __init__(
         self,
-        client: Any,
-        stream_name: str,
-        shard_id: str,
-        start: StartPosition,
-        *,
         consumer_arn: str,
         fanout: FanOutConfig = FanOutConfig(),
-        clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], None] = time.sleep,
         pacer: Optional[SubscriptionPacer] = None,
     ) -> None:
-        super().__init__(client, stream_name, shard_id, start, clock=clock, sleep=sleep)
         self.consumer_arn = consumer_arn
         self._fanout = fanout
         self._events: Any = None  # the live subscription's EventStream
@@ -183,7 +170,7 @@ class FanOutTransport(ShardTransport):
         if wait > 0:
             self._sleep(wait)
         if self._continuation is None:
-            position = starting_position(self._start)
+            position = self._start.starting_position()
         else:
             position = continuation_position(self._continuation)
         self.calls += 1
@@ -286,48 +273,22 @@ class FanOutTransport(ShardTransport):
 class FanOutShardReader(ShardReader):
     """A :class:`~.reader.ShardReader` over a consumer's subscription.
 
-    Call :meth:`close` (or use ``with``) to end the subscription.
+    Takes ShardReader's arguments (``shard``: client, stream name, shard id, start;
+    ``options``: ``hash_key_range``, ``config``, ``clock``, ``sleep``, ``stats``) plus the
+    consumer and the subscription's knobs. Call
+    :meth:`close` (or use ``with``) to end the subscription.
     """
 
     def __init__(
         self,
-        client: Any,
-        stream_name: str,
-        shard_id: str,
-        start: StartPosition,
-        *,
+        *shard: Any,
         consumer_arn: str,
-        hash_key_range: Optional[tuple] = None,
-        config: ReaderConfig = DEFAULT_READER_CONFIG,
         fanout: FanOutConfig = FanOutConfig(),
-        clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], None] = time.sleep,
-        stats: Optional[DeaggregationStats] = None,
         pacer: Optional[SubscriptionPacer] = None,
+        **options: Any,
     ) -> None:
-        transport = FanOutTransport(
-            client,
-            stream_name,
-            shard_id,
-            start,
-            consumer_arn=consumer_arn,
-            fanout=fanout,
-            clock=clock,
-            sleep=sleep,
-            pacer=pacer,
-        )
-        super().__init__(
-            client,
-            stream_name,
-            shard_id,
-            start,
-            hash_key_range=hash_key_range,
-            config=config,
-            clock=clock,
-            stats=stats,
-            transport=transport,
-        )
-        self.fan_out = transport
+        self.fan_out = FanOutTransport(consumer_arn, fanout, pacer)
+        super().__init__(*shard, transport=self.fan_out, **options)
 
     @property
     def consumer_arn(self) -> str:

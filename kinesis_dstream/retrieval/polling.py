@@ -11,8 +11,7 @@ needed here: that case is a read's *start*, :class:`~.start.StartPosition`).
 from __future__ import annotations
 
 import functools
-import time
-from typing import Any, Callable, Optional
+from typing import Optional
 
 from ..backoff import call_with_retry, is_throttling
 from ..errors import DependencyError, KinesisServiceError
@@ -30,19 +29,7 @@ MAX_ITERATOR_RENEWALS_PER_PAGE = 3
 class PollingTransport(ShardTransport):
     """GetRecords pages of one shard; not thread-safe (one reader owns it)."""
 
-    def __init__(
-        self,
-        client: Any,
-        stream_name: str,
-        shard_id: str,
-        start: StartPosition,
-        *,
-        config: ReaderConfig,
-        clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], None] = time.sleep,
-        iterator: Optional[str] = None,
-    ) -> None:
-        super().__init__(client, stream_name, shard_id, start, clock=clock, sleep=sleep)
+    def __init__(self, config: ReaderConfig, iterator: Optional[str] = None) -> None:
         self._config = config
         #: A shard iterator to continue from (a previous read's), else made from ``start``.
         self._iterator: Optional[str] = iterator

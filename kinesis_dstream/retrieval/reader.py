@@ -127,16 +127,8 @@ class ShardReader:
     ) -> None:
         self.stream_name = stream_name
         self.shard_id = shard_id
-        self.transport: ShardTransport = transport or PollingTransport(
-            client,
-            stream_name,
-            shard_id,
-            start,
-            config=config,
-            clock=clock,
-            sleep=sleep,
-            iterator=iterator,
-        )
+        self.transport: ShardTransport = transport or PollingTransport(config, iterator)
+        self.transport.attach(client, stream_name, shard_id, start, clock=clock, sleep=sleep)
         self._range = hash_key_range or (None, None)
         self._config = config
         self._clock = clock

@@ -140,9 +140,17 @@ class StartPosition:
         return cls(checkpoint.sequence_number)
 
     def iterator_args(self) -> dict:
-        args: dict = {"ShardIteratorType": self.iterator_type}
+        """GetShardIterator's arguments for this start."""
+        return self._as("ShardIteratorType", "StartingSequenceNumber")
+
+    def starting_position(self) -> dict:
+        """SubscribeToShard's ``StartingPosition`` for this start."""
+        return self._as("Type", "SequenceNumber")
+
+    def _as(self, type_key: str, sequence_key: str) -> dict:
+        args: dict = {type_key: self.iterator_type}
         if self.sequence_number is not None:
-            args["StartingSequenceNumber"] = self.sequence_number
+            args[sequence_key] = self.sequence_number
         if self.timestamp is not None:
             args["Timestamp"] = self.timestamp
         return args

@@ -38,7 +38,11 @@ class Page:
 
 
 class ShardTransport:
-    """Pages of one shard, read from ``start``; subclasses do the I/O."""
+    """Pages of one shard, from the start :meth:`attach` gives; subclasses do the I/O.
+
+    Built with the transport's own settings; the :class:`~.reader.ShardReader` it is
+    given to attaches it to the client, stream, shard and start it reads.
+    """
 
     stream_name: str
     shard_id: str
@@ -50,7 +54,7 @@ class ShardTransport:
     #: counted once with its retries.
     calls = 0
 
-    def __init__(
+    def attach(
         self,
         client: Any,
         stream_name: str,
@@ -60,6 +64,7 @@ class ShardTransport:
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
+        """Point the transport at the shard its reader reads (the reader calls it once)."""
         self.stream_name = stream_name
         self.shard_id = shard_id
         self._spec: Optional[ClientSpec] = client if isinstance(client, ClientSpec) else None

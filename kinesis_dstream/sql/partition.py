@@ -23,7 +23,7 @@ import pyarrow as pa  # type: ignore[import-untyped]
 from pyspark.sql.datasource import InputPartition
 
 from ..errors import DependencyError, RecordsLostError, ThrottledError
-from ..retrieval.fanout import FanOutConfig, FanOutShardReader
+from ..retrieval.fanout import FanOutConfig, FanOutTransport
 from ..retrieval.reader import ReaderConfig, ShardReader, replay_range
 from .endstore import EndStore
 from .offsets import RangeEnd, ShardRange
@@ -118,21 +118,13 @@ def discard(prepared: Any) -> None:
         prepared.discard()
 
 
-def _reader(part: RangePartition, settings: ReadSettings) -> Any:
-    """The range's transport: GetRecords, or SubscribeToShard when it names a consumer."""
+def _reader(part: RangePartition, settings: ReadSettings) -> ShardReader:
+    """The range's reader: GetRecords, or SubscribeToShard when it names a consumer."""
     start = start_position(part.shard_range.start)
     assert start is not None
+    transport = None
     if part.consumer_arn is not None:
-        return FanOutShardReader(
-            settings.client_spec.client(),
-            part.stream_name,
-            part.shard_id,
-            start,
-            consumer_arn=part.consumer_arn,
-            hash_key_range=part.hash_key_range,
-            config=settings.config,
-            fanout=settings.fanout,
-        )
+        transport = FanOutTransport(part.consumer_arn, settings.fanout)
     return ShardReader(
         settings.client_spec.client(),
         part.stream_name,
@@ -140,6 +132,7 @@ def _reader(part: RangePartition, settings: ReadSettings) -> Any:
         start,
         hash_key_range=part.hash_key_range,
         config=settings.config,
+        transport=transport,
     )
 
 
