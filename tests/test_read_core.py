@@ -13,7 +13,7 @@ import pytest
 
 from kinesis_dstream.errors import MessageHandlerError, RecordsLostError
 from kinesis_dstream.kpl import RecordAggregator
-from kinesis_dstream.retrieval.reader import ReaderConfig, ShardReader, replay_range
+from kinesis_dstream.retrieval.reader import ReaderConfig, ReadPhase, ShardReader, replay_range
 from kinesis_dstream.retrieval.start import WHOLE_RECORD, StartPosition, esn_key
 from kinesis_dstream.retrieval.transport import Page, ShardTransport
 
@@ -132,10 +132,14 @@ def test_a_failing_handler_names_the_record_and_hands_off_nothing():
             raise ValueError("bad payload")
         return record.data
 
-    reader = reader_on(ScriptedTransport(PAGES), message_handler=handler)
+    transport = ScriptedTransport(PAGES)
+    reader = reader_on(transport, message_handler=handler)
     with pytest.raises(MessageHandlerError, match=r"shardId-000000000000, record 2/2"):
         reader.read()
     assert reader.iterator is None  # restart from the last recorded position, skip nothing
+    assert reader.phase is ReadPhase.FAILED
+    taken = transport.taken
+    assert reader.read().records == [] and transport.taken == taken  # it reads no further
 
 
 def test_shard_end_comes_after_the_last_pending_record():

@@ -21,6 +21,7 @@ range again, exactly.
 
 from __future__ import annotations
 
+import enum
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -52,6 +53,7 @@ __all__ = [
     "MAX_RECORDS_PER_CALL",
     "WHOLE_RECORD",
     "ReadBatch",
+    "ReadPhase",
     "ReaderConfig",
     "ShardReader",
     "StartPosition",
@@ -59,6 +61,28 @@ __all__ = [
     "esn_key",
     "replay_range",
 ]
+
+
+class ReadPhase(enum.Enum):
+    """Where a :class:`ShardReader` is in its shard."""
+
+    READING = "reading"
+    #: The shard's last page came: what is pending goes out, then SHARD_ENDED.
+    DRAINING = "draining"
+    SHARD_ENDED = "shard ended"
+    #: A page reached the range's end (``until``): nothing more to read.
+    RANGE_DONE = "range done"
+    #: The message handler raised: the reader hands nothing on.
+    FAILED = "failed"
+
+
+_TRANSITIONS = {
+    ReadPhase.READING: {ReadPhase.DRAINING, ReadPhase.RANGE_DONE, ReadPhase.FAILED},
+    ReadPhase.DRAINING: {ReadPhase.SHARD_ENDED, ReadPhase.FAILED},
+    ReadPhase.SHARD_ENDED: {ReadPhase.FAILED},
+    ReadPhase.RANGE_DONE: {ReadPhase.FAILED},
+    ReadPhase.FAILED: set(),
+}
 
 
 @dataclass
@@ -138,11 +162,9 @@ class ShardReader:
         self._pending: list = []  # user records received, not yet returned ...
         self._next = 0  # ... from this index on
         self._raw_tail: Optional[int] = None  # the last raw sequence number received
-        self._end_seen = False
+        self.phase = ReadPhase.READING
         self._children: Optional[tuple] = None
-        self._at_until = False  # a page reached the range's end: nothing more to read
         self._caught_up = False  # the last page said there is nothing more for now
-        self._handler_failed = False
         self._millis: Optional[int] = None
         #: Sequence number of the first raw record received (None before): a read that
         #: starts AT a sequence number learns here whether that record is still there.
@@ -153,8 +175,16 @@ class ShardReader:
         #: user record delivered, or ``(raw sequence, WHOLE_RECORD)`` when the page's
         #: last raw records gave no user record (dropped or outside the hash range).
         self.resume_after: Optional[tuple] = None
-        self.shard_ended = False
         self.child_shard_ids: list = []
+
+    @property
+    def shard_ended(self) -> bool:
+        return self.phase is ReadPhase.SHARD_ENDED
+
+    def _enter(self, phase: ReadPhase) -> None:
+        if phase not in _TRANSITIONS[self.phase]:
+            raise AssertionError(f"shard reader: {self.phase.value} -> {phase.value}")
+        self.phase = phase
 
     @property
     def client(self) -> Any:
@@ -168,7 +198,7 @@ class ShardReader:
     def iterator(self) -> Optional[str]:
         """A shard iterator a later reader may continue from, or None: then it starts
         after :attr:`last_delivered` (the read stopped inside a page, or failed)."""
-        if self._handler_failed or self._at_until or self._next < len(self._pending):
+        if self.phase in (ReadPhase.FAILED, ReadPhase.RANGE_DONE) or self._has_pending():
             return None
         return self.transport.iterator
 
@@ -213,10 +243,10 @@ class ShardReader:
         size = 0
         pages = 0
         while len(out) < max_records and not (max_bytes is not None and size >= max_bytes):
-            if self._next < len(self._pending):
+            if self._has_pending():
                 size = self._serve(out, max_records - len(out), max_bytes, size)
                 continue
-            if self._end_seen or self._at_until:
+            if self.phase is not ReadPhase.READING:
                 break
             if self._caught_up and (out or pages):
                 break
@@ -229,19 +259,21 @@ class ShardReader:
             pages += 1
         records = out
         if out and self._handler is not None:
-            self._handler_failed = True  # until the handler returns for every record
-            records = apply_handler(self._handler, out, self.stream_name, self.shard_id)
-            self._handler_failed = False
+            try:
+                records = apply_handler(self._handler, out, self.stream_name, self.shard_id)
+            except MessageHandlerError:
+                self._enter(ReadPhase.FAILED)
+                raise
         first_esn = None
         if out:
             first_esn = esn_key(out[0].sequence_number, out[0].sub_sequence_number)
             self.last_delivered = esn_key(out[-1].sequence_number, out[-1].sub_sequence_number)
-        if self._next < len(self._pending) or self._at_until:
+        if self._has_pending() or self.phase is ReadPhase.RANGE_DONE:
             if out:
                 self.resume_after = self.last_delivered
         elif self._raw_tail is not None:
             self.resume_after = consumed_through(self._raw_tail, self.last_delivered)
-        if self._end_seen and self._next >= len(self._pending) and not self.shard_ended:
+        if self.phase is ReadPhase.DRAINING and not self._has_pending():
             self._finish_shard()
         return ReadBatch(
             records,
@@ -254,6 +286,9 @@ class ShardReader:
             size,
             self.resume_after,
         )
+
+    def _has_pending(self) -> bool:
+        return self._next < len(self._pending)
 
     def _serve(self, out: list, room: int, max_bytes: Optional[int], size: int) -> int:
         """Move up to ``room`` pending records to ``out`` (fewer at ``max_bytes``)."""
@@ -296,19 +331,20 @@ class ShardReader:
             if until is not None:
                 kept = records_through(users, until)
                 last = kept[-1] if kept else None
-                self._at_until = len(kept) < len(users) or (
+                if len(kept) < len(users) or (
                     last is not None
                     and esn_key(last.sequence_number, last.sub_sequence_number) >= until
-                )
+                ):
+                    self._enter(ReadPhase.RANGE_DONE)
                 users = kept
             if users:
                 self._pending.extend(users)
-        if page.shard_ended:
-            self._end_seen = True
+        if page.shard_ended and self.phase is ReadPhase.READING:
+            self._enter(ReadPhase.DRAINING)
             self._children = page.children
 
     def _finish_shard(self) -> None:
-        self.shard_ended = True
+        self._enter(ReadPhase.SHARD_ENDED)
         if self._children is not None:
             self.child_shard_ids = list(self._children)
         else:  # older servers (and kinesalite) end a shard without ChildShards
