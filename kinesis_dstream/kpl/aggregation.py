@@ -16,8 +16,8 @@ from .format import (
     DIGEST_SIZE,
     MAGIC,
     MAX_AGGREGATE_BYTES,
-    _md5,
     effective_hash_key,
+    md5_digest,
 )
 
 
@@ -138,7 +138,9 @@ class _OpenAggregate:
             + [e for tag, e in self.parts if tag == _TAG_EHK_TABLE]
             + records
         )
-        return _put_entry(MAGIC + body + _md5(body), self.partition_key, self.explicit_hash_key)
+        return _put_entry(
+            MAGIC + body + md5_digest(body), self.partition_key, self.explicit_hash_key
+        )
 
 
 class RecordAggregator:

@@ -56,11 +56,11 @@ from .format import (
     DIGEST_SIZE,
     MAGIC,
     MAX_HASH_KEY,
+    AggregatedRecordView,
     DeaggregationStats,
-    _AggregatedRecordView,
-    _Malformed,
-    _new_md5,
-    _Record,
+    MalformedAggregate,
+    UserRecordMessage,
+    new_md5,
 )
 
 log = logging.getLogger(__name__)
@@ -100,7 +100,7 @@ def deaggregate(
     check_range = starting_hash_key is not None or ending_hash_key is not None
     low_digest = low.to_bytes(16, "big") if check_keys else b""
     high_digest = high.to_bytes(16, "big") if check_keys else b""
-    md5 = _new_md5
+    md5 = new_md5
     long_md5 = hashlib.md5
     make = _make
     out: list = []
@@ -130,7 +130,7 @@ def deaggregate(
         body = memoryview(data)[4:-DIGEST_SIZE]
         digest = (md5 if len(body) < _LONG_BODY else long_md5)(body).digest()
         try:
-            view = None if digest != data[-DIGEST_SIZE:] else _AggregatedRecordView.FromString(body)
+            view = None if digest != data[-DIGEST_SIZE:] else AggregatedRecordView.FromString(body)
         except message.DecodeError:
             view = None
         if view is None:  # a wrong MD5 or no protobuf: a plain record
@@ -197,7 +197,7 @@ def deaggregate(
                     low_digest,
                     high_digest,
                 )
-        except (IndexError, message.DecodeError, _Malformed) as exc:
+        except (IndexError, message.DecodeError, MalformedAggregate) as exc:
             malformed += 1
             log.error(
                 "malformed KPL aggregate (%s) passed through as one plain record "
@@ -299,9 +299,9 @@ def _general(
 ) -> tuple:
     """(user records, how many lie outside the range) of any aggregate, record by record.
 
-    Raises IndexError, DecodeError or _Malformed for an aggregate that cannot be read.
+    Raises IndexError, DecodeError or MalformedAggregate for an aggregate that cannot be read.
     """
-    md5 = _new_md5
+    md5 = new_md5
     ehks = list(view.explicit_hash_key_table)
     if check_keys:
         pk_ok = [low_digest <= md5(k.encode()).digest() <= high_digest for k in pks]
@@ -341,9 +341,9 @@ def _general(
                     )
                 )
                 continue
-        parsed = _Record.FromString(raw)
+        parsed = UserRecordMessage.FromString(raw)
         if not parsed.IsInitialized():  # the KCL's Java parser rejects these
-            raise _Malformed("a user record lacks a required field")
+            raise MalformedAggregate("a user record lacks a required field")
         pki = parsed.partition_key_index
         if parsed.HasField("explicit_hash_key_index"):
             ehki = parsed.explicit_hash_key_index
@@ -366,4 +366,6 @@ def _parse_hash_key(explicit_hash_key: str) -> int:
     try:
         return int(explicit_hash_key)
     except ValueError:
-        raise _Malformed(f"explicit hash key {explicit_hash_key!r} is not a number") from None
+        raise MalformedAggregate(
+            f"explicit hash key {explicit_hash_key!r} is not a number"
+        ) from None

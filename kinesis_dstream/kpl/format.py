@@ -65,7 +65,9 @@ def _build_messages() -> tuple:
     )
 
 
-AggregatedRecord, _AggregatedRecordView, _Record = _build_messages()
+#: The AggregatedRecord message; a view of it whose records stay bytes (parsed one by one
+#: on demand); one user record.
+AggregatedRecord, AggregatedRecordView, UserRecordMessage = _build_messages()
 
 
 @dataclass
@@ -93,18 +95,18 @@ class DeaggregationStats:
         self.__dict__.update(state, _lock=threading.Lock())
 
 
-class _Malformed(Exception):
+class MalformedAggregate(Exception):
     """An aggregate that parses but cannot be read: see the module's deliberate difference."""
 
 
 try:  # CPython's built-in MD5: a third of OpenSSL's per-call cost on short inputs
-    from _md5 import md5 as _new_md5  # type: ignore[import-not-found]
+    from _md5 import md5 as new_md5  # type: ignore[import-not-found]
 except ImportError:  # pragma: no cover - Pythons built without it
-    _new_md5 = hashlib.md5
+    new_md5 = hashlib.md5
 
 
 def _hash_key_digest(partition_key: str) -> bytes:
-    return _new_md5(partition_key.encode("utf-8")).digest()
+    return new_md5(partition_key.encode("utf-8")).digest()
 
 
 def effective_hash_key(partition_key: str, explicit_hash_key: Optional[str] = None) -> int:
@@ -114,8 +116,9 @@ def effective_hash_key(partition_key: str, explicit_hash_key: Optional[str] = No
     return int.from_bytes(_hash_key_digest(partition_key), "big")
 
 
-def _md5(data: bytes) -> bytes:
-    return _new_md5(data).digest()
+def md5_digest(data: bytes) -> bytes:
+    """MD5 of ``data``: the digest a KPL aggregate ends with."""
+    return new_md5(data).digest()
 
 
 def is_aggregated(data: bytes) -> bool:
@@ -123,5 +126,5 @@ def is_aggregated(data: bytes) -> bool:
     return (
         data[:4] == MAGIC
         and len(data) > len(MAGIC) + DIGEST_SIZE
-        and _md5(data[4:-DIGEST_SIZE]) == data[-DIGEST_SIZE:]
+        and md5_digest(data[4:-DIGEST_SIZE]) == data[-DIGEST_SIZE:]
     )
