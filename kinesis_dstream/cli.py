@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import logging
-import signal
 import sys
-import threading
 import time
 import traceback
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any, Optional
 
 from .errors import KinesisDStreamError
+from .stop_signals import stop_signals
 
 PROG = "kinesis-dstream"
 
@@ -21,7 +19,7 @@ PROG = "kinesis-dstream"
 def _local_aws(args: argparse.Namespace) -> int:
     from .local import LocalAWS
 
-    with _stop_signals() as stop, LocalAWS(port=args.port) as aws:
+    with stop_signals() as stop, LocalAWS(port=args.port) as aws:
         print(f"Local AWS (moto) serving at {aws.endpoint_url}")
         print("Point AWS tools at it with:")
         for name, value in aws.env().items():
@@ -31,23 +29,6 @@ def _local_aws(args: argparse.Namespace) -> int:
             pass
         print("\nstopping", flush=True)
     return 0
-
-
-@contextlib.contextmanager
-def _stop_signals() -> Iterator[threading.Event]:
-    """An event set by SIGINT (Ctrl-C) or SIGTERM, installed before anything is printed.
-
-    A process started in the background by a shell script inherits SIGINT as *ignored*,
-    and Python then raises no KeyboardInterrupt: Ctrl-C would never stop the server.
-    """
-    stop = threading.Event()
-    signals = (signal.SIGINT, signal.SIGTERM)
-    previous = {s: signal.signal(s, lambda *_: stop.set()) for s in signals}
-    try:
-        yield stop
-    finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
 
 
 def _lease_table(args: argparse.Namespace) -> Any:

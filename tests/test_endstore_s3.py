@@ -14,7 +14,8 @@ from botocore.exceptions import ClientError
 from kinesis_dstream.aws import AWSCredentials, ClientSpec
 from kinesis_dstream.local import LocalAWS
 from kinesis_dstream.retrieval.streams import ensure_stream
-from kinesis_dstream.sql.endstore import DirectoryEndStore, EndStoreError, build_end_store
+from kinesis_dstream.sql.endstore import DirectoryEndStore, EndStoreError
+from kinesis_dstream.sql.endstore_options import build_end_store
 from kinesis_dstream.sql.endstore_s3 import S3EndStore
 from kinesis_dstream.sql.offsets import RangeEnd
 from kinesis_dstream.sql.options import OptionError, SourceOptions

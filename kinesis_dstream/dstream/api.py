@@ -118,8 +118,13 @@ def _decode_data(decoder: Callable[[Optional[bytes]], Any], record: KinesisRecor
     return decoder(record.data)
 
 
-def _raw_data(record: KinesisRecord) -> bytes:  # the builder's build(); pickled by name
+def raw_data(record: KinesisRecord) -> bytes:
+    """The builder's ``build()`` handler: the payload bytes. Pickled by name."""
     return record.data
+
+
+#: Its earlier name, kept so that Spark checkpoints written before the rename still load.
+_raw_data = raw_data
 
 
 class SparkAWSCredentials:

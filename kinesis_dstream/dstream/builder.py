@@ -12,7 +12,7 @@ from typing import Any, Callable, Union
 
 from ..aws import AWSCredentials
 from ..record import KinesisRecord
-from .api import InitialPositionInStream, MetricsLevel, _raw_data, build_settings
+from .api import InitialPositionInStream, MetricsLevel, build_settings, raw_data
 from .compat import batch_interval_s
 from .context import create
 
@@ -99,7 +99,7 @@ class _Builder:
 
     def build(self) -> Any:
         """A DStream of each record's data (bytes), as the Scala builder's ``build()``."""
-        return self._build(_raw_data)
+        return self._build(raw_data)
 
     def buildWithMessageHandler(self, handler: Callable[[KinesisRecord], Any]) -> Any:
         """A DStream of ``handler(record)`` for each :class:`~kinesis_dstream.KinesisRecord`."""

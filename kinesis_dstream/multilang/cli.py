@@ -58,7 +58,7 @@ def add_kcl_command(commands: Any, common: argparse.ArgumentParser) -> None:
 
 
 def run_kcl(args: argparse.Namespace) -> int:
-    from ..cli import _stop_signals
+    from ..stop_signals import stop_signals
     from .daemon import MultiLangDaemon
     from .properties import load_properties
 
@@ -71,6 +71,6 @@ def run_kcl(args: argparse.Namespace) -> int:
         logging.DEBUG if getattr(args, "debug", False) else args.log_level
     )
     config = load_properties(args.properties)
-    with _stop_signals() as stop:
+    with stop_signals() as stop:
         daemon = MultiLangDaemon(config)
         return daemon.run(stop)

@@ -15,7 +15,7 @@ from .consumers import (
     Consumer,
     ConsumerConfig,
     ConsumerStatus,
-    _error,
+    consumer_error,
     deregister_consumer,
     describe_consumer,
     ensure_consumer,
@@ -86,7 +86,7 @@ class ConsumerHandle:
             self.consumer = found
             return found
         if not self._reregister:
-            raise _error(
+            raise consumer_error(
                 f"consumer {self.consumer.name!r} was deleted under the running query "
                 "(re-registering it was not asked for)",
                 self.stream_name,

@@ -160,7 +160,10 @@ def describe_consumer(
     return Consumer.from_description(answer["ConsumerDescription"], stream_arn)
 
 
-def _error(message: str, stream_name: str, consumer: str, client: Any, **kw: Any) -> ConsumerError:
+def consumer_error(
+    message: str, stream_name: str, consumer: str, client: Any, **kw: Any
+) -> ConsumerError:
+    """A ConsumerError naming the stream, the consumer and the client's endpoint."""
     return ConsumerError(
         message, stream_name=stream_name, consumer_arn=consumer, **endpoint_of(client), **kw
     )
@@ -182,7 +185,7 @@ def wait_active(
         if current.status is ConsumerStatus.DELETING:
             break
         if clock() >= deadline:
-            raise _error(
+            raise consumer_error(
                 f"consumer {consumer.name!r} still {current.status.value} after "
                 f"{config.active_timeout_s:g}s",
                 stream_name,
@@ -195,7 +198,7 @@ def wait_active(
             client, consumer_arn=consumer.arn, stream_name=stream_name, config=config
         )
     if current is None or current.status is not ConsumerStatus.ACTIVE:
-        raise _error(
+        raise consumer_error(
             f"consumer {consumer.name!r} was deleted while waiting for it to become ACTIVE",
             stream_name,
             consumer.arn,
@@ -257,7 +260,7 @@ def register_consumer(
         if exc.code not in _REGISTER_RETRY:
             raise
         count = len(list_consumers(client, stream_name, config=config))
-        raise _error(
+        raise consumer_error(
             f"could not register consumer {consumer_name!r}: {exc.code} through the retry "
             f"bound; the stream has {count} consumer(s). {LIMITS}",
             stream_name,
@@ -302,7 +305,7 @@ def ensure_consumer(
         client, consumer_arn=consumer_arn, stream_name=stream_name, config=config
     )
     if found is None:
-        raise _error(
+        raise consumer_error(
             f"no consumer with ARN {consumer_arn!r}: is the ARN (fanoutConsumerARN) right?",
             stream_name,
             consumer_arn,
@@ -312,7 +315,7 @@ def ensure_consumer(
         )
     expected = stream_arn(client, stream_name, backoff=config.backoff)
     if found.stream_arn and found.stream_arn != expected:
-        raise _error(
+        raise consumer_error(
             f"consumer {consumer_arn!r} belongs to stream {found.stream_arn}, not {expected}",
             stream_name,
             consumer_arn,

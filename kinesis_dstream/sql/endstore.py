@@ -17,6 +17,8 @@ Stores named by the awslabs connector's options:
 - S3 (``metadataPath=s3://bucket/prefix`` or ``s3a://``): ``PutObject`` with
   ``If-None-Match: *``; see :mod:`.endstore_s3`.
 
+:func:`~.endstore_options.build_end_store` opens the one the options name.
+
 A store is a small picklable description; it opens clients lazily in each process.
 """
 
@@ -36,7 +38,8 @@ from ..backoff import Backoff, call_with_retry, error_code
 from ..errors import KinesisDStreamError
 from .offsets import RangeEnd
 
-_STORE_BACKOFF = Backoff(initial_delay_s=0.1, max_delay_s=2.0, max_attempts=6, max_elapsed_s=30.0)
+#: Retries of a store call: bounded, so a store that is down fails the task loudly.
+STORE_BACKOFF = Backoff(initial_delay_s=0.1, max_delay_s=2.0, max_attempts=6, max_elapsed_s=30.0)
 
 
 class EndStoreError(KinesisDStreamError):
@@ -149,7 +152,7 @@ class DynamoDBEndStore(EndStore):
     table_name: str
     client_spec: ClientSpec
     #: awslabs' metadataNumRetries / metadataRetryIntervalsMs / metadataMaxRetryIntervalMs
-    backoff: Backoff = _STORE_BACKOFF
+    backoff: Backoff = STORE_BACKOFF
 
     @property
     def description(self) -> str:  # type: ignore[override]
@@ -231,17 +234,3 @@ def _existing(store: EndStore, key: str) -> RangeEnd:
             "is the store not consistent (read-after-write)?"
         )
     return existing
-
-
-def build_end_store(options: Any) -> EndStore:
-    """From :class:`~.options.SourceOptions`."""
-    store = options.end_store
-    backoff = store.backoff or _STORE_BACKOFF
-    if store.kind == "dynamodb":
-        spec = options.connection.client_spec("dynamodb")
-        return DynamoDBEndStore(store.table_name, spec, backoff)
-    if store.kind == "s3":
-        from .endstore_s3 import S3EndStore  # it builds on this module
-
-        return S3EndStore.from_url(store.path, options.connection.client_spec("s3"), backoff)
-    return DirectoryEndStore(store.path)

@@ -36,7 +36,7 @@ from botocore.exceptions import ClientError
 from ..aws import ClientSpec
 from ..backoff import Backoff, call_with_retry, error_code, is_retriable
 from ..errors import KinesisServiceError
-from .endstore import _STORE_BACKOFF, EndStore, EndStoreError
+from .endstore import STORE_BACKOFF, EndStore, EndStoreError
 from .offsets import RangeEnd
 
 log = logging.getLogger(__name__)
@@ -84,11 +84,11 @@ class S3EndStore(EndStore):
     prefix: str
     client_spec: ClientSpec
     #: awslabs' metadataNumRetries / metadataRetryIntervalsMs / metadataMaxRetryIntervalMs
-    backoff: Backoff = _STORE_BACKOFF
+    backoff: Backoff = STORE_BACKOFF
 
     @classmethod
     def from_url(
-        cls, url: str, client_spec: ClientSpec, backoff: Backoff = _STORE_BACKOFF
+        cls, url: str, client_spec: ClientSpec, backoff: Backoff = STORE_BACKOFF
     ) -> S3EndStore:
         bucket, prefix = parse_s3_url(url)
         return cls(bucket, prefix, client_spec, backoff)

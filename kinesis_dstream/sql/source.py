@@ -26,7 +26,8 @@ from pyspark.sql.streaming.datasource import (
 from pyspark.sql.types import StructType
 
 from ..retrieval.reader import ReaderConfig
-from .endstore import DynamoDBEndStore, EndStore, build_end_store
+from .endstore import DynamoDBEndStore, EndStore
+from .endstore_options import build_end_store
 from .group import plan_tasks, read_task
 from .options import OptionError, SourceOptions
 from .partition import ReadSettings
