@@ -28,7 +28,6 @@ WORKER_ID = "WorkerIdentifier"
 #: The KCL's default: Operation always, ShardId where the level allows it.
 DEFAULT_DIMENSIONS = frozenset({OPERATION, SHARD_ID})
 MAX_DATUMS_PER_CALL = 1000
-DEFAULT_PUBLISH_INTERVAL_S = 10.0
 _FAILURE_LOG_INTERVAL_S = 60.0
 
 

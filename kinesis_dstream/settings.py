@@ -2,7 +2,7 @@
 
 A :class:`StreamSettings` is what Spark pickles into its checkpoint (inside the batch
 function), so it holds no client, thread, lock or credential: explicit credentials stay
-in the driver's memory (:mod:`.credentials_registry`), referenced by ``stream_id``.
+in the driver's memory (kept by :mod:`.dstream.context`), referenced by ``stream_id``.
 """
 
 from __future__ import annotations

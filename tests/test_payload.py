@@ -409,16 +409,26 @@ def test_parser_pickles_and_rejects_a_schema_of_another_layout():
         wrong.parse(records([b"{}"]))
 
 
-def test_stdlib_json_gives_the_same_columns_as_orjson(monkeypatch):
+def test_the_declared_json_decoder_gives_the_stdlibs_columns(monkeypatch):
     from kinesis_dstream.sql import payload as payload_module
 
     schema = output_schema(struct(("a", LongType()), ("b", DoubleType())))
     fmt = PayloadFormat.parse("json", "`a` BIGINT, `b` DOUBLE")
     batch = records([b'{"a": 1, "b": 2}', b'{"a": 1.5}', b"nope"])
-    fast = rows(parse_batch(batch, fmt, schema)[0])
-    monkeypatch.setattr(payload_module, "_json_loads", json.loads)
-    assert rows(parse_batch(batch, fmt, schema)[0]) == fast
-    assert [r[CORRUPT_RECORD_COLUMN] for r in fast] == [None, b'{"a": 1.5}', b"nope"]
+    declared = rows(parse_batch(batch, fmt, schema)[0])
+    monkeypatch.setattr(payload_module, "decode_json", json.loads)
+    assert rows(parse_batch(batch, fmt, schema)[0]) == declared
+    assert [r[CORRUPT_RECORD_COLUMN] for r in declared] == [None, b'{"a": 1.5}', b"nope"]
+
+
+def test_a_thirty_digit_integer_infers_as_a_decimal_on_every_machine(monkeypatch):
+    from kinesis_dstream.sql import payload as payload_module
+
+    fmt = PayloadFormat.parse("json", None, None, "true")
+    sample = [b'{"id": 123456789012345678901234567890, "n": 5}']
+    assert infer_schema(sample, fmt) == "`id` decimal(38,0), `n` bigint"
+    monkeypatch.setattr(payload_module, "decode_json", json.loads)  # the stdlib agrees
+    assert infer_schema(sample, fmt) == "`id` decimal(38,0), `n` bigint"
 
 
 JSON_VALUES = st.recursive(

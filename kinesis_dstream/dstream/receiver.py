@@ -397,10 +397,6 @@ class KinesisReceiver:
         with self._lock:
             return self.observer.progress(self._book, self._ledger)
 
-    def held_shards(self) -> list:
-        with self._lock:
-            return sorted(self._book.cursors)
-
     def buffered_records(self) -> int:
         with self._lock:
             return self._book.buffered()[0]

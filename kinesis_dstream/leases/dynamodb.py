@@ -22,6 +22,8 @@ import time
 from dataclasses import replace
 from typing import Any, Callable, Optional
 
+from botocore import xform_name
+
 from ..backoff import Backoff, call_with_retry
 from ..errors import KinesisServiceError, LeaseTableError
 from ..esn import ExtendedSequenceNumber
@@ -103,7 +105,7 @@ class LeaseTable:
         on_retry: Optional[Callable[[BaseException], None]] = None,
         **kwargs: Any,
     ) -> Any:
-        method = getattr(self.client, _snake(operation))
+        method = getattr(self.client, xform_name(operation))
         return call_with_retry(
             functools.partial(method, TableName=self.table_name, **kwargs),
             backoff or self._backoff,
@@ -364,7 +366,3 @@ class LeaseTable:
 
 def _key(lease_key: str) -> dict:
     return {LEASE_KEY: {"S": lease_key}}
-
-
-def _snake(operation: str) -> str:
-    return "".join(f"_{c.lower()}" if c.isupper() else c for c in operation).lstrip("_")

@@ -52,14 +52,10 @@ import zlib
 from datetime import datetime, timezone
 from typing import Any, Callable, Optional
 
+import msgspec
 from botocore.exceptions import ChecksumError
 
 log = logging.getLogger(__name__)
-
-try:
-    import msgspec
-except ImportError:  # pragma: no cover - msgspec is a dependency; stay correct without it
-    msgspec = None  # type: ignore[assignment]
 
 EVENT = "before-parse.kinesis.GetRecords"
 #: ``0``, ``false``, ``no`` or ``off`` turns the decoder off for clients built afterwards.
@@ -77,7 +73,7 @@ def enabled_by_environment() -> bool:
     return value not in ("0", "false", "no", "off")
 
 
-def _build_decoder() -> Optional[Callable[[bytes], Any]]:
+def _build_decoder() -> Callable[[bytes], Any]:
     """msgspec's decoder of a GetRecords page, typed as the Kinesis model has it.
 
     (Evaluated annotations, no ``from __future__ import annotations`` in this module:
@@ -88,8 +84,6 @@ def _build_decoder() -> Optional[Callable[[bytes], Any]]:
     Records are never part of a cycle: ``gc=False`` spares the collector 10,000 objects
     a page.
     """
-    if msgspec is None:
-        return None
 
     class RecordStruct(msgspec.Struct, forbid_unknown_fields=True, gc=False):
         SequenceNumber: str
@@ -118,14 +112,7 @@ def _build_decoder() -> Optional[Callable[[bytes], Any]]:
 
 _decode = _build_decoder()
 #: What a page that the typed decode rejects raises.
-_REJECTED: tuple = (ValueError, OverflowError, OSError, TypeError)
-if msgspec is not None:
-    _REJECTED = (msgspec.DecodeError, *_REJECTED)
-
-
-def available() -> bool:
-    """True if the decoder can run here (msgspec is importable)."""
-    return _decode is not None
+_REJECTED: tuple = (msgspec.DecodeError, ValueError, OverflowError, OSError, TypeError)
 
 
 def decode_page(body: bytes) -> dict:
@@ -134,8 +121,6 @@ def decode_page(body: bytes) -> dict:
     Raises (``msgspec.DecodeError``, ``ValueError``, ...) for anything it does not fully
     understand; the caller then leaves the page to botocore. No ``ResponseMetadata``.
     """
-    if _decode is None:
-        raise RuntimeError("msgspec is not installed: the page decoder is not available")
     page = _decode(body)
     records: list = []
     append = records.append
@@ -251,16 +236,15 @@ def install(client: Any) -> Optional[GetRecordsDecoder]:
     """Decode ``client``'s successful GetRecords pages here; returns the handler.
 
     Only on this client (its own event system). None, with nothing changed, where the
-    decoder cannot run: msgspec missing, or a model whose protocol is not JSON.
+    decoder cannot run: a model whose protocol is not JSON.
     Installing twice returns the first handler.
     """
     model = client.meta.service_model
     if model.service_name != "kinesis":
         raise ValueError(f"the GetRecords page decoder is for Kinesis clients, not {model}")
     protocol = getattr(model, "resolved_protocol", None) or model.protocol
-    if _decode is None or protocol != "json":
-        log.debug("GetRecords page decoder not installed (msgspec: %s, protocol %s)",
-                  _decode is not None, protocol)  # fmt: skip
+    if protocol != "json":
+        log.debug("GetRecords page decoder not installed (protocol %s)", protocol)
         return None
     with _INSTALLED_LOCK:
         decoder = _INSTALLED.get(client)
