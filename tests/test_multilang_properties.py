@@ -7,11 +7,11 @@ from datetime import datetime, timezone
 
 import pytest
 
+from kinesis_dstream.multilang.java_properties import read_properties_text
 from kinesis_dstream.multilang.properties import (
     PropertiesError,
     load_properties,
     parse_properties,
-    read_properties_text,
 )
 
 SAMPLE = """\

@@ -1,7 +1,7 @@
 """The MultiLangDaemon's properties file, read as the Java daemon reads it.
 
-The file is a Java ``.properties`` file (``key = value`` or ``key: value``, ``#`` and
-``!`` comments, a trailing backslash continues a line). Keys this daemon honours are in
+The file is a Java ``.properties`` file, read exactly as ``java.util.Properties`` reads
+it (:mod:`.java_properties`). Keys this daemon honours are in
 :data:`HONOURED`; keys the Java KCL knows that change only how the work is done (metrics,
 thread pools, KCL 3.x balancing tables, retrieval tuning) are accepted and logged as
 ignored (:data:`IGNORED`); a KCL key whose value would change what the application sees
@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..esn import AT_TIMESTAMP, LATEST, TRIM_HORIZON
+from .java_properties import PropertiesSyntaxError, read_properties_bytes
 
 log = logging.getLogger(__name__)
 
@@ -161,46 +162,26 @@ class MultiLangConfig:
     source: Optional[str] = None
 
 
-def read_properties_text(text: str) -> dict:
-    """Parse Java ``.properties`` text into a dict (last value of a key wins)."""
-    props: dict = {}
-    pending = ""
-    for raw in text.splitlines():
-        line = raw.strip() if not pending else raw.lstrip()
-        if not pending and (not line or line[0] in "#!"):
-            continue
-        if _continues(line):
-            pending += line[:-1]
-            continue
-        line, pending = pending + line, ""
-        match = re.match(r"^((?:\\.|[^=:\s])+)\s*[=:]?\s*(.*)$", line)
-        if match is None:
-            continue
-        key = match.group(1).replace("\\", "")
-        props[key] = match.group(2).strip()
-    if pending:
-        raise PropertiesError(f"the last line ends in a backslash: {pending!r}")
-    return props
-
-
-def _continues(line: str) -> bool:
-    trailing = len(line) - len(line.rstrip("\\"))
-    return trailing % 2 == 1
-
-
 def load_properties(path: str) -> MultiLangConfig:
     """Read and validate a properties file; see :func:`parse_properties`."""
     file = Path(path)
     try:
-        text = file.read_text(encoding="utf-8")
+        props = read_properties_bytes(file.read_bytes())
     except OSError as exc:
         raise PropertiesError(f"cannot read the properties file {path}: {exc}") from exc
-    return parse_properties(read_properties_text(text), source=str(file))
+    except PropertiesSyntaxError as exc:
+        raise PropertiesError(f"the properties file {path} cannot be read: {exc}") from exc
+    return parse_properties(props, source=str(file))
 
 
 def parse_properties(props: dict, source: Optional[str] = None) -> MultiLangConfig:
-    """Validate a dict of properties into a :class:`MultiLangConfig`."""
+    """Validate a dict of properties into a :class:`MultiLangConfig`.
+
+    Values are used without their trailing white space (the file keeps it, as Java's
+    reader does; a stray space after a stream name is not part of the name).
+    """
     where = f" in {source}" if source else ""
+    props = {key: value.strip() for key, value in props.items()}
     unknown = []
     for key in sorted(props):
         if key in HONOURED:
