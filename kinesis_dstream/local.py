@@ -20,6 +20,7 @@ import time
 from typing import Any, Optional
 
 from .aws import create_client
+from .extras import require
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +72,7 @@ class LocalAWS:
 
     def command(self, port: int) -> list:
         """The child process that serves on ``port`` and prints the ready line."""
+        require("moto", "local", "the embedded local AWS")  # here: one line, not a child's
         return [sys.executable, "-c", _CHILD_CODE.format(port=port)]
 
     def start(self) -> LocalAWS:

@@ -4,7 +4,7 @@ Layers, lowest first (a module may import its own layer and those below):
 
 0. foundations: the error tree, ESN order, records, settings and Spark conf parsing,
    backoff, KPL, the ledger, clients (``aws``, with the GetRecords page decoder it
-   installs), metrics, the local AWS server, signal handling;
+   installs), metrics, the local AWS server, signal handling, optional dependencies;
 1. reading and leasing: ``retrieval``, ``leases``, the producer;
 2. the three front ends: ``dstream`` (createStream), ``sql`` (the source and sink),
    ``multilang`` (``kinesis-dstream kcl``), and the demo;
@@ -36,6 +36,7 @@ LAYERS = [
         f"{P}.metrics",
         f"{P}.local",
         f"{P}.stop_signals",
+        f"{P}.extras",
     ],
     [f"{P}.retrieval", f"{P}.retrieval.*", f"{P}.leases", f"{P}.leases.*", f"{P}.producer"],
     [

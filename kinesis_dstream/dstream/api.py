@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any, Callable, Optional, Union
 
 from ..aws import AWSCredentials, resolve_region
+from ..extras import require
 from ..record import KinesisRecord
 from ..settings import (
     DEFAULT_FAILOVER_TIME_S,
@@ -284,6 +285,7 @@ class KinesisUtils:
 
 def build_settings(ssc: Any, **kw: Any) -> StreamSettings:
     """Validate and build the settings; nothing starts here."""
+    require("pyspark", "spark", "KinesisUtils.createStream")
     if ssc is None or not hasattr(ssc, "textFileStream"):
         raise TypeError(f"ssc must be a StreamingContext, got {ssc!r}")
     for name in ("app_name", "stream_name"):

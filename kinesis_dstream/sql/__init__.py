@@ -9,10 +9,12 @@ Needs PySpark >= 4.0 and pyarrow (``pip install 'kinesis_dstream[sql]'``).
 
 from __future__ import annotations
 
-import importlib.util
+from ..extras import require
 
 
 def _check_pyspark() -> None:
+    require("pyspark", "sql", "kinesis_dstream.sql")
+    require("pyarrow", "sql", "kinesis_dstream.sql")
     import pyspark
 
     major = int(pyspark.__version__.split(".")[0])
@@ -22,8 +24,6 @@ def _check_pyspark() -> None:
             f"PySpark {pyspark.__version__}. On PySpark 3.5 use the DStream API: "
             "kinesis_dstream.KinesisUtils.createStream works there"
         )
-    if importlib.util.find_spec("pyarrow") is None:
-        raise ImportError("kinesis_dstream.sql needs pyarrow: pip install 'kinesis_dstream[sql]'")
 
 
 _check_pyspark()
