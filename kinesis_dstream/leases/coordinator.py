@@ -37,6 +37,7 @@ from ..esn import ESN_SHARD_END, ExtendedSequenceNumber
 from ..settings import DEFAULT_SHARD_SYNC_INTERVAL_S
 from .held import HeldLease, HeldLeases, LeaseState
 from .lease import Lease
+from .loops import PeriodicLoops, time_left
 from .parents import check_parents
 from .pool import WorkerPool
 from .refresher import LeaseRefresher
@@ -109,7 +110,7 @@ class LeaseCoordinator:
         self._clock = clock
         self._held = HeldLeases(self.failover_time_s, clock)
         self._renewer = LeaseRenewer(table, self._held, timings, clock, self._drop)
-        self._stop = threading.Event()
+        self._loops = PeriodicLoops(self.worker_id)
         self._wake_parents = threading.Event()
         self._acquirer = LeaseAcquirer(
             table,
@@ -125,7 +126,6 @@ class LeaseCoordinator:
             clock=clock,
             rng=rng or random.Random(),
         )
-        self._threads: list = []
         self._pool: Optional[WorkerPool] = None
         self._last_sync: Optional[float] = None
 
@@ -139,18 +139,20 @@ class LeaseCoordinator:
         """
         if self._pool is not None:
             raise RuntimeError(f"lease coordinator {self.worker_id} is already started")
-        self._stop.clear()
+        self._loops.reopen()
         self._wake_parents.clear()
         self._held.reopen()
         self._pool = WorkerPool(f"lease-writer-{self.worker_id}", self.renewal_threads).start()
         try:
             if background:
-                self._spawn("renewer", self.renewal_interval_s, self.renew_leases)
-                self._spawn("parents", self.renewal_interval_s, self.check_parents)
+                self._loops.spawn("renewer", self.renewal_interval_s, self.renew_leases)
+                self._loops.spawn(
+                    "parents", self.renewal_interval_s, self.check_parents, self._wake_parents
+                )
             self._maybe_sync()
             self.take_leases()
             if background:
-                self._spawn("taker", self.taker_interval_s, self._taker_pass)
+                self._loops.spawn("taker", self.taker_interval_s, self._taker_pass)
         except BaseException:
             self.stop(release=True)
             raise
@@ -169,15 +171,7 @@ class LeaseCoordinator:
         join_by = started + self.timings.join_timeout_s
         release_by = started + self.timings.release_timeout_s
         stop_by = release_by + self.timings.join_timeout_s
-        self._stop.set()
-        self._wake_parents.set()
-        for thread in self._threads:
-            thread.join(timeout=_left(join_by))
-            if thread.is_alive():
-                log.error(
-                    "lease thread %s did not stop in time; it ends after its call", thread.name
-                )
-        self._threads = []
+        self._loops.stop(join_by, self._wake_parents)
         entries = self._held.close()
         pool, self._pool = self._pool, None
         if release and entries and pool is not None:
@@ -187,14 +181,14 @@ class LeaseCoordinator:
                     futures.append(pool.submit(self._renewer.release, entry, release_by))
                 except RuntimeError:
                     break
-            _, late = wait(futures, timeout=_left(release_by))
+            _, late = wait(futures, timeout=time_left(release_by))
             if late:
                 log.warning(
                     "%d lease(s) not released within the failover time; they expire",
                     len(late),
                 )
         if pool is not None:
-            pool.shutdown(_left(stop_by))
+            pool.shutdown(time_left(stop_by))
         self._acquirer.forget_unannounced()
         for entry in entries:
             self._tell_lost(entry.key, "released at stop" if release else "stopped")
@@ -204,32 +198,6 @@ class LeaseCoordinator:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-    def _spawn(self, name: str, interval_s: float, work: Callable[[], object]) -> None:
-        thread = threading.Thread(
-            target=self._loop,
-            args=(name, interval_s, work),
-            name=f"lease-{name}-{self.worker_id}",
-            daemon=True,
-        )
-        thread.start()
-        self._threads.append(thread)
-
-    def _loop(self, name: str, interval_s: float, work: Callable[[], object]) -> None:
-        """Run ``work`` at a fixed rate until stopped; the parent checker can be woken."""
-        wake = self._wake_parents if name == "parents" else self._stop
-        next_at = time.monotonic() + interval_s
-        while True:
-            wake.wait(_left(next_at))
-            if self._stop.is_set():
-                return
-            if wake is self._wake_parents:
-                wake.clear()
-            next_at = max(next_at + interval_s, time.monotonic() + interval_s / 2)
-            try:
-                work()
-            except Exception:  # a failed pass is retried next interval; never kill the loop
-                log.exception("lease %s pass failed for worker %s", name, self.worker_id)
 
     # -- what this worker holds -------------------------------------------------------------
 
@@ -405,7 +373,3 @@ class LeaseCoordinator:
                 self._on_lost(key, reason)
             except Exception:
                 log.exception("lease-lost listener failed for %s", key)
-
-
-def _left(deadline: float) -> float:
-    return max(0.0, deadline - time.monotonic())

@@ -1,0 +1,85 @@
+"""The lease worker's periodic threads: one owner, one stop signal, a bounded join.
+
+Each loop runs its work at a fixed rate until stopped; a loop given a wake event also
+runs as soon as it is set (the parent checker, when a shard ends). A failed pass is
+logged and retried at the next interval: one bad pass never kills a loop.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Callable, Optional
+
+log = logging.getLogger(__name__)
+
+
+def time_left(deadline: float) -> float:
+    """Seconds until ``deadline`` (monotonic), never negative."""
+    return max(0.0, deadline - time.monotonic())
+
+
+class PeriodicLoops:
+    """The threads of one worker; :meth:`stop` sets the one stop signal and joins them."""
+
+    def __init__(self, owner: str) -> None:
+        self.owner = owner
+        self.stopping = threading.Event()
+        self._threads: list = []
+
+    def reopen(self) -> None:
+        """Clear the stop signal before a (re)start."""
+        self.stopping.clear()
+
+    def spawn(
+        self,
+        name: str,
+        interval_s: float,
+        work: Callable[[], object],
+        wake: Optional[threading.Event] = None,
+    ) -> None:
+        """Run ``work`` every ``interval_s`` (and whenever ``wake`` is set) until stopped."""
+        thread = threading.Thread(
+            target=self._loop,
+            args=(name, interval_s, work, wake),
+            name=f"lease-{name}-{self.owner}",
+            daemon=True,
+        )
+        thread.start()
+        self._threads.append(thread)
+
+    def _loop(
+        self,
+        name: str,
+        interval_s: float,
+        work: Callable[[], object],
+        wake: Optional[threading.Event],
+    ) -> None:
+        signal = wake if wake is not None else self.stopping
+        next_at = time.monotonic() + interval_s
+        while True:
+            signal.wait(time_left(next_at))
+            if self.stopping.is_set():
+                return
+            if wake is not None:
+                wake.clear()
+            next_at = max(next_at + interval_s, time.monotonic() + interval_s / 2)
+            try:
+                work()
+            except Exception:  # a failed pass is retried next interval; never kill the loop
+                log.exception("lease %s pass failed for worker %s", name, self.owner)
+
+    def stop(self, join_by: float, *wakes: threading.Event) -> None:
+        """Signal every loop (and set ``wakes``, so woken loops see it), join each by
+        ``join_by``; a thread still in its call is reported and ends after it."""
+        self.stopping.set()
+        for wake in wakes:
+            wake.set()
+        for thread in self._threads:
+            thread.join(timeout=time_left(join_by))
+            if thread.is_alive():
+                log.error(
+                    "lease thread %s did not stop in time; it ends after its call", thread.name
+                )
+        self._threads = []
