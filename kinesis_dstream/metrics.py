@@ -170,3 +170,20 @@ class CloudWatchMetrics(Metrics):
 
     def _send(self, datums: list) -> None:
         self.client.put_metric_data(Namespace=self.namespace, MetricData=datums)
+
+
+def put_gauge(
+    client: Any, namespace: str, name: str, value: float, unit: str, dimensions: dict
+) -> None:
+    """One data point now (a gauge, such as Glue's consumer lag): one PutMetricData."""
+    client.put_metric_data(
+        Namespace=namespace,
+        MetricData=[
+            {
+                "MetricName": name,
+                "Dimensions": [{"Name": k, "Value": v} for k, v in dimensions.items()],
+                "Value": float(value),
+                "Unit": unit,
+            }
+        ],
+    )

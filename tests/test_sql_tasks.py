@@ -13,9 +13,9 @@ import pytest
 
 from kinesis_dstream.retrieval.streams import ensure_stream
 from kinesis_dstream.sql.group import GroupPartition, plan_tasks
+from kinesis_dstream.sql.lag import CONSUMER_LAG_METRIC
 from kinesis_dstream.sql.offsets import ShardRange
 from kinesis_dstream.sql.partition import RangePartition
-from kinesis_dstream.sql.runner import CONSUMER_LAG_METRIC
 
 from .test_sql_runner import _all, put, reader_for
 
@@ -170,7 +170,7 @@ def test_consumer_lag_metric_is_published_per_batch(
     end = reader.latestOffset(start, _all())
     assert len(data_of(reader, start, end)) == 10
     reader.latestOffset(end, _all())  # planning the next batch reads the ends back
-    assert reader.runner.lag_metrics_published == 1
+    assert reader.runner.lag.metrics_published == 1
     cloudwatch = local_aws.client("cloudwatch")
     metrics = cloudwatch.list_metrics(Namespace="Glue", MetricName=CONSUMER_LAG_METRIC)
     dimensions = [m["Dimensions"] for m in metrics["Metrics"]]

@@ -35,7 +35,7 @@ from ..leases.lease import Lease
 from ..ledger import Ledger
 from ..retrieval.idle import IdlePolling
 from ..retrieval.reader import StartPosition
-from ..retrieval.streams import require_stream
+from ..retrieval.streams import latest_iterator, require_stream
 from ..settings import StreamSettings
 from .batches import BatchBook, range_rdd, union_rdd
 from .checkpointer import write_checkpoints
@@ -44,7 +44,7 @@ from .fetch import FetchPlan
 from .fetcher import Fetcher, unpersist
 from .observe import ReceiverObserver
 from .rounds import Cursor, FetchBook
-from .worker import Worker
+from .worker import build_lease_worker
 
 log = logging.getLogger(__name__)
 
@@ -67,8 +67,9 @@ class KinesisReceiver:
     def __init__(self, settings: StreamSettings, credentials: Optional[dict] = None) -> None:
         credentials = credentials or {}
         self.settings = settings
-        worker = Worker(settings, credentials, self._lease_gained, self._lease_lost)
-        self.kinesis_spec = worker.kinesis_spec
+        self.kinesis_spec, worker = build_lease_worker(
+            settings, credentials, self._lease_gained, self._lease_lost
+        )
         self.table, self.shard_sync = worker.table, worker.shard_sync
         self.coordinator = worker.coordinator
         self.observer = ReceiverObserver(settings, credentials.get("cloudwatch"), self.coordinator)
@@ -239,7 +240,9 @@ class KinesisReceiver:
             # Pin "latest" to now, when the lease is gained. If the pinned iterator
             # expires unused, reading restarts AT_TIMESTAMP of the pin, skipping nothing.
             pinned_at = datetime.now(timezone.utc)
-            iterator = self._latest_iterator(lease.lease_key)
+            iterator = latest_iterator(
+                self.kinesis_spec.client(), self.settings.stream_name, lease.lease_key
+            )
             position = StartPosition.at_timestamp(pinned_at)
         if lease.lease_key not in self.coordinator.held_leases():
             return  # a late callback: the lease was lost again meanwhile
@@ -247,24 +250,6 @@ class KinesisReceiver:
             generation = self._ledger.open_shard(lease.lease_key, lease.checkpoint, ready=False)
             cursor = Cursor(generation, position, lease.hash_key_range, iterator)
             self._book.open(lease.lease_key, cursor)
-
-    def _latest_iterator(self, shard_id: str) -> Optional[str]:
-        try:
-            response = self.kinesis_spec.client().get_shard_iterator(
-                StreamName=self.settings.stream_name,
-                ShardId=shard_id,
-                ShardIteratorType="LATEST",
-            )
-        except Exception as exc:  # the first round starts AT_TIMESTAMP of the pin instead
-            log.warning(
-                "stream %s shard %s: no LATEST iterator (%s); reading starts AT_TIMESTAMP "
-                "of the pin instead",
-                self.settings.stream_name,
-                shard_id,
-                exc,
-            )
-            return None
-        return response["ShardIterator"]
 
     def _lease_lost(self, shard_id: str, reason: str) -> None:
         if shard_id in self.coordinator.held_leases():

@@ -1,6 +1,6 @@
 """The MultiLangDaemon: leases of ``applicationName``, one child per ready shard.
 
-:class:`MultiLangDaemon` owns a :class:`~..leases.coordinator.LeaseCoordinator` (the
+:class:`MultiLangDaemon` owns a :class:`~..leases.worker.LeaseWorker`'s coordinator (the
 KCL's table format, shard sync, renew/take/steal, parents before children) and one
 :class:`~.shard_worker.ShardWorker` per held READY lease. Its loop (every
 ``poll_s``) starts a worker for each ready lease without one and acts on each finished
@@ -30,10 +30,7 @@ import time
 from typing import Any, Optional
 
 from ..aws import create_client
-from ..leases.coordinator import LeaseCoordinator
-from ..leases.dynamodb import LeaseTable
-from ..leases.shard_sync import ShardSync
-from ..leases.timing import LeaseTimings
+from ..leases.worker import LeaseWorker, LeaseWorkerConfig
 from .properties import MultiLangConfig
 from .shard_worker import Outcome, ShardWorker
 
@@ -63,7 +60,6 @@ class MultiLangDaemon:
         self._wake = threading.Event()
         self.exit_code = 0
         self._halt = False
-        timings = LeaseTimings.from_failover(config.failover_time_s)
         session = _session(config.credentials.profile)
         dynamo_session = (
             session
@@ -76,29 +72,21 @@ class MultiLangDaemon:
             endpoint_url=config.kinesis_endpoint,
             session=session,
         )
-        self.dynamodb = create_client(
-            "dynamodb",
-            region_name=config.region_name,
-            endpoint_url=config.dynamodb_endpoint,
-            read_timeout_s=timings.client_read_timeout_s,
-            session=dynamo_session,
-        )
-        self.table = LeaseTable(
-            self.dynamodb, config.application_name, renew_backoff=timings.renew_backoff
-        )
-        self.shard_sync = ShardSync(
-            self.kinesis, config.stream_name, self.table, config.initial_position
-        )
-        self.coordinator = LeaseCoordinator(
-            self.table,
-            config.worker_id,
-            timings=timings,
-            max_leases_for_worker=config.max_leases_for_worker,
-            max_leases_to_steal=config.max_leases_to_steal,
-            shard_sync=self.shard_sync,
-            shard_sync_interval_s=config.shard_sync_interval_s,
+        worker = LeaseWorker(
+            LeaseWorkerConfig.of(config.application_name, config),
+            self.kinesis,
+            lambda read_timeout_s: create_client(
+                "dynamodb",
+                region_name=config.region_name,
+                endpoint_url=config.dynamodb_endpoint,
+                read_timeout_s=read_timeout_s,
+                session=dynamo_session,
+            ),
             on_lease_lost=self._lease_lost,
         )
+        self.dynamodb = worker.dynamodb
+        self.table, self.shard_sync = worker.table, worker.shard_sync
+        self.coordinator = worker.coordinator
 
     @property
     def worker_id(self) -> str:

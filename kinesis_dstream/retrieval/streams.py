@@ -8,6 +8,7 @@ and what remains is an error of our tree naming the operation, stream and endpoi
 from __future__ import annotations
 
 import functools
+import logging
 import time
 from typing import Any, Optional
 
@@ -15,6 +16,8 @@ from botocore import xform_name
 
 from ..backoff import Backoff, call_with_retry, endpoint_of
 from ..errors import KinesisServiceError, StreamNotActiveError, StreamNotFoundError
+
+log = logging.getLogger(__name__)
 
 #: Admin calls are cheap to repeat; bounded so an unreachable endpoint fails in about a
 #: second (refused) or ten (unanswered connects) instead of stalling a job's start.
@@ -148,3 +151,22 @@ def child_shard_ids(
         for shard in list_shards(client, stream_name, backoff=backoff)
         if shard_id in (shard.get("ParentShardId"), shard.get("AdjacentParentShardId"))
     ]
+
+
+def latest_iterator(client: Any, stream_name: str, shard_id: str) -> Optional[str]:
+    """A LATEST iterator of the shard, or None (logged) when it cannot be had now: the
+    caller then starts AT_TIMESTAMP of the moment it pinned as "latest" instead."""
+    try:
+        response = client.get_shard_iterator(
+            StreamName=stream_name, ShardId=shard_id, ShardIteratorType="LATEST"
+        )
+    except Exception as exc:
+        log.warning(
+            "stream %s shard %s: no LATEST iterator (%s); reading starts AT_TIMESTAMP "
+            "of the pin instead",
+            stream_name,
+            shard_id,
+            exc,
+        )
+        return None
+    return response["ShardIterator"]

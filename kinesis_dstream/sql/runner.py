@@ -22,6 +22,7 @@ from ..kpl.outside import AGGREGATES_DROPPED, OUTSIDE, RECORDS_DROPPED, OutsideS
 from ..retrieval.streams import list_shards, require_stream
 from .endstore import EndStore, EndStoreError
 from .fan_out import StreamConsumers
+from .lag import StreamLag
 from .offsets import Offset, RangeEnd, ShardRange, make_offset, range_key
 from .options import OptionError, SourceOptions
 from .partition import RangePartition
@@ -41,9 +42,6 @@ log = logging.getLogger(__name__)
 MAX_THROTTLED_RANGES_IN_A_ROW = 3
 #: At most one warning per shard about KPL records outside its range this often.
 OUTSIDE_WARN_INTERVAL_S = 60.0
-#: Glue's consumer-lag metric (emitConsumerLagMetrics), published once per micro-batch.
-CONSUMER_LAG_METRIC = "glue.driver.streaming.maxConsumerLagInMs"
-CONSUMER_LAG_NAMESPACE = "Glue"
 
 
 class SourceRunner:
@@ -72,8 +70,7 @@ class SourceRunner:
         #: KPL user records outside their shard's range, from the recorded range ends.
         self.outside_shard = OutsideShardTally(self.stream, options.drop_aggregates_outside_shard)
         self._outside_warned_at: Optional[float] = None
-        self.lag_metrics_published = 0
-        self.lag_metric_failures = 0
+        self.lag = StreamLag(self.stream, options.connection, options.emit_consumer_lag_metrics)
         #: Enhanced fan-out: the stream's consumer (None: polling).
         self.consumers: Optional[StreamConsumers] = None
         if options.fan_out is not None:
@@ -83,7 +80,6 @@ class SourceRunner:
         self._ends: dict = {}  # range key -> RangeEnd, as resolved
         self._throttled_in_a_row: dict = {}
         self.cutoff: Optional[datetime] = None
-        self.lag_ms: dict = {}
         self.records_lost_shards: list = []
         self._losses_seen: set = set()  # (shard id, position): warned and counted once
         self._committed: deque = deque()
@@ -195,13 +191,14 @@ class SourceRunner:
 
     def shard_lags(self) -> dict:
         """(stream, shard) -> MillisBehindLatest at the shard's last peek (None: unknown)."""
-        return {(self.stream, shard): lag for shard, lag in self.lag_ms.items()}
+        return self.lag.shard_lags()
 
     def report(self) -> Optional[dict]:
         self._warn_outside_shard()
-        if not self.lag_ms and not self.records_lost_shards:
+        by_shard = self.lag.by_shard
+        if not by_shard and not self.records_lost_shards:
             return None
-        lags = {s: self.lag_ms[s] for s in sorted(self.lag_ms)}
+        lags = {s: by_shard[s] for s in sorted(by_shard)}
         known = [v for v in lags.values() if v is not None]
         outside = self.outside_shard.totals()
         return {
@@ -267,29 +264,9 @@ class SourceRunner:
             if entry.cutoff is not None and settled and not end.throttled:
                 self._settled.add((shard_id, _key(end.next), entry.cutoff))
             positions[shard_id] = end.next
-        if lags and self.options.emit_consumer_lag_metrics:
-            self._publish_lag(max(lags))
+        if lags:
+            self.lag.consumer_lag(max(lags))
         return positions
-
-    def _publish_lag(self, lag_ms: int) -> None:
-        """Glue's emitConsumerLagMetrics: a failed publish is logged, never fatal."""
-        try:
-            spec = self.options.connection.client_spec("cloudwatch")
-            spec.client().put_metric_data(
-                Namespace=CONSUMER_LAG_NAMESPACE,
-                MetricData=[
-                    {
-                        "MetricName": CONSUMER_LAG_METRIC,
-                        "Dimensions": [{"Name": "StreamName", "Value": self.stream}],
-                        "Value": float(lag_ms),
-                        "Unit": "Milliseconds",
-                    }
-                ],
-            )
-            self.lag_metrics_published += 1
-        except Exception as exc:
-            self.lag_metric_failures += 1
-            log.warning("could not publish %s for %s: %s", CONSUMER_LAG_METRIC, self.stream, exc)
 
     def _check_missing_end(self, start: Offset, shard_id: str, entry: Any, key: str) -> None:
         """Fail when a range's end is missing because the end store was lost.
@@ -315,7 +292,7 @@ class SourceRunner:
         )
 
     def _note_end(self, shard_id: str, end: RangeEnd) -> None:
-        self.lag_ms[shard_id] = end.millis_behind_latest
+        self.lag.note(shard_id, end.millis_behind_latest)
         self.outside_shard.add(
             shard_id, end.outside_shard, end.aggregates_dropped, end.user_records_dropped
         )
@@ -369,7 +346,7 @@ class SourceRunner:
             for shard_id, result in zip(ready, self._peek_all(ready, positions)):
                 position = positions[shard_id]
                 if result.millis_behind_latest is not None:
-                    self.lag_ms[shard_id] = result.millis_behind_latest
+                    self.lag.note(shard_id, result.millis_behind_latest)
                 if result.lost_to is not None:
                     self._data_loss(
                         shard_id,
