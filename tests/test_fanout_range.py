@@ -16,7 +16,7 @@ from kinesis_dstream.retrieval.fanout import FanOutConfig, FanOutShardReader
 from kinesis_dstream.retrieval.reader import ReaderConfig
 from kinesis_dstream.retrieval.streams import ensure_stream
 
-partition = pytest.importorskip("kinesis_dstream.sql.partition")
+partition = pytest.importorskip("kinesis_dstream.sql.executor.partition")
 from kinesis_dstream.sql.offsets import ShardRange  # noqa: E402
 from kinesis_dstream.sql.positions import TRIM_HORIZON  # noqa: E402
 

@@ -14,7 +14,7 @@ from kinesis_dstream.ledger import Ledger
 from kinesis_dstream.retrieval.idle import IdlePolling, is_idle_read
 from kinesis_dstream.retrieval.reader import StartPosition
 from kinesis_dstream.retrieval.streams import ensure_stream, list_shard_ids
-from kinesis_dstream.sql.peek import Peeker
+from kinesis_dstream.sql.driver.peek import Peeker
 from kinesis_dstream.sql.positions import TRIM_HORIZON
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from kinesis_dstream.sql.options import OptionError, SinkOptions, SourceOptions
+from kinesis_dstream.sql.config.options import OptionError, SinkOptions, SourceOptions
 
 ROLE = "arn:aws:iam::123456789012:role/r"
 ARN = "arn:aws:kinesis:us-east-1:123456789012:stream/s"

@@ -37,8 +37,8 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from kinesis_dstream.sql.decompress import PayloadDecompressError, decompress
-from kinesis_dstream.sql.payload import (
+from kinesis_dstream.sql.parsing.decompress import PayloadDecompressError, decompress
+from kinesis_dstream.sql.parsing.payload import (
     CORRUPT_RECORD_COLUMN,
     SOURCE_TIMESTAMP_COLUMN,
     PayloadFormat,
@@ -410,7 +410,7 @@ def test_parser_pickles_and_rejects_a_schema_of_another_layout():
 
 
 def test_the_declared_json_decoder_gives_the_stdlibs_columns(monkeypatch):
-    from kinesis_dstream.sql import payload as payload_module
+    from kinesis_dstream.sql.parsing import payload as payload_module
 
     schema = output_schema(struct(("a", LongType()), ("b", DoubleType())))
     fmt = PayloadFormat.parse("json", "`a` BIGINT, `b` DOUBLE")
@@ -422,7 +422,7 @@ def test_the_declared_json_decoder_gives_the_stdlibs_columns(monkeypatch):
 
 
 def test_a_thirty_digit_integer_infers_as_a_decimal_on_every_machine(monkeypatch):
-    from kinesis_dstream.sql import payload as payload_module
+    from kinesis_dstream.sql.parsing import payload as payload_module
 
     fmt = PayloadFormat.parse("json", None, None, "true")
     sample = [b'{"id": 123456789012345678901234567890, "n": 5}']

@@ -7,15 +7,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kinesis_dstream.sql.offsets import Offset, RangeEnd, ShardRange, make_offset, range_key
-from kinesis_dstream.sql.options import OptionError, SinkOptions, SourceOptions
-from kinesis_dstream.sql.planner import (
+from kinesis_dstream.sql.config.options import OptionError, SinkOptions, SourceOptions
+from kinesis_dstream.sql.driver.planner import (
     ShardInfo,
     initial_positions,
     merge_shard_list,
     ready_shards,
     split_limit,
 )
+from kinesis_dstream.sql.offsets import Offset, RangeEnd, ShardRange, make_offset, range_key
 from kinesis_dstream.sql.positions import (
     LATEST,
     SHARD_END,

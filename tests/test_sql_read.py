@@ -16,8 +16,8 @@ import pytest
 
 from kinesis_dstream.kpl import RecordAggregator
 from kinesis_dstream.retrieval.streams import ensure_stream
-from kinesis_dstream.sql import partition
-from kinesis_dstream.sql.endstore import DirectoryEndStore, EndStoreError
+from kinesis_dstream.sql.ends.endstore import DirectoryEndStore, EndStoreError
+from kinesis_dstream.sql.executor import partition
 from kinesis_dstream.sql.offsets import RangeEnd, make_offset
 
 from .faults import CallErrors
@@ -180,7 +180,7 @@ def test_a_lost_shard_position_is_warned_about_and_counted_once(
     first = int(kinesis.get_records(ShardIterator=iterator)["Records"][0]["SequenceNumber"])
     trimmed = make_offset(unique_name, "q", 5, {shard: {"seq": str(first - 1), "sub": 0}})
     reader = reader_for(local_aws, unique_name, tmp_path)
-    caplog.set_level(logging.WARNING, logger="kinesis_dstream.sql.runner")
+    caplog.set_level(logging.WARNING, logger="kinesis_dstream.sql.driver.runner")
     for _ in range(3):  # Spark re-plans from the same start until the batch runs
         reader.latestOffset(trimmed.to_json(), _all())
     warnings = [r for r in caplog.records if "past the stream's retention" in r.getMessage()]

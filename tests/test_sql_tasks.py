@@ -12,10 +12,10 @@ import time
 import pytest
 
 from kinesis_dstream.retrieval.streams import ensure_stream
-from kinesis_dstream.sql.group import GroupPartition, plan_tasks
-from kinesis_dstream.sql.lag import CONSUMER_LAG_METRIC
+from kinesis_dstream.sql.driver.lag import CONSUMER_LAG_METRIC
+from kinesis_dstream.sql.executor.group import GroupPartition, plan_tasks
+from kinesis_dstream.sql.executor.partition import RangePartition
 from kinesis_dstream.sql.offsets import ShardRange
-from kinesis_dstream.sql.partition import RangePartition
 
 from .test_sql_runner import _all, put, reader_for
 

@@ -28,7 +28,7 @@ def _check_pyspark() -> None:
 
 _check_pyspark()
 
-from .options import OptionError, SinkOptions, SourceOptions  # noqa: E402
+from .config.options import OptionError, SinkOptions, SourceOptions  # noqa: E402
 from .source import AwsKinesisDataSource, KinesisDataSource, KinesisStreamReader  # noqa: E402
 
 __all__ = [

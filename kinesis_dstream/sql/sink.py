@@ -20,7 +20,7 @@ from pyspark.sql.types import BinaryType, StringType, StructType
 
 from ..producer import DEFAULT_PUT_BACKOFF, KinesisProducer
 from ..retrieval.streams import require_stream
-from .options import OptionError, SinkOptions
+from .config.options import OptionError, SinkOptions
 
 log = logging.getLogger(__name__)
 

@@ -26,12 +26,12 @@ from pyspark.sql.streaming.datasource import (
 from pyspark.sql.types import StructType
 
 from ..retrieval.reader import ReaderConfig
-from .endstore import DynamoDBEndStore, EndStore
-from .endstore_options import build_end_store
-from .group import plan_tasks, read_task
-from .options import OptionError, SourceOptions
-from .partition import ReadSettings
-from .payload import CORRUPT_RECORD_COLUMN, PayloadParser, infer_schema, output_ddl
+from .config.options import OptionError, SourceOptions
+from .ends.endstore import DynamoDBEndStore, EndStore
+from .ends.endstore_options import build_end_store
+from .executor.group import plan_tasks, read_task
+from .executor.partition import ReadSettings
+from .parsing.payload import CORRUPT_RECORD_COLUMN, PayloadParser, infer_schema, output_ddl
 from .positions import now_utc
 from .schema import OutputColumns
 
@@ -79,7 +79,7 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     @property
     def runner(self) -> Any:
         if self._runner is None:
-            from .multi import build_runner
+            from .driver.multi import build_runner
 
             if isinstance(self.store, DynamoDBEndStore):
                 self.store.ensure_table()
@@ -201,7 +201,7 @@ class KinesisDataSource(DataSource):
             return self._columns(options).spark_schema
         ddl = fmt.payload_ddl()
         if ddl is None:  # inferSchema=true: from a bounded sample, once (see .sample)
-            from .sample import sample_payloads
+            from .parsing.sample import sample_payloads
 
             ddl = infer_schema(sample_payloads(options), fmt)
             if not ddl.strip():

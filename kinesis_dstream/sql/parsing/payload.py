@@ -128,7 +128,7 @@ def _parse_bool(option: str, value: Any) -> bool:
 
 
 def _tail(metadata_columns: Sequence[str], add_record_timestamp: bool) -> StructType:
-    from .schema import SCHEMA
+    from ..schema import SCHEMA
 
     metadata = {f.name: f for f in SCHEMA.fields}
     tail = StructType([StructField(CORRUPT_RECORD_COLUMN, BinaryType(), True)])

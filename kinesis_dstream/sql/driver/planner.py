@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Optional
 
-from .positions import LATEST, SHARD_END, TRIM_HORIZON, Position, ts_position
+from ..positions import LATEST, SHARD_END, TRIM_HORIZON, Position, ts_position
 
 
 @dataclass(frozen=True)

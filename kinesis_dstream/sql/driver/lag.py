@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Optional
 
-from ..metrics import put_gauge
+from ...metrics import put_gauge
 
 log = logging.getLogger(__name__)
 

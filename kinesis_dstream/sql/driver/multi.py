@@ -17,9 +17,9 @@ import json
 from datetime import datetime
 from typing import Any, Optional
 
-from .endstore import EndStore
-from .offsets import VERSION
-from .options import OptionError, SourceOptions
+from ..config.options import OptionError, SourceOptions
+from ..ends.endstore import EndStore
+from ..offsets import VERSION
 
 
 def build_runner(options: SourceOptions, store: EndStore) -> Any:

@@ -20,9 +20,9 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from ..retrieval.fanout import FanOutConfig
-from .connection import OptionError
-from .option_values import bool_value, int_value, positive_time_ms
+from ...retrieval.fanout import FanOutConfig
+from ..config.connection import OptionError
+from ..config.option_values import bool_value, int_value, positive_time_ms
 
 log = logging.getLogger(__name__)
 
@@ -134,7 +134,7 @@ class StreamConsumers:
 
     def arn(self, query: str) -> str:
         """The consumer's ARN, registering it (and waiting until ACTIVE) if need be."""
-        from ..retrieval.consumer_handle import ConsumerHandle
+        from ...retrieval.consumer_handle import ConsumerHandle
 
         if self.handle is None:
             options = self.options

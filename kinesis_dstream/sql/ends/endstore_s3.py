@@ -33,11 +33,11 @@ from typing import Any, Callable, Optional
 
 from botocore.exceptions import ClientError
 
-from ..aws import ClientSpec
-from ..backoff import Backoff, call_with_retry, error_code, is_retriable
-from ..errors import KinesisServiceError
+from ...aws import ClientSpec
+from ...backoff import Backoff, call_with_retry, error_code, is_retriable
+from ...errors import KinesisServiceError
+from ..offsets import RangeEnd
 from .endstore import STORE_BACKOFF, EndStore, EndStoreError
-from .offsets import RangeEnd
 
 log = logging.getLogger(__name__)
 

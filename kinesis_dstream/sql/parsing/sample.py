@@ -13,9 +13,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ..retrieval.reader import ReaderConfig, ShardReader, StartPosition
-from ..retrieval.streams import list_shards
-from .options import SourceOptions
+from ...retrieval.reader import ReaderConfig, ShardReader, StartPosition
+from ...retrieval.streams import list_shards
+from ..config.options import SourceOptions
 
 log = logging.getLogger(__name__)
 

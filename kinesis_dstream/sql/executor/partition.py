@@ -22,13 +22,13 @@ from typing import Any, Optional
 import pyarrow as pa  # type: ignore[import-untyped]
 from pyspark.sql.datasource import InputPartition
 
-from ..errors import DependencyError, RecordsLostError, ThrottledError
-from ..retrieval.fanout import FanOutConfig, FanOutTransport
-from ..retrieval.reader import ReaderConfig, ShardReader, replay_range
-from .endstore import EndStore
-from .offsets import RangeEnd, ShardRange
-from .positions import SHARD_END, describe, now_utc, parse_utc, seq_position, start_position
-from .schema import ARROW_SCHEMA, records_to_arrow
+from ...errors import DependencyError, RecordsLostError, ThrottledError
+from ...retrieval.fanout import FanOutConfig, FanOutTransport
+from ...retrieval.reader import ReaderConfig, ShardReader, replay_range
+from ..ends.endstore import EndStore
+from ..offsets import RangeEnd, ShardRange
+from ..positions import SHARD_END, describe, now_utc, parse_utc, seq_position, start_position
+from ..schema import ARROW_SCHEMA, records_to_arrow
 
 log = logging.getLogger(__name__)
 

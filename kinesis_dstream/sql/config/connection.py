@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Optional
 
-from ..aws import AWSCredentials, ClientSpec, resolve_region
+from ...aws import AWSCredentials, ClientSpec, resolve_region
 
 DEFAULT_ROLE_SESSION_NAME = "kinesis-dstream-sql"
 

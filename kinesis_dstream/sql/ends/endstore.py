@@ -33,10 +33,10 @@ from typing import Any, Optional
 
 from botocore.exceptions import ClientError
 
-from ..aws import ClientSpec
-from ..backoff import Backoff, call_with_retry, error_code
-from ..errors import KinesisDStreamError
-from .offsets import RangeEnd
+from ...aws import ClientSpec
+from ...backoff import Backoff, call_with_retry, error_code
+from ...errors import KinesisDStreamError
+from ..offsets import RangeEnd
 
 #: Retries of a store call: bounded, so a store that is down fails the task loudly.
 STORE_BACKOFF = Backoff(initial_delay_s=0.1, max_delay_s=2.0, max_attempts=6, max_elapsed_s=30.0)

@@ -31,11 +31,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Callable, Optional
 
-from ..backoff import Backoff
-from ..errors import DependencyError, ThrottledError
-from ..retrieval.idle import IdlePolling, is_idle_read
-from ..retrieval.reader import ReadBatch, ReaderConfig, ShardReader
-from .positions import Position, start_position
+from ...backoff import Backoff
+from ...errors import DependencyError, ThrottledError
+from ...retrieval.idle import IdlePolling, is_idle_read
+from ...retrieval.reader import ReadBatch, ReaderConfig, ShardReader
+from ..positions import Position, start_position
 
 log = logging.getLogger(__name__)
 

@@ -16,12 +16,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from ..backoff import Backoff
-from ..retrieval.idle import DEFAULT_MAX_IDLE_WAIT_S, MAX_IDLE_WAIT_S
-from ..retrieval.reader import DEFAULT_READ_BACKOFF, MAX_RECORDS_PER_CALL
+from ...backoff import Backoff
+from ...retrieval.idle import DEFAULT_MAX_IDLE_WAIT_S, MAX_IDLE_WAIT_S
+from ...retrieval.reader import DEFAULT_READ_BACKOFF, MAX_RECORDS_PER_CALL
+from ..driver.fan_out import FanOutOptions, parse_fan_out
+from ..ends.endstore_s3 import is_s3_url, parse_s3_url
+from ..parsing.payload import PayloadFormat
+from ..positions import LATEST, Position, parse_initial_position
 from .connection import Connection, OptionError, parse_connection
-from .endstore_s3 import is_s3_url, parse_s3_url
-from .fan_out import FanOutOptions, parse_fan_out
 from .option_table import NO_EFFECT, SINK_ALIASES, SOURCE_ALIASES
 from .option_values import (
     bool_value,
@@ -32,8 +34,6 @@ from .option_values import (
     positive_time_ms,
     time_ms,
 )
-from .payload import PayloadFormat
-from .positions import LATEST, Position, parse_initial_position
 
 __all__ = ["Connection", "OptionError", "SinkOptions", "SourceOptions", "canonical_options"]
 

@@ -21,7 +21,7 @@ import lzma
 import zlib
 from typing import Any, Callable, Optional
 
-from ..errors import KinesisDStreamError
+from ...errors import KinesisDStreamError
 
 GZIP = "gzip"
 BZIP2 = "bzip2"

@@ -17,15 +17,16 @@ from collections import deque
 from datetime import datetime
 from typing import Any, Callable, Optional
 
-from ..errors import RecordsLostError, StreamNotFoundError, ThrottledError
-from ..kpl.outside import AGGREGATES_DROPPED, OUTSIDE, RECORDS_DROPPED, OutsideShardTally
-from ..retrieval.streams import list_shards, require_stream
-from .endstore import EndStore, EndStoreError
+from ...errors import RecordsLostError, StreamNotFoundError, ThrottledError
+from ...kpl.outside import AGGREGATES_DROPPED, OUTSIDE, RECORDS_DROPPED, OutsideShardTally
+from ...retrieval.streams import list_shards, require_stream
+from ..config.options import OptionError, SourceOptions
+from ..ends.endstore import EndStore, EndStoreError
+from ..executor.partition import RangePartition
+from ..offsets import Offset, RangeEnd, ShardRange, make_offset, range_key
+from ..positions import SHARD_END, TRIM_HORIZON, describe, format_timestamp, now_utc
 from .fan_out import StreamConsumers
 from .lag import StreamLag
-from .offsets import Offset, RangeEnd, ShardRange, make_offset, range_key
-from .options import OptionError, SourceOptions
-from .partition import RangePartition
 from .peek import Peeker
 from .planner import (
     ShardInfo,
@@ -34,7 +35,6 @@ from .planner import (
     ready_shards,
     split_limit,
 )
-from .positions import SHARD_END, TRIM_HORIZON, describe, format_timestamp, now_utc
 
 log = logging.getLogger(__name__)
 
