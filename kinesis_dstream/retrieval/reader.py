@@ -205,11 +205,11 @@ class ShardReader:
     @property
     def throttles(self) -> int:
         """Calls answered with throttling, then retried."""
-        return getattr(self.transport, "throttles", 0)
+        return self.transport.throttles
 
     @property
     def iterators_renewed(self) -> int:
-        return getattr(self.transport, "iterators_renewed", 0)
+        return self.transport.iterators_renewed
 
     def close(self) -> None:
         """Release what the transport holds open (a fan-out subscription); safe twice."""

@@ -53,6 +53,9 @@ class ShardTransport:
     #: Service calls made (GetShardIterator and GetRecords, or SubscribeToShard), each
     #: counted once with its retries.
     calls = 0
+    #: Calls answered with throttling, then retried; shard iterators re-made after expiry.
+    throttles = 0
+    iterators_renewed = 0
 
     def attach(
         self,
