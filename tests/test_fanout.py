@@ -16,7 +16,6 @@ from kinesis_dstream.errors import DependencyError, KinesisServiceError, StreamN
 from kinesis_dstream.kpl import RecordAggregator, ShardMap
 from kinesis_dstream.retrieval.events import (
     SubscriptionPacer,
-    continuation_position,
     parse_event,
 )
 from kinesis_dstream.retrieval.fanout import FanOutConfig, FanOutShardReader
@@ -76,7 +75,11 @@ def test_starting_positions_follow_the_start():
         "Type": "AT_SEQUENCE_NUMBER",
         "SequenceNumber": "5",
     }
-    assert continuation_position("77") == {"Type": "AFTER_SEQUENCE_NUMBER", "SequenceNumber": "77"}
+    # a subscription that ended resumes after its continuation number, by the same rule
+    assert StartPosition.after_sequence_number("77").starting_position() == {
+        "Type": "AFTER_SEQUENCE_NUMBER",
+        "SequenceNumber": "77",
+    }
 
 
 def test_the_pacer_waits_out_five_seconds_after_a_successful_subscription():

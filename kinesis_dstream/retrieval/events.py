@@ -46,11 +46,6 @@ def parse_event(message: dict) -> ShardEvent:
     )
 
 
-def continuation_position(continuation: str) -> dict:
-    """Where a subscription that ended resumes: after its continuation number."""
-    return {"Type": "AFTER_SEQUENCE_NUMBER", "SequenceNumber": continuation}
-
-
 class SubscriptionPacer:
     """When the next SubscribeToShard for a (consumer, shard) may go out.
 

@@ -39,7 +39,6 @@ from ..errors import DependencyError, KinesisServiceError, StreamNotFoundError, 
 from .events import (
     PACER,
     SubscriptionPacer,
-    continuation_position,
     parse_event,
 )
 from .reader import ShardReader
@@ -124,7 +123,6 @@ class FanOutTransport(ShardTransport):
         self._fanout = fanout
         self._events: Any = None  # the live subscription's EventStream
         self._iterator: Any = None
-        self._continuation: Optional[str] = None
         self._pacer = pacer or PACER
         self._failures = 0  # subscriptions in a row that broke before an event
         self._got_event = False  # the live subscription delivered an event
@@ -169,10 +167,7 @@ class FanOutTransport(ShardTransport):
         wait = self._pacer.wait_s(key, self._fanout.resubscribe_interval_s, self._clock())
         if wait > 0:
             self._sleep(wait)
-        if self._continuation is None:
-            position = self._start.starting_position()
-        else:
-            position = continuation_position(self._continuation)
+        position = self.resume_position().starting_position()
         self.calls += 1
         response = call_with_retry(
             functools.partial(
@@ -260,7 +255,7 @@ class FanOutTransport(ShardTransport):
             self._got_event = True
             event = parse_event(message)
             if event.continuation is not None:
-                self._continuation = event.continuation
+                self._received_through = event.continuation
             return Page(
                 event.records,
                 event.millis_behind_latest,

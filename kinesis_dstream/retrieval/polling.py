@@ -16,7 +16,6 @@ from typing import Optional
 from ..backoff import call_with_retry, is_throttling
 from ..errors import DependencyError, KinesisServiceError
 from .config import ReaderConfig
-from .start import StartPosition
 from .transport import Page, ShardTransport
 
 #: Error codes meaning "this iterator is no longer usable": make a new one.
@@ -34,8 +33,6 @@ class PollingTransport(ShardTransport):
         #: A shard iterator to continue from (a previous read's), else made from ``start``.
         self._iterator: Optional[str] = iterator
         self._last_call_at: Optional[float] = None
-        #: The last raw sequence number received: an expired iterator resumes after it.
-        self._last_received: Optional[str] = None
         self.iterators_renewed = 0
         #: GetRecords calls answered with throttling (then retried).
         self.throttles = 0
@@ -54,10 +51,7 @@ class PollingTransport(ShardTransport):
         }
 
     def _new_iterator(self) -> str:
-        if self._last_received is None:
-            args = self._start.iterator_args()
-        else:
-            args = StartPosition.after_sequence_number(self._last_received).iterator_args()
+        args = self.resume_position().iterator_args()
         self.calls += 1
         response = call_with_retry(
             functools.partial(
@@ -121,7 +115,7 @@ class PollingTransport(ShardTransport):
                 renewals += 1
         records = response["Records"]
         if records:
-            self._last_received = records[-1]["SequenceNumber"]
+            self._received_through = records[-1]["SequenceNumber"]
         self._iterator = response.get("NextShardIterator")
         millis = response.get("MillisBehindLatest")
         ended = self._iterator is None

@@ -75,6 +75,9 @@ class ShardTransport:
         self._start = start
         self._clock = clock
         self._sleep = sleep
+        #: The sequence number a new iterator or subscription resumes after: every record
+        #: up to it reached the reader whole (None: nothing yet, resume at the start).
+        self._received_through: Optional[str] = None
 
     @property
     def client(self) -> Any:
@@ -87,6 +90,13 @@ class ShardTransport:
     def client_spec(self) -> Optional[ClientSpec]:
         """The spec the client is built from, None for a live client."""
         return self._spec
+
+    def resume_position(self) -> StartPosition:
+        """Where a new iterator or subscription starts: after the last record received,
+        else the reader's start."""
+        if self._received_through is None:
+            return self._start
+        return StartPosition.after_sequence_number(self._received_through)
 
     def next_page(self, limit: int) -> Page:
         """The next page after the last one returned (``limit``: records, if it can)."""
