@@ -12,13 +12,13 @@ else is an error naming the known keys (a typo must not pass silently).
 from __future__ import annotations
 
 import logging
-import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Optional
 
 from ..esn import AT_TIMESTAMP, LATEST, TRIM_HORIZON
+from ..retrieval.streams import parse_stream_arn
 from .java_properties import PropertiesSyntaxError, read_properties_bytes
 
 log = logging.getLogger(__name__)
@@ -117,7 +117,6 @@ DEFAULT_CREDENTIALS_PROVIDERS = frozenset(
     }
 )
 PROFILE_PROVIDERS = frozenset({"ProfileCredentialsProvider"})
-_STREAM_ARN = re.compile(r"^arn:aws[a-z-]*:kinesis:([a-z0-9-]+):(\d{12}):stream/([A-Za-z0-9_.-]+)$")
 
 
 class PropertiesError(ValueError):
@@ -276,17 +275,18 @@ def _stream(props: dict, where: str) -> tuple:
     arn = props.get("streamArn", "")
     name = props.get("streamName", "")
     if arn:  # streamArn takes precedence over streamName, as in the KCL
-        match = _STREAM_ARN.match(arn)
-        if match is None:
+        parsed = parse_stream_arn(arn)
+        if parsed is None:
             raise PropertiesError(
                 f"streamArn={arn!r}{where} is not a Kinesis stream ARN "
                 "(arn:aws:kinesis:<region>:<account>:stream/<name>)"
             )
-        if name and name != match.group(3):
+        region, stream = parsed
+        if name and name != stream:
             log.warning(
-                "streamArn%s names stream %s; streamName=%s is ignored", where, match.group(3), name
+                "streamArn%s names stream %s; streamName=%s is ignored", where, stream, name
             )
-        return match.group(3), match.group(1)
+        return stream, region
     if not name:
         raise PropertiesError(f"property streamName (or streamArn) is required{where}")
     return name, None

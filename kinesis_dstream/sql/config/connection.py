@@ -12,10 +12,10 @@ from dataclasses import dataclass, field, replace
 from typing import Optional
 
 from ...aws import AWSCredentials, ClientSpec, resolve_region
+from ...retrieval.streams import parse_stream_arn
 
 DEFAULT_ROLE_SESSION_NAME = "kinesis-dstream-sql"
 
-_ARN = re.compile(r"^arn:aws[\w-]*:kinesis:([a-z0-9-]+):(\d{12}):stream/([A-Za-z0-9_.-]+)$")
 _ENDPOINT_REGION = re.compile(r"kinesis(?:-fips)?\.([a-z]{2}(?:-[a-z]+)+-\d)\.")
 _STREAM_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 
@@ -60,13 +60,13 @@ def parse_connection(found: dict) -> Connection:
     arn_region = None
     if "streamARN" in found:
         key, arn = found["streamARN"]
-        match = _ARN.match(str(arn).strip())
-        if not match:
+        parsed = parse_stream_arn(str(arn))
+        if parsed is None:
             raise OptionError(
                 f"option {key!r}: {arn!r} is not a Kinesis stream ARN "
                 "(arn:aws:kinesis:<region>:<account>:stream/<name>)"
             )
-        arn_region, arn_stream = match.group(1), match.group(3)
+        arn_region, arn_stream = parsed
         if streams and streams != (arn_stream,):
             raise OptionError(
                 f"options {found['streamName'][0]!r}={found['streamName'][1]!r} and "
