@@ -21,7 +21,7 @@ from ...errors import RecordsLostError, StreamNotFoundError, ThrottledError
 from ...kpl.outside import AGGREGATES_DROPPED, OUTSIDE, RECORDS_DROPPED, OutsideShardTally
 from ...retrieval.streams import list_shards, require_stream
 from ..config.options import OptionError, SourceOptions
-from ..ends.endstore import EndStore, EndStoreError
+from ..ends.endstore import EndStore
 from ..executor.partition import RangePartition
 from ..offsets import Offset, RangeEnd, ShardRange, make_offset, range_key
 from ..positions import SHARD_END, TRIM_HORIZON, describe, format_timestamp, now_utc
@@ -35,6 +35,7 @@ from .planner import (
     ready_shards,
     split_limit,
 )
+from .range_ends import RangeEnds
 
 log = logging.getLogger(__name__)
 
@@ -77,15 +78,12 @@ class SourceRunner:
             self.consumers = StreamConsumers(client, self.stream, stream_index, options.fan_out)
         self.shards: dict = {}
         self._listed_at: Optional[float] = None
-        self._ends: dict = {}  # range key -> RangeEnd, as resolved
+        self.ends = RangeEnds(store, self.stream)
         self._throttled_in_a_row: dict = {}
         self.cutoff: Optional[datetime] = None
         self.records_lost_shards: list = []
         self._losses_seen: set = set()  # (shard id, position): warned and counted once
         self._committed: deque = deque()
-        self._marked: dict = {}  # query -> its marker existed before this process
-        self._created: set = set()  # queries this process started
-        self._planned: set = set()  # range keys this process planned
         self._settled: set = set()  # (shard id, position, cutoff): nothing before cutoff
 
     # -- shards --------------------------------------------------------------------
@@ -112,24 +110,19 @@ class SourceRunner:
             self._listed_at = now
         return self.shards
 
-    def _mark(self, query: str) -> None:
-        if query not in self._marked:
-            self._marked[query] = self.store.mark(query)
-
     # -- the DataSourceStreamReader calls ----------------------------------------------
 
     def initial_offset(self) -> dict:
         require_stream(self.client, self.stream)
         shards = self._list(force=True)
         query = uuid.uuid4().hex[:16]
-        self._created.add(query)
-        self._mark(query)
+        self.ends.mark(query, created=True)
         positions = initial_positions(shards, self.options.initial_position, now_utc())
         return make_offset(self.stream, query, 0, positions).to_json()
 
     def latest_offset(self, start_json: dict, max_rows: Optional[int]) -> dict:
         start = self._parse(start_json)
-        self._mark(start.query)
+        self.ends.mark(start.query)
         if self.consumers is not None:
             self.consumers.arn(start.query)  # registered, or re-checked once an interval
         positions = self._resolve(start)
@@ -146,7 +139,7 @@ class SourceRunner:
         for shard_id, limit in limits.items():
             entries[shard_id] = ShardRange(data_from[shard_id], limit, cutoff)
         end = make_offset(self.stream, start.query, gen, entries)
-        self._planned.update(range_key(end, s, r) for s, r in end.ranges().items())
+        self.ends.planned(end)
         return end.to_json()
 
     def partitions(self, end_json: dict) -> list:
@@ -180,10 +173,7 @@ class SourceRunner:
         end = self._parse(end_json)
         self._committed.append([range_key(end, s, r) for s, r in end.ranges().items()])
         while len(self._committed) > self.options.min_batches_to_retain:
-            old = self._committed.popleft()
-            self.store.delete(old)
-            for key in old:
-                self._ends.pop(key, None)
+            self.ends.forget(self._committed.popleft())
 
     def set_cutoff(self, cutoff: Optional[datetime]) -> None:
         """AvailableNow: read only what arrived before ``cutoff``."""
@@ -240,23 +230,8 @@ class SourceRunner:
             if not isinstance(entry, ShardRange):
                 positions[shard_id] = entry
                 continue
-            key = range_key(start, shard_id, entry)
-            end = self._ends.get(key)
-            if end is None:
-                end = self.store.get(key)
-                if end is None:
-                    self._check_missing_end(start, shard_id, entry, key)
-                    # no task read this range (e.g. a plan that never scanned the source):
-                    # fix it as empty, so a task that reads it later reads nothing either
-                    log.warning(
-                        "no recorded end for the range of shard %s from %s in %s; fixing it "
-                        "as empty",
-                        shard_id,
-                        describe(entry.start),
-                        self.store.description,
-                    )
-                    end = self.store.put_if_absent(key, RangeEnd(0, entry.start))
-                self._ends[key] = end
+            end, fresh = self.ends.end_of(start, shard_id, entry)
+            if fresh:
                 self._note_end(shard_id, end)
                 if end.max_consumer_lag_ms is not None:
                     lags.append(end.max_consumer_lag_ms)
@@ -267,29 +242,6 @@ class SourceRunner:
         if lags:
             self.lag.consumer_lag(max(lags))
         return positions
-
-    def _check_missing_end(self, start: Offset, shard_id: str, entry: Any, key: str) -> None:
-        """Fail when a range's end is missing because the end store was lost.
-
-        A task records a range's end before it yields a record, so with the store intact
-        a missing end means no task read the range. But when this process had to create
-        the query's marker, the store it sees is not the one earlier batches wrote to
-        (deleted, or ``metadataPath`` changed): fixing the range as empty would read its
-        records again, after a committed batch delivered them.
-        """
-        if self._marked.get(start.query, True) or start.query in self._created:
-            return
-        if key in self._planned:
-            return
-        where = self.store.description
-        raise EndStoreError(
-            f"the end of range {key} (stream {self.stream!r}, shard {shard_id}, "
-            f"{describe(entry.start)}) is missing from the end store ({where}), and this "
-            f"store held no marker for query {start.query}: the store earlier batches wrote "
-            "to was lost or option 'metadataPath' (or 'dynamodb.tableName') changed. "
-            "Restore it, point the option back at it, or start over with a new "
-            "checkpointLocation; going on would deliver a committed batch's records again"
-        )
 
     def _note_end(self, shard_id: str, end: RangeEnd) -> None:
         self.lag.note(shard_id, end.millis_behind_latest)
