@@ -206,7 +206,7 @@ def test_ten_thousand_records_over_four_shards_arrive_exactly_once(mini, unique_
             records = _drain(reader, max_records=777)  # reads stop inside aggregates
         keys = [(int(r.sequence_number), r.sub_sequence_number) for r in records]
         assert keys == sorted(keys) and len(set(keys)) == len(keys)
-        assert reader.subscriptions == 1
+        assert reader.fan_out.subscriptions == 1
         got += [r.data for r in records]
     assert len(got) == len(payloads)
     assert sorted(got) == payloads
@@ -260,8 +260,8 @@ def test_a_subscription_that_ends_mid_range_resumes_from_its_continuation(mini, 
                 got += [r.data for r in chunk.records]
     assert got == expected  # nothing lost, nothing repeated, in order
     # Every wave after the first came through a new subscription from a continuation.
-    assert cuts.cut >= 5 and reader.subscription_ends >= 5
-    assert reader.subscriptions == reader.subscription_ends + 1
+    assert cuts.cut >= 5 and reader.fan_out.subscription_ends >= 5
+    assert reader.fan_out.subscriptions == reader.fan_out.subscription_ends + 1
 
 
 def test_resource_in_use_on_resubscribe_is_retried_and_counted(mini, unique_name):
@@ -286,7 +286,7 @@ def test_resource_in_use_on_resubscribe_is_retried_and_counted(mini, unique_name
     finally:
         rival.close()
     assert [r.data for r in chunk.records] == [b"a", b"b", b"c"]
-    assert reader.subscribe_retries >= 1
+    assert reader.fan_out.subscribe_retries >= 1
 
 
 def test_resource_in_use_past_the_retry_bound_is_a_clear_error(mini, unique_name):
@@ -313,7 +313,7 @@ def test_resource_in_use_past_the_retry_bound_is_a_clear_error(mini, unique_name
     assert "ResourceInUseException" in message
     assert unique_name in message and SHARD0 in message and consumer in message
     assert type(caught.value).__name__ in ("ThrottledError", "DependencyError")
-    assert reader.subscribe_retries == 1
+    assert reader.fan_out.subscribe_retries == 1
 
 
 def test_a_split_ends_the_shard_with_its_children(mini, unique_name):
@@ -461,7 +461,7 @@ def test_a_network_error_mid_stream_resubscribes_and_loses_nothing(mini, unique_
             while len(got) < len(expected):
                 got += [r.data for r in reader.read(max_records=10, max_calls=1).records]
     assert got == expected
-    assert reader.subscribe_retries == 3 and reader.subscriptions == 4
+    assert reader.fan_out.subscribe_retries == 3 and reader.fan_out.subscriptions == 4
 
 
 def test_an_unknown_exception_frame_is_a_clear_error(mini, unique_name):
@@ -504,7 +504,7 @@ def test_the_server_ending_subscriptions_loses_and_repeats_nothing(
         fanout=FAST,
     ) as reader:
         wave = 0
-        while reader.subscription_ends < 3:  # ~2 s each
+        while reader.fan_out.subscription_ends < 3:  # ~2 s each
             assert time.monotonic() < deadline
             payloads = [b"s%02d-%02d" % (wave, i) for i in range(20)]
             _put(client, unique_name, payloads, aggregate_every=2)
@@ -514,7 +514,7 @@ def test_the_server_ending_subscriptions_loses_and_repeats_nothing(
                 got += [r.data for r in reader.read(max_records=9, max_calls=1).records]
             time.sleep(0.3)
     assert got == expected
-    assert reader.subscriptions >= 4 and reader.subscribe_retries == 0
+    assert reader.fan_out.subscriptions >= 4 and reader.fan_out.subscribe_retries == 0
 
 
 def test_a_reader_built_on_a_client_spec_pickles_without_its_subscription(

@@ -170,7 +170,7 @@ def test_expired_iterator_mid_shard_continues_without_loss_or_duplicate(kinesis,
     )
     records = read_all(reader, page=100)
     faults.remove()
-    assert reader.iterators_renewed == 2 and iterators.count == 3
+    assert reader.transport.iterators_renewed == 2 and iterators.count == 3
     assert [r.data for r in records] == [f"r{i}".encode() for i in range(1000)]
 
 

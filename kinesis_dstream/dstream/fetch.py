@@ -197,7 +197,7 @@ def _read_one(plan: FetchPlan, with_handler: bool = True) -> tuple:
             reader.iterator,
             0,
             time.monotonic() - started,
-            reader.throttles,
+            reader.transport.throttles,
             0,  # nothing of a failed read is delivered or dropped: the shard is re-read
             0,
             0,
@@ -219,7 +219,7 @@ def _read_one(plan: FetchPlan, with_handler: bool = True) -> tuple:
         reader.iterator,
         batch.get_records_calls,
         time.monotonic() - started,
-        reader.throttles,
+        reader.transport.throttles,
         reader.stats.aggregates_dropped,
         reader.stats.user_records_outside_shard,
         reader.stats.user_records_dropped,

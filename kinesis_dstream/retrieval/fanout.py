@@ -270,8 +270,8 @@ class FanOutShardReader(ShardReader):
 
     Takes ShardReader's arguments (``shard``: client, stream name, shard id, start;
     ``options``: ``hash_key_range``, ``config``, ``clock``, ``sleep``, ``stats``) plus the
-    consumer and the subscription's knobs. Call
-    :meth:`close` (or use ``with``) to end the subscription.
+    consumer and the subscription's knobs; ``fan_out`` is its transport (the subscription
+    counters). Call :meth:`close` (or use ``with``) to end the subscription.
     """
 
     def __init__(
@@ -284,19 +284,3 @@ class FanOutShardReader(ShardReader):
     ) -> None:
         self.fan_out = FanOutTransport(consumer_arn, fanout, pacer)
         super().__init__(*shard, transport=self.fan_out, **options)
-
-    @property
-    def consumer_arn(self) -> str:
-        return self.fan_out.consumer_arn
-
-    @property
-    def subscriptions(self) -> int:
-        return self.fan_out.subscriptions
-
-    @property
-    def subscribe_retries(self) -> int:
-        return self.fan_out.subscribe_retries
-
-    @property
-    def subscription_ends(self) -> int:
-        return self.fan_out.subscription_ends

@@ -202,15 +202,6 @@ class ShardReader:
             return None
         return self.transport.iterator
 
-    @property
-    def throttles(self) -> int:
-        """Calls answered with throttling, then retried."""
-        return self.transport.throttles
-
-    @property
-    def iterators_renewed(self) -> int:
-        return self.transport.iterators_renewed
-
     def close(self) -> None:
         """Release what the transport holds open (a fan-out subscription); safe twice."""
         self.transport.close()
