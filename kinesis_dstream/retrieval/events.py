@@ -1,8 +1,8 @@
-"""SubscribeToShard's event stream as pure functions (events in, positions out), and the
-pacing of subscribe calls.
+"""SubscribeToShard's event stream as pure functions (an event in, a parsed event out),
+and the pacing of subscribe calls.
 
-Kept apart from :mod:`.fanout` (which does the I/O) so the parsing, the position
-arithmetic and the pacing are tested in milliseconds without a server.
+Kept apart from :mod:`.fanout` (which does the I/O) so the parsing and the pacing are
+tested in milliseconds without a server.
 """
 
 from __future__ import annotations

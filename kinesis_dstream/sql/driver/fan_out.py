@@ -4,8 +4,9 @@ Three spellings ask for SubscribeToShard: Databricks' ``consumerMode=efo``, the 
 connector's ``consumerType=SubscribeToShard`` and Glue's ``fanoutConsumerARN`` (a
 consumer that exists: used as is, never registered or deregistered). The consumer is
 found or registered by name on the driver (:class:`StreamConsumers`); each range is then
-read in its executor task by a :class:`~..retrieval.fanout.FanOutShardReader` with that
-consumer's ARN, which travels in the range's partition.
+read in its executor task by the one :class:`~...retrieval.reader.ShardReader` over a
+:class:`~...retrieval.fanout.FanOutTransport` with that consumer's ARN, which travels in
+the range's partition.
 
 Names: ``consumerName`` (one for every stream, or a comma-separated list matched to the
 streams by position), else ``consumerNamePrefix`` (default ``kinesis_dstream_``) plus the
