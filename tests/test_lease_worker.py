@@ -69,3 +69,28 @@ def test_the_kcl_daemon_builds_the_same_lease_worker(local_aws, monkeypatch):
     )
     daemon = MultiLangDaemon(config)
     assert_assembled_from(daemon, "orders-kcl")
+
+
+def test_the_kcl_daemon_uses_the_files_table_name(local_aws, monkeypatch):
+    """``tableName`` (KCL 2.x/3.x) names the lease table; the application name stays the
+    worker's application (as the Java daemon's LeaseManagementConfig)."""
+    from kinesis_dstream.multilang.daemon import MultiLangDaemon
+
+    for name, value in local_aws.env().items():
+        monkeypatch.setenv(name, value)
+    config = parse_properties(
+        {
+            "executableName": "app.py",
+            "streamName": "orders",
+            "applicationName": "orders-kcl",
+            "tableName": "orders-fleet-leases",
+            "workerIdentifier": "host-8",
+            "regionName": local_aws.region_name,
+            "kinesisEndpoint": local_aws.endpoint_url,
+            "dynamoDBEndpoint": local_aws.endpoint_url,
+            "retrievalMode": "POLLING",
+        }
+    )
+    daemon = MultiLangDaemon(config)
+    assert daemon.table.table_name == "orders-fleet-leases"
+    assert daemon.worker_id == "host-8"

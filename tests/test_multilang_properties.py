@@ -166,3 +166,58 @@ def test_the_kcl_command_has_help(capsys):
     assert exit_info.value.code == 0
     out = capsys.readouterr().out
     assert "--properties" in out and "MultiLangDaemon" in out and "SIGTERM" in out
+
+
+def test_the_java_daemons_own_file_is_accepted():
+    """The KCL 2.x/3.x spellings a Java daemon's file has: workerIdentifier, tableName,
+    the scheduler and 3.x/3.5 tuning keys (the Java daemon accepts them all)."""
+    config = parse_properties(
+        {
+            **MINIMAL,
+            "workerIdentifier": "host-a",
+            "tableName": "shared-leases",
+            "schedulerInitializationBackoffTimeMillis": "1000",
+            "logWarningForTaskAfterMillis": "60000",
+            "migrateAllEntitiesToLeaseTable": "true",
+            "tableMigrationCompleteBakeTimeSeconds": "300",
+            "leaseTableScanTotalSegments": "4",
+            "enablePriorityLeaseAssignment": "true",
+            "metricsLevel": "NONE",
+            "retrievalMode": "POLLING",
+        }
+    )
+    assert config.worker_id == "host-a"
+    assert config.table_name == "shared-leases"
+    assert config.retrieval_mode == "POLLING"
+    assert parse_properties({**MINIMAL, "workerId": "old-name"}).worker_id == "old-name"
+    assert parse_properties(MINIMAL).table_name is None  # the application name's table
+
+
+@pytest.mark.parametrize(
+    "extra, mode",
+    [
+        ({}, "FANOUT"),  # DEFAULT with no polling property: fan-out, as decideForDefault
+        ({"retrievalMode": "default"}, "FANOUT"),
+        ({"maxRecords": "500"}, "POLLING"),
+        ({"idleTimeBetweenReadsInMillis": "250"}, "POLLING"),
+        ({"idleTimeBetweenReadsInMillis": "0"}, "FANOUT"),  # Java counts 0 as not set
+        ({"retryGetRecordsInSeconds": "5"}, "POLLING"),
+        ({"maxGetRecordsThreadPool": "2"}, "POLLING"),
+        ({"retrievalMode": "fanout", "maxRecords": "500"}, "FANOUT"),
+        ({"retrievalMode": "POLLING"}, "POLLING"),
+    ],
+)
+def test_retrieval_mode_is_decided_as_the_java_daemon_decides(extra, mode):
+    assert parse_properties({**MINIMAL, **extra}).retrieval_mode == mode
+
+
+def test_a_bad_retrieval_mode_is_named():
+    with pytest.raises(PropertiesError, match=r"retrievalMode='push'.*FANOUT, POLLING"):
+        parse_properties({**MINIMAL, "retrievalMode": "push"})
+
+
+def test_fan_out_consumer_properties():
+    arn = "arn:aws:kinesis:us-east-1:123456789012:stream/s/consumer/c:1"
+    config = parse_properties({**MINIMAL, "consumerArn": arn, "retryBackoffMillis": "100"})
+    assert (config.consumer_arn, config.consumer_name) == (arn, None)
+    assert parse_properties({**MINIMAL, "consumerName": "c2"}).consumer_name == "c2"

@@ -33,9 +33,13 @@ class LeaseWorkerConfig:
     max_leases_for_worker: Optional[int] = None
     max_leases_to_steal: int = 1
     shard_sync_interval_s: float = DEFAULT_SHARD_SYNC_INTERVAL_S
+    #: The lease table; None: the application name (the KCL's ``tableName`` default).
+    table_name: Optional[str] = None
 
     @classmethod
-    def of(cls, application_name: str, settings: Any) -> LeaseWorkerConfig:
+    def of(
+        cls, application_name: str, settings: Any, table_name: Optional[str] = None
+    ) -> LeaseWorkerConfig:
         """From settings that name the worker's fields as this class does (createStream's
         StreamSettings, the kcl daemon's MultiLangConfig)."""
         return cls(
@@ -47,7 +51,12 @@ class LeaseWorkerConfig:
             settings.max_leases_for_worker,
             settings.max_leases_to_steal,
             settings.shard_sync_interval_s,
+            table_name,
         )
+
+    @property
+    def lease_table_name(self) -> str:
+        return self.table_name or self.application_name
 
     @property
     def timings(self) -> LeaseTimings:
@@ -76,7 +85,7 @@ class LeaseWorker:
         self.config = config
         self.dynamodb = dynamodb_client(timings.client_read_timeout_s)
         self.table = LeaseTable(
-            self.dynamodb, config.application_name, renew_backoff=timings.renew_backoff
+            self.dynamodb, config.lease_table_name, renew_backoff=timings.renew_backoff
         )
         self.shard_sync = ShardSync(
             kinesis, config.stream_name, self.table, config.initial_position

@@ -31,6 +31,8 @@ from typing import Any, Optional
 
 from ..aws import create_client
 from ..leases.worker import LeaseWorker, LeaseWorkerConfig
+from ..retrieval.consumers import ensure_consumer
+from ..retrieval.events import SubscriptionPacer
 from .properties import MultiLangConfig
 from .shard_worker import Outcome, ShardWorker
 
@@ -60,6 +62,9 @@ class MultiLangDaemon:
         self._wake = threading.Event()
         self.exit_code = 0
         self._halt = False
+        #: The fan-out consumer's ARN once :meth:`run` found or registered it (FANOUT).
+        self.consumer_arn: Optional[str] = None
+        self._pacer = SubscriptionPacer()
         session = _session(config.credentials.profile)
         dynamo_session = (
             session
@@ -73,7 +78,7 @@ class MultiLangDaemon:
             session=session,
         )
         worker = LeaseWorker(
-            LeaseWorkerConfig.of(config.application_name, config),
+            LeaseWorkerConfig.of(config.application_name, config, config.table_name),
             self.kinesis,
             lambda read_timeout_s: create_client(
                 "dynamodb",
@@ -103,6 +108,8 @@ class MultiLangDaemon:
         Returns the exit code: 0 after a stop, 1 after a child failed or hung.
         """
         self.table.create_if_missing()
+        if self.config.retrieval_mode == "FANOUT":
+            self.consumer_arn = self._consumer()
         log.info(
             "worker %s of application %s on stream %s: running %r",
             self.worker_id,
@@ -125,6 +132,22 @@ class MultiLangDaemon:
             self._reap()
         return self.exit_code
 
+    def _consumer(self) -> str:
+        """The enhanced fan-out consumer: ``consumerArn``, else found or registered by
+        ``consumerName`` (default: the application name, as the KCL's FanOutConfig)."""
+        config = self.config
+        name = None if config.consumer_arn else (config.consumer_name or config.application_name)
+        consumer = ensure_consumer(
+            self.kinesis, config.stream_name, consumer_name=name, consumer_arn=config.consumer_arn
+        )
+        log.info(
+            "reading stream %s with enhanced fan-out consumer %s (%s)",
+            config.stream_name,
+            consumer.name,
+            consumer.arn,
+        )
+        return consumer.arn
+
     # -- workers -------------------------------------------------------------------------
 
     def _start_ready(self) -> None:
@@ -135,7 +158,13 @@ class MultiLangDaemon:
                 if key in self._workers or self._retry_at.get(key, 0.0) > now:
                     continue
                 worker = ShardWorker(
-                    lease, self.config, self.coordinator, self.kinesis, self._done, self._env
+                    lease,
+                    self.config,
+                    self.coordinator,
+                    self.kinesis,
+                    self._done,
+                    self._env,
+                    fan_out=(self.consumer_arn, self._pacer) if self.consumer_arn else None,
                 )
                 self._workers[key] = worker
             worker.start()

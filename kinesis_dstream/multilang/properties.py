@@ -2,11 +2,12 @@
 
 The file is a Java ``.properties`` file, read exactly as ``java.util.Properties`` reads
 it (:mod:`.java_properties`). Keys this daemon honours are in
-:data:`HONOURED`; keys the Java KCL knows that change only how the work is done (metrics,
-thread pools, KCL 3.x balancing tables, retrieval tuning) are accepted and logged as
-ignored (:data:`IGNORED`); a KCL key whose value would change what the application sees
-is refused with the reason (:func:`_refuse_if_it_changes_what_the_app_sees`); anything
-else is an error naming the known keys (a typo must not pass silently).
+:data:`~.property_keys.HONOURED`; keys the Java KCL knows that change only how the work
+is done (metrics, thread pools, KCL 3.x balancing tables, retrieval tuning) are accepted
+and logged as ignored (:data:`~.property_keys.IGNORED`); a KCL key whose value would
+change what the application sees is refused with the reason
+(:func:`_refuse_if_it_changes_what_the_app_sees`); anything else is an error naming the
+known keys (a typo must not pass silently).
 """
 
 from __future__ import annotations
@@ -20,93 +21,15 @@ from typing import Optional
 from ..esn import AT_TIMESTAMP, LATEST, TRIM_HORIZON
 from ..retrieval.streams import parse_stream_arn
 from .java_properties import PropertiesSyntaxError, read_properties_bytes
+from .property_keys import (
+    HONOURED,
+    IGNORED,
+    IGNORED_PREFIXES,
+    POLLING_PROPERTIES,
+    RETRIEVAL_MODES,
+)
 
 log = logging.getLogger(__name__)
-
-#: Keys this daemon honours (both credential spellings: 3.x and 1.x/2.x).
-HONOURED = frozenset(
-    {
-        "executableName",
-        "streamName",
-        "streamArn",
-        "applicationName",
-        "regionName",
-        "initialPositionInStream",
-        "initialPositionInStreamExtended",
-        "AwsCredentialsProvider",
-        "AWSCredentialsProvider",
-        "AwsCredentialsProviderDynamoDB",
-        "AWSCredentialsProviderDynamoDB",
-        "AwsCredentialsProviderCloudWatch",
-        "AWSCredentialsProviderCloudWatch",
-        "processingLanguage",
-        "failoverTimeMillis",
-        "maxRecords",
-        "idleTimeBetweenReadsInMillis",
-        "maxLeasesForWorker",
-        "maxLeasesToStealAtOneTime",
-        "shardSyncIntervalMillis",
-        "workerId",
-        "kinesisEndpoint",
-        "dynamoDBEndpoint",
-        "cloudWatchEndpoint",
-        "timeoutInSeconds",
-        "shutdownGraceMillis",
-        "callProcessRecordsEvenForEmptyRecordList",
-        "cleanupLeasesUponShardCompletion",
-    }
-)
-
-#: KCL keys that tune how the work is done, not what the application sees.
-IGNORED = frozenset(
-    {
-        "parentShardPollIntervalMillis",
-        # Positions are checked against the records given instead (stricter).
-        "validateSequenceNumberBeforeCheckpointing",
-        "taskBackoffTimeMillis",
-        "metricsBufferTimeMillis",
-        "metricsMaxQueueSize",
-        "metricsLevel",
-        "metricsEnabledDimensions",
-        "maxActiveThreads",
-        "userAgent",
-        "maxGetRecordsThreadPool",
-        "retryGetRecordsInSeconds",
-        "listShardsBackoffTimeInMillis",
-        "maxListShardsRetryAttempts",
-        "maxLeaseRenewalThreads",
-        "initialLeaseTableReadCapacity",
-        "initialLeaseTableWriteCapacity",
-        "billingMode",
-        "skipShardSyncAtWorkerInitializationIfLeasesExist",
-        "ignoreUnexpectedChildShards",
-        "shardPrioritization",
-        "retrievalMode",
-        "maxCacheByteSize",
-        "maxRecordsCount",
-        "maxPendingProcessRecordsInput",
-        "idleMillisBetweenCalls",
-        "leaseTableDeletionProtectionEnabled",
-        "leaseTablePitrEnabled",
-        "clientVersionConfig",
-        "gracefulLeaseHandoffTimeoutMillis",
-        "isGracefulLeaseHandoffEnabled",
-        "inMemoryWorkerMetricsCaptureFrequencyMillis",
-        "workerMetricsReporterFreqInMillis",
-        "noOfPersistedMetricsPerWorkerMetrics",
-        "disableWorkerMetrics",
-        "maxThroughputPerHostKBps",
-        "dampeningPercentage",
-        "reBalanceThresholdPercentage",
-        "allowThroughputOvershoot",
-        "varianceBalancingFrequency",
-        "workerMetricsEMAAlpha",
-        "staleWorkerMetricsEntryCleanupDuration",
-        "leaseAssignmentIntervalMillis",
-    }
-)
-#: KCL 3.x table settings (``coordinatorState*``, ``workerMetrics*``) are ignored too.
-IGNORED_PREFIXES = ("coordinatorState", "workerMetrics", "workerUtilization")
 
 INITIAL_POSITIONS = (TRIM_HORIZON, LATEST, AT_TIMESTAMP)
 DEFAULT_CREDENTIALS_PROVIDERS = frozenset(
@@ -150,6 +73,15 @@ class MultiLangConfig:
     max_leases_to_steal: int = 1
     shard_sync_interval_s: float = 60.0
     worker_id: Optional[str] = None
+    #: The lease table (``tableName``); None: the application name, as in the KCL.
+    table_name: Optional[str] = None
+    #: "FANOUT" (SubscribeToShard) or "POLLING" (GetRecords), resolved from
+    #: ``retrievalMode`` as the Java daemon resolves it.
+    retrieval_mode: str = "POLLING"
+    #: The fan-out consumer: by ARN (never registered), else by name (registered if
+    #: missing; the KCL's default name is the application name).
+    consumer_arn: Optional[str] = None
+    consumer_name: Optional[str] = None
     kinesis_endpoint: Optional[str] = None
     dynamodb_endpoint: Optional[str] = None
     #: Bound on waiting for a child's answer (the Java daemon's ``timeoutInSeconds``):
@@ -243,7 +175,11 @@ def parse_properties(props: dict, source: Optional[str] = None) -> MultiLangConf
         max_leases_for_worker=_optional_int(props, "maxLeasesForWorker", where),
         max_leases_to_steal=_int(props, "maxLeasesToStealAtOneTime", 1, where, minimum=0),
         shard_sync_interval_s=_millis(props, "shardSyncIntervalMillis", 60_000, where),
-        worker_id=props.get("workerId") or None,
+        worker_id=props.get("workerIdentifier") or props.get("workerId") or None,
+        table_name=props.get("tableName") or None,
+        retrieval_mode=_retrieval_mode(props, where),
+        consumer_arn=props.get("consumerArn") or None,
+        consumer_name=props.get("consumerName") or None,
         kinesis_endpoint=props.get("kinesisEndpoint") or None,
         dynamodb_endpoint=props.get("dynamoDBEndpoint") or None,
         timeout_s=(
@@ -269,6 +205,33 @@ def _refuse_if_it_changes_what_the_app_sees(props: dict, where: str) -> None:
             "once their children have started",
             where,
         )
+
+
+def _retrieval_mode(props: dict, where: str) -> str:
+    """FANOUT or POLLING, as ``RetrievalMode.from`` and ``decideForDefault`` decide."""
+    raw = props.get("retrievalMode") or "DEFAULT"
+    mode = raw.upper()
+    if mode not in RETRIEVAL_MODES:
+        raise PropertiesError(
+            f"retrievalMode={raw!r}{where}: expected one of {', '.join(RETRIEVAL_MODES)}"
+        )
+    if mode != "DEFAULT":
+        return mode
+    polling = [key for key in POLLING_PROPERTIES if props.get(key, "") not in ("", "0")]
+    if polling:
+        log.info(
+            "retrievalMode is DEFAULT and %s%s set: reading by polling (GetRecords), as "
+            "the Java daemon does; add retrievalMode = FANOUT to read with SubscribeToShard",
+            ", ".join(polling),
+            " is" if len(polling) == 1 else " are",
+        )
+        return "POLLING"
+    log.info(
+        "retrievalMode is DEFAULT and no polling property is set%s: reading with enhanced "
+        "fan-out (SubscribeToShard), as the Java daemon does",
+        where,
+    )
+    return "FANOUT"
 
 
 def _stream(props: dict, where: str) -> tuple:

@@ -8,10 +8,11 @@ A :class:`ShardWorker` moves through :class:`WorkerState`::
         └──────── child exits, breaks the protocol or hangs ────────────────────► DONE
 
 and ends with one :class:`Outcome` the daemon acts on. Records are read with the
-library's :class:`~..retrieval.reader.ShardReader` (one GetRecords per cycle, then
-``idleTimeBetweenReadsInMillis``); a lease lost while a batch is with the child lets
-the batch finish (its checkpoints answer ``ShutdownException``) and the child gets
-``leaseLost`` and no later records.
+library's :class:`~..retrieval.reader.ShardReader`: by polling (one GetRecords per
+cycle, then ``idleTimeBetweenReadsInMillis``) or, with ``retrievalMode`` FANOUT, over
+the daemon's consumer's subscription (each event's records as they arrive); a lease lost
+while a batch is with the child lets the batch finish (its checkpoints answer
+``ShutdownException``) and the child gets ``leaseLost`` and no later records.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any, Callable, Optional
 
 from ..errors import KinesisDStreamError
 from ..leases.lease import Lease
+from ..retrieval.fanout import FanOutShardReader
 from ..retrieval.reader import ReaderConfig, ShardReader, StartPosition
 from .checkpointer import ChildCheckpointer
 from .child import ChildProcess
@@ -67,8 +69,12 @@ class ShardWorker:
         kinesis: Any,
         on_done: Callable[[ShardWorker], None],
         env: Optional[dict] = None,
+        *,
+        fan_out: Optional[tuple] = None,
     ) -> None:
         self.lease = lease
+        #: (consumer ARN, SubscriptionPacer) to read with SubscribeToShard; None: polling.
+        self._fan_out = fan_out
         self.shard_id = lease.lease_key
         self.config = config
         self._coordinator = coordinator
@@ -166,14 +172,24 @@ class ShardWorker:
         start = StartPosition.from_checkpoint(checkpoint, self.config.initial_timestamp)
         if start is None:  # already finished: nothing to read
             return self._end_shard(protocol, checkpointer)
-        reader = ShardReader(
-            self._kinesis,
-            self.config.stream_name,
-            self.shard_id,
-            start,
-            hash_key_range=self.lease.hash_key_range,
-            config=ReaderConfig(max_records_per_call=self.config.max_records),
-        )
+        with self._reader(start) as reader:
+            return self._deliver(protocol, checkpointer, reader)
+
+    def _reader(self, start: StartPosition) -> ShardReader:
+        shard = (self._kinesis, self.config.stream_name, self.shard_id, start)
+        options: dict = {
+            "hash_key_range": self.lease.hash_key_range,
+            "config": ReaderConfig(max_records_per_call=self.config.max_records),
+        }
+        if self._fan_out is None:
+            return ShardReader(*shard, **options)
+        consumer_arn, pacer = self._fan_out
+        return FanOutShardReader(*shard, consumer_arn=consumer_arn, pacer=pacer, **options)
+
+    def _deliver(
+        self, protocol: ShardProtocol, checkpointer: ChildCheckpointer, reader: ShardReader
+    ) -> Outcome:
+        """Read and give the child records until the shard ends or the worker stops."""
         failures = 0
         while True:
             ended = self._stopping(protocol)
@@ -205,7 +221,8 @@ class ShardWorker:
             if batch.shard_ended:
                 self._children = list(batch.child_shard_ids)
                 return self._end_shard(protocol, checkpointer)
-            self._wake.wait(self.config.idle_time_between_reads_s)
+            if not reader.transport.pushed:  # a subscription paces itself
+                self._wake.wait(self.config.idle_time_between_reads_s)
 
     def _stopping(self, protocol: ShardProtocol) -> Optional[Outcome]:
         if self.abort.is_set():
