@@ -28,6 +28,8 @@ from amazon_kclpy.v3 import processor
 
 MODE = os.environ.get("KCLPY_MODE", "every")
 OUT_DIR = os.environ["KCLPY_OUT_DIR"]
+#: Which daemon ran this child (a test's label; the daemon passes its environment on).
+TAG = os.environ.get("KCLPY_TAG", "")
 
 
 class Processor(processor.RecordProcessorBase):
@@ -38,6 +40,7 @@ class Processor(processor.RecordProcessorBase):
 
     def note(self, **event):
         event["t"] = time.time()
+        event["tag"] = TAG
         with open(self.path, "a") as out:  # one line per event, complete when written
             out.write(json.dumps(event) + "\n")
 

@@ -1,0 +1,308 @@
+"""Our ``kinesis-dstream kcl`` in one fleet with the real Java KCL 2.5.8 MultiLangDaemon.
+
+One properties file (the Java daemon's own: ``retrievalMode``, ``metricsLevel``,
+``cloudWatchEndpoint``, endpoints; no ``workerIdentifier``, so each daemon names itself)
+runs both daemons, one kclpy application, a 4-shard stream on moto with KPL aggregates
+written throughout. The fleet changes host by host as a migration does:
+
+1. ours alone; 2. the Java daemon joins (it resumes from our checkpoints); 3. ours stops
+(SIGTERM): Java holds every lease; 4. ours joins again (it resumes from Java's
+checkpoints); 5. the Java daemon stops: ours holds every lease.
+
+Every user record reaches one of the apps; no lease goes back to an owner it had
+before (no ping-pong); every child starts at the last checkpoint written for its shard,
+mid-aggregate (a sub-sequence number) in both directions.
+"""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from kinesis_dstream.kpl.aggregation import RecordAggregator, ShardMap
+from kinesis_dstream.retrieval.streams import ensure_stream, list_shards
+
+from .java_kcl import Nghttpx, kcl_jars, skip_unless_tools, start_java_daemon, stop_process_group
+from .test_multilang_daemon import (  # noqa: F401 - kclpy is a fixture
+    PROCESSOR,
+    ROOT,
+    child_env,
+    events,
+    kclpy,
+    leases,
+    wait_for,
+    write_properties,
+)
+
+log = logging.getLogger(__name__)
+
+#: The failover time in the shared file (the KCL's default is 10 s; shorter for the test).
+FAILOVER_S = 6.0
+#: The Java daemon takes 60-80 s on an idle machine before its first lease.
+JAVA_START_S = 300.0
+
+
+def kind(owner) -> str:
+    """Our workers name themselves ``host:uuid``; the Java daemon, a bare UUID."""
+    if owner is None:
+        return "none"
+    return "ours" if ":" in owner else "java"
+
+
+class Producer:
+    """Writes KPL aggregates of 7 user records to every shard, every ``interval_s``."""
+
+    def __init__(self, kinesis, stream: str, interval_s: float = 0.5) -> None:
+        self.kinesis = kinesis
+        self.stream = stream
+        self.interval_s = interval_s
+        shards = list_shards(kinesis, stream)
+        self.shard_map = ShardMap.from_list_shards(shards)
+        self.hash_keys = [s["HashKeyRange"]["StartingHashKey"] for s in shards]
+        self.sent: list = []
+        self.error: BaseException | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="test-producer")
+
+    def start(self) -> Producer:
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        try:
+            while not self._stop.is_set():
+                aggregator = RecordAggregator(max_records=7, shard_map=self.shard_map)
+                entries, keys = [], []
+                for hash_key in self.hash_keys:  # 7 per shard: each aggregate is full
+                    for _ in range(7):
+                        key = f"u-{len(self.sent) + len(keys)}"
+                        keys.append(key)
+                        entries += aggregator.add(key.encode(), key, hash_key)
+                entries += aggregator.flush()
+                response = self.kinesis.put_records(StreamName=self.stream, Records=entries)
+                assert response["FailedRecordCount"] == 0
+                self.sent += keys
+                self._stop.wait(self.interval_s)
+        except BaseException as exc:  # reported by stop()
+            self.error = exc
+
+    def stop(self) -> list:
+        self._stop.set()
+        self._thread.join(30)
+        assert not self._thread.is_alive(), "the producer did not stop"
+        if self.error is not None:
+            raise self.error
+        return self.sent
+
+
+class OwnerLog:
+    """Samples the lease table's owners every ``interval_s`` (a thread with a stop)."""
+
+    def __init__(self, local_aws, table: str, interval_s: float = 0.5) -> None:
+        self.local_aws = local_aws
+        self.table = table
+        self.interval_s = interval_s
+        self.history: dict = {}  # lease key -> [owner, ...], consecutive repeats collapsed
+        self.latest: dict = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="test-owner-log")
+
+    def start(self) -> OwnerLog:
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            try:
+                now = {k: v.lease_owner for k, v in leases(self.local_aws, self.table).items()}
+            except Exception:  # a scan during table creation: the next one
+                continue
+            with self._lock:
+                self.latest = now
+                for key, owner in now.items():
+                    seen = self.history.setdefault(key, [])
+                    if owner is not None and (not seen or seen[-1] != owner):
+                        seen.append(owner)
+
+    def kinds(self) -> Counter:
+        with self._lock:
+            return Counter(kind(owner) for owner in self.latest.values())
+
+    def stop(self) -> dict:
+        self._stop.set()
+        self._thread.join(30)
+        assert not self._thread.is_alive()
+        with self._lock:
+            return {k: list(v) for k, v in self.history.items()}
+
+
+def start_ours(properties: Path, env: dict, log_path: Path) -> subprocess.Popen:
+    with open(log_path, "ab") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "kinesis_dstream.cli", "kcl", "--properties", str(properties)],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            cwd=str(ROOT),
+            start_new_session=True,
+        )
+
+
+def test_our_daemon_and_the_java_daemon_share_one_fleet(
+    local_aws, kclpy, unique_name, tmp_path  # noqa: F811
+):
+    skip_unless_tools()
+    jars = kcl_jars()
+    kinesis = local_aws.client("kinesis")
+    ensure_stream(kinesis, unique_name, 4)
+    out = tmp_path / "out"
+    out.mkdir()
+    proxy = Nghttpx(local_aws.port, tmp_path)
+    properties = write_properties(
+        tmp_path / "app.properties",
+        executableName=f"{sys.executable} {PROCESSOR}",
+        streamName=unique_name,
+        applicationName=unique_name,
+        AWSCredentialsProvider="DefaultAWSCredentialsProviderChain",
+        processingLanguage="python/3.11",
+        initialPositionInStream="TRIM_HORIZON",
+        regionName=local_aws.region_name,
+        kinesisEndpoint=proxy.endpoint_url,  # h2c for Java, HTTP/1.1 for ours
+        dynamoDBEndpoint=local_aws.endpoint_url,
+        cloudWatchEndpoint=local_aws.endpoint_url,
+        metricsLevel="NONE",
+        retrievalMode="POLLING",
+        failoverTimeMillis=str(int(FAILOVER_S * 1000)),
+    )
+    base_env = {**child_env(kclpy, out, "every"), **local_aws.env()}
+    base_env.pop("AWS_ENDPOINT_URL")
+    daemons: dict = {}
+    timings: dict = {}
+
+    def launch(tag: str) -> None:
+        env = {**base_env, "KCLPY_TAG": tag}
+        log_path = tmp_path / f"{tag}.log"
+        if tag == "java":
+            daemons[tag] = start_java_daemon(jars, properties, env, log_path)
+        else:
+            daemons[tag] = start_ours(properties, env, log_path)
+
+    producer = Producer(kinesis, unique_name)
+    owners = OwnerLog(local_aws, unique_name).start()
+    try:
+        launch("ours-1")
+        wait_for(lambda: owners.kinds() == Counter(ours=4), 60, "ours holding all 4 leases")
+        producer.start()
+        launch("java")
+        wait_for(
+            lambda: owners.kinds() == Counter(ours=2, java=2),
+            JAVA_START_S,
+            "the Java daemon holding 2 of the 4 leases",
+        )
+        stopped = time.monotonic()
+        assert stop_process_group(daemons["ours-1"]) == 0
+        wait_for(
+            lambda: owners.kinds() == Counter(java=4),
+            2 * (2 * FAILOVER_S + 1) + FAILOVER_S + 30,  # Java's taker: see the README
+            "the Java daemon holding every lease after ours stopped",
+        )
+        timings["java took our released leases (s)"] = time.monotonic() - stopped
+        launch("ours-2")
+        wait_for(
+            lambda: owners.kinds() == Counter(ours=2, java=2),
+            90,
+            "ours holding 2 of the 4 leases again",
+        )
+        stopped = time.monotonic()
+        stop_process_group(daemons["java"])  # the JVM exits 143: its leases expire
+        wait_for(
+            lambda: owners.kinds() == Counter(ours=4),
+            3 * FAILOVER_S + 30,
+            "ours holding every lease after the Java daemon stopped",
+        )
+        timings["ours took the Java daemon's leases (s)"] = time.monotonic() - stopped
+        sent = producer.stop()
+        wait_for(
+            lambda: {e["pk"] for e in events(out) if e["event"] == "record"} >= set(sent),
+            90,
+            "every record delivered",
+        )
+        assert stop_process_group(daemons["ours-2"]) == 0
+    finally:
+        if producer._thread.is_alive():
+            producer._stop.set()
+            producer._thread.join(30)
+        for process in daemons.values():
+            stop_process_group(process, 9)
+        history = owners.stop() if owners._thread.is_alive() else owners.history
+        proxy.stop()
+    log.info("fleet timings: %s", timings)
+    # Nothing lost: every user record reached one of the two applications.
+    seen = [e for e in events(out) if e["event"] == "record"]
+    assert set(sent) <= {e["pk"] for e in seen}
+    # No ping-pong: a lease never went back to an owner it had before.
+    for key, sequence in history.items():
+        assert len(sequence) == len(set(sequence)), f"lease {key} went back: {sequence}"
+    # Each child started at the last checkpoint written for its shard before it started.
+    resumed = check_resumed_at_checkpoints(events(out))
+    assert {("ours", "java"), ("java", "ours")} <= resumed, resumed
+    print("fleet timings:", timings, "duplicates:", len(seen) - len({e["pk"] for e in seen}))
+
+
+def check_resumed_at_checkpoints(all_events: list) -> set:
+    """Every child's initialize position is the last checkpoint written before on its
+    shard, and its first record follows it. Returns the (from, to) daemon kinds of the
+    takeovers that resumed mid-aggregate (a checkpoint with a sub-sequence number)."""
+    by_child: dict = {}
+    for event in all_events:
+        child = by_child.setdefault((event["shard"], event["pid"]), [])
+        if event["event"] == "checkpoint" and event["seq"] is None:
+            # No arguments: the last record given (kclpy's checkpoint() at shutdown).
+            given = [e for e in child if e["event"] == "record"]
+            if not given:
+                continue  # nothing given yet: the checkpoint stays where it was
+            event = {**event, "seq": given[-1]["seq"], "sub": given[-1]["sub"]}
+        child.append(event)
+    children = sorted(by_child.values(), key=lambda child: child[0]["t"])
+    mid_aggregate = set()
+    for child in children:
+        start = child[0]
+        assert start["event"] == "initialize", child[:2]
+        shard = start["shard"]
+        earlier = [
+            e
+            for other in children
+            if other is not child and other[0]["shard"] == shard
+            for e in other
+            if e["event"] == "checkpoint" and e["t"] < start["t"]
+        ]
+        if not earlier:
+            continue  # the shard's first child: the initial position
+        last = max(earlier, key=lambda e: e["t"])
+        assert (start["seq"], int(start["sub"] or 0)) == (last["seq"], int(last["sub"] or 0)), (
+            f"{shard}: a child of {start['tag']} started at {start['seq']}/{start['sub']}, "
+            f"the last checkpoint was {last['seq']}/{last['sub']} by {last['tag']}"
+        )
+        records = [e for e in child if e["event"] == "record"]
+        if records:
+            first = (int(records[0]["seq"]), int(records[0]["sub"] or 0))
+            assert first > (int(last["seq"]), int(last["sub"] or 0)), (shard, first, last)
+        if int(last["sub"] or 0) > 0:
+            mid_aggregate.add((kind_of_tag(last["tag"]), kind_of_tag(start["tag"])))
+    return mid_aggregate
+
+
+def kind_of_tag(tag: str) -> str:
+    return "java" if tag == "java" else "ours"
+
+
+pytestmark = pytest.mark.java
