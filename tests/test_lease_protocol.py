@@ -115,7 +115,7 @@ def test_a_lone_worker_takes_every_lease_at_start_and_announces_each_once(world)
     assert sorted(a.ready_leases()) == KEYS  # no parents: ready once announced
     assert sorted(key for kind, _, key, _ in world.events if kind == "gained") == KEYS
     assert set(world.owners().values()) == {"a"}
-    assert a.counts() == {"taken": 8, "stolen": 0, "lost": 0}
+    assert a.counts() == {"taken": 8, "stolen": 0, "assigned": 0, "handed_off": 0, "lost": 0}
 
 
 def test_an_owned_lease_is_taken_only_after_its_counter_stood_still_for_the_failover_time(

@@ -160,11 +160,14 @@ def test_items_written_by_the_jvm_kcl_are_read_and_their_extras_kept(table):
     assert child.checkpoint == ExtendedSequenceNumber(SEQ, 3)
     assert child.parent_shard_ids == {"shardId-000000000000"}
     assert child.extra["throughputKBps"] == {"N": "12.5"}
-    # our writes touch only our attributes
+    assert child.checkpoint_owner == "ip-10-0-0-2.ec2.internal:0f9e8d7c"  # KCL 3.x handoff
+    # our writes touch only our attributes; a take ends a KCL 3.x handoff left behind
     taken = table.take(child, "python-worker")
+    assert taken is not None and taken.checkpoint_owner is None
     table.checkpoint(taken, ExtendedSequenceNumber(SEQ, 4))
     after = raw_item(table, "shardId-000000000002")
-    for name in ("checkpointOwner", "throughputKBps", "pendingCheckpoint", "parentShardId"):
+    assert "checkpointOwner" not in after
+    for name in ("throughputKBps", "pendingCheckpoint", "parentShardId"):
         assert after[name] == jvm_items[1][name]
     assert after["checkpointSubSequenceNumber"] == {"N": "4"}
     assert raw_item(table, "worker-metrics-ip-10-0-0-1") == jvm_items[2]
@@ -317,3 +320,46 @@ def test_the_concurrency_is_the_clients_connection_pool(local_aws, unique_name):
     wide = local_aws.client("dynamodb", max_pool_connections=32)
     assert LeaseTable(wide, unique_name).max_concurrency == 32
     assert InMemoryLeaseRefresher().max_concurrency is None
+
+
+# -- a KCL 3.x graceful handoff, as the old owner -------------------------------------------
+
+
+def test_a_kcl3_graceful_handoff_as_the_old_owner(table):
+    """The leader's ``initiateGracefulLeaseHandoff`` (leaseOwner = b, checkpointOwner = a,
+    counter unchanged), then our part: renew and checkpoint guarded by checkpointOwner,
+    and the transfer (``assignLease``: checkpointOwner removed, counter + 1)."""
+    table.create_lease(Lease("s0"))
+    mine = table.take(table.get_lease("s0"), "a")
+    table.client.update_item(
+        TableName=table.table_name,
+        Key={"leaseKey": {"S": "s0"}},
+        UpdateExpression="SET leaseOwner = :b, checkpointOwner = :a",
+        ConditionExpression="leaseOwner = :a AND attribute_not_exists(checkpointOwner)",
+        ExpressionAttributeValues={":a": {"S": "a"}, ":b": {"S": "b"}},
+    )
+    assert table.renew(mine) is None  # the owner moved: our renewal fails
+    handing = table.get_lease("s0")
+    assert (handing.lease_owner, handing.checkpoint_owner) == ("b", "a")
+    assert handing.lease_counter == mine.lease_counter
+    renewed = table.renew(handing, throughput_kbps=12.5)  # guarded by checkpointOwner
+    assert renewed is not None and float(raw_item(table, "s0")["throughputKBps"]["N"]) == 12.5
+    done = table.checkpoint(renewed, ExtendedSequenceNumber(SEQ, 2))
+    assert table.get_lease("s0").checkpoint == ExtendedSequenceNumber(SEQ, 2)
+    assert table.transfer(replace(done, checkpoint_owner="z")) is None  # not ours to give
+    moved = table.transfer(done)
+    item = raw_item(table, "s0")
+    assert item["leaseOwner"] == {"S": "b"} and "checkpointOwner" not in item
+    assert moved.lease_counter == done.lease_counter + 1 == int(item["leaseCounter"]["N"])
+    assert table.renew(done) is None and table.checkpoint(done, ESN_SHARD_END) is None
+    # A handoff left behind (its old owner died) ends with the next take or release.
+    table.client.update_item(
+        TableName=table.table_name,
+        Key={"leaseKey": {"S": "s0"}},
+        UpdateExpression="SET checkpointOwner = :a",
+        ExpressionAttributeValues={":a": {"S": "a"}},
+    )
+    left = table.get_lease("s0")
+    assert (left.lease_owner, left.checkpoint_owner) == ("b", "a")
+    released = table.evict(replace(left, checkpoint_owner=None))  # as its owner b
+    assert released is not None and "checkpointOwner" not in raw_item(table, "s0")

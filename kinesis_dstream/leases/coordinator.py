@@ -15,10 +15,9 @@ threads, each with the one stop signal and a bounded join:
   leases that wait for them (:mod:`.held` has the states), so a failed read delays one
   child shard and never a renewal.
 
-A lease whose gained listener raises (say a lease at AT_TIMESTAMP for an application
-without a timestamp) is released with a conditional write and not taken again for
-three taker passes. :meth:`stop` releases held leases in parallel, each bounded, so other
-workers take them on their next pass instead of after a failover period.
+A lease whose gained listener raises is released and not taken again for three taker
+passes. :meth:`stop` releases held leases in parallel, each bounded. In a KCL 3.x fleet
+with a live leader the taker only holds what the leader assigned (:mod:`.membership`).
 """
 
 from __future__ import annotations
@@ -29,19 +28,20 @@ import socket
 import threading
 import time
 import uuid
-from concurrent.futures import wait
 from typing import Callable, Optional
 
-from ..errors import CheckpointError, DependencyError, LeaseLostError
+from ..errors import DependencyError, LeaseLostError
 from ..esn import ESN_SHARD_END, ExtendedSequenceNumber
 from ..settings import DEFAULT_SHARD_SYNC_INTERVAL_S
+from .fleet import METRICS_INTERVAL_S, FleetWatch
 from .held import HeldLease, HeldLeases, LeaseState
 from .lease import Lease
 from .loops import PeriodicLoops, time_left
+from .membership import DEFAULT_HANDOFF_TIMEOUT_S, FleetMembership
 from .parents import check_parents
 from .pool import WorkerPool
 from .refresher import LeaseRefresher
-from .renewer import LeaseRenewer, RenewalStats, settle_unanswered, unsure_write
+from .renewer import LeaseRenewer, RenewalStats, settle_unanswered, write_checkpoint
 from .shard_sync import ShardSync
 from .taking import LeaseAcquirer
 from .timing import DEFAULT_FAILOVER_TIME_S, LeaseTimings, renewal_pool_width
@@ -78,6 +78,9 @@ class LeaseCoordinator:
         on_lease_gained: Optional[Callable[[Lease], None]] = None,
         on_lease_lost: Optional[Callable[[str, str], None]] = None,
         timings: Optional[LeaseTimings] = None,
+        fleet: Optional[FleetWatch] = None,
+        on_lease_handoff: Optional[Callable[[str, str], None]] = None,
+        handoff_timeout_s: float = DEFAULT_HANDOFF_TIMEOUT_S,
         renewal_threads: Optional[int] = None,
         clock: Callable[[], float] = time.monotonic,
         rng: Optional[random.Random] = None,
@@ -109,9 +112,29 @@ class LeaseCoordinator:
         self._on_lost = on_lease_lost
         self._clock = clock
         self._held = HeldLeases(self.failover_time_s, clock)
-        self._renewer = LeaseRenewer(table, self._held, timings, clock, self._drop)
+        #: The KCL fleet's mode (None: always KCL 2.x, no state read).
+        self.membership = FleetMembership(
+            table,
+            self._held,
+            fleet,
+            on_handoff=on_lease_handoff,
+            tell_lost=self._tell_lost,
+            clock=clock,
+            failover_time_s=self.failover_time_s,
+            handoff_timeout_s=handoff_timeout_s,
+        )
+        self._renewer = LeaseRenewer(
+            table,
+            self._held,
+            timings,
+            clock,
+            self._drop,
+            on_handoff=self.membership.handoff_started,
+            throughput_kbps=self.membership.throughput_kbps,
+        )
         self._loops = PeriodicLoops(self.worker_id)
         self._wake_parents = threading.Event()
+        self._wake_taker = threading.Event()  # the leader of a KCL 3.x fleet is gone
         self._acquirer = LeaseAcquirer(
             table,
             self.worker_id,
@@ -141,6 +164,7 @@ class LeaseCoordinator:
             raise RuntimeError(f"lease coordinator {self.worker_id} is already started")
         self._loops.reopen()
         self._wake_parents.clear()
+        self._wake_taker.clear()
         self._held.reopen()
         self._pool = WorkerPool(f"lease-writer-{self.worker_id}", self.renewal_threads).start()
         try:
@@ -150,9 +174,18 @@ class LeaseCoordinator:
                     "parents", self.renewal_interval_s, self.check_parents, self._wake_parents
                 )
             self._maybe_sync()
+            self.membership.poll()
+            self.membership.publish_metrics()  # a KCL 3.x leader counts us from now on
             self.take_leases()
             if background:
-                self._loops.spawn("taker", self.taker_interval_s, self._taker_pass)
+                self._loops.spawn(
+                    "taker", self.taker_interval_s, self._taker_pass, self._wake_taker
+                )
+                if self.membership.fleet is not None:
+                    self._loops.spawn("fleet", self.renewal_interval_s, self._fleet_tick)
+                    self._loops.spawn(
+                        "worker-metrics", METRICS_INTERVAL_S, self.membership.publish_metrics
+                    )
         except BaseException:
             self.stop(release=True)
             raise
@@ -171,22 +204,11 @@ class LeaseCoordinator:
         join_by = started + self.timings.join_timeout_s
         release_by = started + self.timings.release_timeout_s
         stop_by = release_by + self.timings.join_timeout_s
-        self._loops.stop(join_by, self._wake_parents)
+        self._loops.stop(join_by, self._wake_parents, self._wake_taker)
         entries = self._held.close()
         pool, self._pool = self._pool, None
         if release and entries and pool is not None:
-            futures = []
-            for entry in entries:
-                try:
-                    futures.append(pool.submit(self._renewer.release, entry, release_by))
-                except RuntimeError:
-                    break
-            _, late = wait(futures, timeout=time_left(release_by))
-            if late:
-                log.warning(
-                    "%d lease(s) not released within the failover time; they expire",
-                    len(late),
-                )
+            self._renewer.release_all(pool, entries, release_by)
         if pool is not None:
             pool.shutdown(time_left(stop_by))
         self._acquirer.forget_unannounced()
@@ -240,11 +262,22 @@ class LeaseCoordinator:
     # -- renewing -------------------------------------------------------------------------
 
     def renew_leases(self) -> None:
-        """One renewal pass over every held lease, then self-fencing (the renewer's work)."""
+        """One renewal pass over every held lease, then self-fencing (the renewer's work),
+        then handoffs past their timeout are transferred anyway (as the KCL's
+        ``LeaseGracefulShutdownHandler``)."""
         pool = self._pool
         if pool is not None:
             self._renewer.renew_all(pool)
         self._fence()
+        self.membership.expire_handoffs()
+
+    def _fleet_tick(self) -> None:
+        self.membership.tick(self._acquirer.adopt_assigned, self._wake_taker.set)
+
+    def hand_off(self, shard_id: str) -> bool:
+        """Finish a KCL 3.x graceful handoff of ``shard_id`` (after its last checkpoint);
+        see :meth:`.membership.FleetMembership.hand_off`."""
+        return self.membership.hand_off(shard_id)
 
     # -- parents ----------------------------------------------------------------------------
 
@@ -274,9 +307,12 @@ class LeaseCoordinator:
             self.shard_sync.sync()
 
     def take_leases(self) -> list:
-        """One taker pass: scan, judge expiry, take or steal. Returns the keys taken."""
+        """One taker pass: scan, judge expiry, take or steal; in a KCL 3.x fleet with a
+        live leader, only hold what it assigned to us. Returns the keys gained."""
         if self._pool is None:
             raise RuntimeError(f"lease coordinator {self.worker_id} is not started")
+        if not self.membership.takes:
+            return self._acquirer.adopt_assigned()
         return self._acquirer.take_leases(self._pool)
 
     # -- checkpointing ----------------------------------------------------------------------
@@ -318,7 +354,9 @@ class LeaseCoordinator:
             if not settle_unanswered(self.table, self._held, entry):
                 written = None  # our last write got no answer, and the lease moved since
             else:
-                written = self._write_checkpoint(entry, esn, child_shard_ids)
+                written = write_checkpoint(
+                    self.table, self._held, entry, esn, child_shard_ids, self._clock
+                )
         finally:
             entry.write_lock.release()
         if written is None:
@@ -330,23 +368,6 @@ class LeaseCoordinator:
         if esn == ESN_SHARD_END:
             self._held.remove(entry, lost=False)
             self._wake_parents.set()  # its children may be ready now
-        return written
-
-    def _write_checkpoint(
-        self, entry: HeldLease, esn: ExtendedSequenceNumber, child_shard_ids: Optional[list]
-    ) -> Optional[Lease]:
-        """The checkpoint write itself, under the lease's write lock."""
-        current = entry.lease.checkpoint
-        if esn < current:
-            raise CheckpointError(
-                f"cannot checkpoint shard {entry.key} at {esn}: it is before the current "
-                f"checkpoint {current}"
-            )
-        sent_at = self._clock()
-        children = frozenset(child_shard_ids) if child_shard_ids else None
-        written = unsure_write(entry, sent_at, self.table.checkpoint, entry.lease, esn, children)
-        if written is not None:
-            self._held.written(entry, written, sent_at)
         return written
 
     def shard_ended(self, shard_id: str, child_shard_ids: list) -> Lease:

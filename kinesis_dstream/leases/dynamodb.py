@@ -27,14 +27,17 @@ from botocore import xform_name
 from ..backoff import Backoff, call_with_retry
 from ..errors import KinesisServiceError, LeaseTableError
 from ..esn import ExtendedSequenceNumber
+from .conditions import counter_update
 from .lease import (
     CHECKPOINT,
+    CHECKPOINT_OWNER,
     CHECKPOINT_SUB,
     CHILD_SHARD_IDS,
     LEASE_COUNTER,
     LEASE_KEY,
     LEASE_OWNER,
     OWNER_SWITCHES,
+    THROUGHPUT_KBPS,
     Lease,
     is_lease_item,
 )
@@ -207,23 +210,44 @@ class LeaseTable:
             ExpressionAttributeNames={"#key": LEASE_KEY},
         )
 
-    def renew(self, lease: Lease) -> Optional[Lease]:
+    def renew(
+        self, lease: Lease, throughput_kbps: Optional[float] = None
+    ) -> Optional[Lease]:
         """Bump the counter of a lease we own; None if it moved or changed owner.
 
-        Uses the short renewal budget: a renewal that fails is retried by the next
-        renewal pass, a third of a failover period later.
+        In a KCL 3.x fleet the owner also writes the lease's ``throughputKBps`` (the
+        leader balances by it). While we hand the lease off (``checkpoint_owner`` is us)
+        the guard is ``checkpointOwner`` instead of ``leaseOwner``, as the KCL renews a
+        lease during its graceful shutdown. Uses the short renewal budget: a renewal that
+        fails is retried by the next renewal pass, a third of a failover period later.
         """
+        set_ = {}
+        if throughput_kbps is not None:
+            set_[THROUGHPUT_KBPS] = {"N": f"{throughput_kbps:.6f}"}
+        if lease.checkpoint_owner is not None:
+            return self._update(
+                lease,
+                set_=set_,
+                checkpoint_owner_must_be=lease.checkpoint_owner,
+                backoff=self._renew_backoff,
+            )
         return self._update(
-            lease, set_={}, owner_must_be=lease.lease_owner, backoff=self._renew_backoff
+            lease, set_=set_, owner_must_be=lease.lease_owner, backoff=self._renew_backoff
         )
 
     def take(self, lease: Lease, owner: str) -> Optional[Lease]:
-        """Make ``owner`` the owner (taking an expired lease or stealing one)."""
+        """Make ``owner`` the owner (taking an expired lease or stealing one); a KCL 3.x
+        handoff left unfinished (``checkpointOwner``) ends with it."""
         switches = lease.owner_switches_since_checkpoint + (lease.lease_owner != owner)
         return self._update(
             lease,
             set_={LEASE_OWNER: {"S": owner}, OWNER_SWITCHES: {"N": str(switches)}},
-            changes={"lease_owner": owner, "owner_switches_since_checkpoint": switches},
+            remove=(CHECKPOINT_OWNER,),
+            changes={
+                "lease_owner": owner,
+                "owner_switches_since_checkpoint": switches,
+                "checkpoint_owner": None,
+            },
         )
 
     def evict(self, lease: Lease) -> Optional[Lease]:
@@ -231,10 +255,24 @@ class LeaseTable:
         return self._update(
             lease,
             set_={},
-            remove=(LEASE_OWNER,),
+            remove=(LEASE_OWNER, CHECKPOINT_OWNER),
             owner_must_be=lease.lease_owner,
-            changes={"lease_owner": None},
+            changes={"lease_owner": None, "checkpoint_owner": None},
             backoff=self._renew_backoff,
+        )
+
+    def transfer(self, lease: Lease) -> Optional[Lease]:
+        """End a KCL 3.x graceful handoff as its old owner: the lease goes to the owner
+        the leader named (``lease.lease_owner``) and ``checkpointOwner`` goes (the KCL's
+        ``assignLease``, conditional on both owners)."""
+        switches = lease.owner_switches_since_checkpoint + 1
+        return self._update(
+            lease,
+            set_={OWNER_SWITCHES: {"N": str(switches)}},
+            remove=(CHECKPOINT_OWNER,),
+            owner_must_be=lease.lease_owner,
+            checkpoint_owner_must_be=lease.checkpoint_owner,
+            changes={"checkpoint_owner": None, "owner_switches_since_checkpoint": switches},
         )
 
     def checkpoint(
@@ -243,7 +281,8 @@ class LeaseTable:
         esn: ExtendedSequenceNumber,
         child_shard_ids: Optional[frozenset] = None,
     ) -> Optional[Lease]:
-        """Record ``esn`` (and, at shard end, the children) on a lease we own."""
+        """Record ``esn`` (and, at shard end, the children) on a lease we own (or hand
+        off: then ``checkpointOwner`` must still be us)."""
         set_: dict = {
             CHECKPOINT: {"S": esn.sequence_number},
             CHECKPOINT_SUB: {"N": str(esn.sub_sequence_number)},
@@ -253,6 +292,13 @@ class LeaseTable:
         if child_shard_ids:
             set_[CHILD_SHARD_IDS] = {"SS": sorted(child_shard_ids)}
             changes["child_shard_ids"] = frozenset(child_shard_ids)
+        if lease.checkpoint_owner is not None:
+            return self._update(
+                lease,
+                set_=set_,
+                checkpoint_owner_must_be=lease.checkpoint_owner,
+                changes=changes,
+            )
         return self._update(lease, set_=set_, owner_must_be=lease.lease_owner, changes=changes)
 
     def reset_checkpoint(self, lease: Lease, esn: ExtendedSequenceNumber) -> Optional[Lease]:
@@ -286,30 +332,18 @@ class LeaseTable:
         set_: dict,
         remove: tuple = (),
         owner_must_be: Optional[str] = None,
+        checkpoint_owner_must_be: Optional[str] = None,
         changes: Optional[dict] = None,
         backoff: Optional[Backoff] = None,
     ) -> Optional[Lease]:
         """One UpdateItem: SET ``set_`` and counter+1, REMOVE ``remove``, if unchanged."""
-        names = {"#counter": LEASE_COUNTER}
-        values = {
-            ":expected": {"N": str(lease.lease_counter)},
-            ":next": {"N": str(lease.lease_counter + 1)},
-        }
-        assignments = ["#counter = :next"]
-        for n, (attribute, value) in enumerate(set_.items()):
-            names[f"#s{n}"] = attribute
-            values[f":s{n}"] = value
-            assignments.append(f"#s{n} = :s{n}")
-        expression = "SET " + ", ".join(assignments)
-        if remove:
-            for n, attribute in enumerate(remove):
-                names[f"#r{n}"] = attribute
-            expression += " REMOVE " + ", ".join(f"#r{n}" for n in range(len(remove)))
-        condition = "#counter = :expected"
-        if owner_must_be is not None:
-            names["#owner"] = LEASE_OWNER
-            values[":owner"] = {"S": owner_must_be}
-            condition += " AND #owner = :owner"
+        expressions = counter_update(
+            lease.lease_counter,
+            set_=set_,
+            remove=remove,
+            owner_must_be=owner_must_be,
+            checkpoint_owner_must_be=checkpoint_owner_must_be,
+        )
         retried: list = []
         won = self._conditional(
             "UpdateItem",
@@ -317,10 +351,7 @@ class LeaseTable:
             backoff=backoff,
             on_retry=retried.append,
             Key=_key(lease.lease_key),
-            UpdateExpression=expression,
-            ConditionExpression=condition,
-            ExpressionAttributeNames=names,
-            ExpressionAttributeValues=values,
+            **expressions,
         )
         written = replace(lease, lease_counter=lease.lease_counter + 1, **(changes or {}))
         if won:

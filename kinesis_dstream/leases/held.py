@@ -6,6 +6,9 @@ A held lease moves through :class:`LeaseState`::
        │                  └──────────(parents already known finished)─────────┘
        └──listener fails──► (released, no longer held)
 
+    any state ──a KCL 3.x leader hands it to another worker──► HANDING_OFF
+                 (renewed as its checkpoint owner until the transfer; not read again)
+
 and leaves the registry when it is lost, fenced, released or finished. Only READY
 leases are read. Self-fencing is judged here: a lease whose last successful write (a
 renewal, a take or a checkpoint) was *sent* more than ``failover_time_s`` ago by this
@@ -26,12 +29,18 @@ class LeaseState(enum.Enum):
     GAINING = "gaining"  # taken; the lease-gained listener has not accepted it yet
     WAITING_ON_PARENTS = "waiting on parents"  # a parent shard may still have records
     READY = "ready"  # every parent lease is absent or finished: read this shard
+    HANDING_OFF = "handing off"  # a KCL 3.x leader moved it: checkpoint, then transfer
 
 
 _TRANSITIONS = {
-    LeaseState.GAINING: {LeaseState.WAITING_ON_PARENTS, LeaseState.READY},
-    LeaseState.WAITING_ON_PARENTS: {LeaseState.READY},
-    LeaseState.READY: set(),
+    LeaseState.GAINING: {
+        LeaseState.WAITING_ON_PARENTS,
+        LeaseState.READY,
+        LeaseState.HANDING_OFF,
+    },
+    LeaseState.WAITING_ON_PARENTS: {LeaseState.READY, LeaseState.HANDING_OFF},
+    LeaseState.READY: {LeaseState.HANDING_OFF},
+    LeaseState.HANDING_OFF: set(),
 }
 
 
@@ -50,6 +59,8 @@ class HeldLease:
     #: under ``write_lock`` only.
     unsure_since: Optional[float] = None
     write_lock: threading.Lock = field(default_factory=threading.Lock)
+    #: Clock time a KCL 3.x leader started handing it to another worker (HANDING_OFF).
+    handoff_since: Optional[float] = None
 
     @property
     def key(self) -> str:
@@ -64,16 +75,17 @@ class HeldLeases:
         self._clock = clock
         self._lock = threading.Lock()
         self._held: dict = {}
-        self._counts = {"taken": 0, "stolen": 0, "lost": 0}
+        #: taken/stolen by our taker, assigned by a KCL 3.x leader, handed off by us
+        self._counts = {"taken": 0, "stolen": 0, "assigned": 0, "handed_off": 0, "lost": 0}
         self._closed = False
 
-    def add(self, entry: HeldLease, *, stolen: bool) -> bool:
+    def add(self, entry: HeldLease, *, stolen: bool, assigned: bool = False) -> bool:
         """Hold ``entry``; False once closed (a take that landed while stopping)."""
         with self._lock:
             if self._closed:
                 return False
             self._held[entry.key] = entry
-            self._counts["stolen" if stolen else "taken"] += 1
+            self._counts["assigned" if assigned else "stolen" if stolen else "taken"] += 1
             return True
 
     def get(self, key: str) -> Optional[HeldLease]:
@@ -98,14 +110,25 @@ class HeldLeases:
                 key: e.lease for key, e in self._held.items() if state is None or e.state is state
             }
 
-    def remove(self, entry: HeldLease, *, lost: bool) -> bool:
+    def remove(self, entry: HeldLease, *, lost: bool, handed_off: bool = False) -> bool:
         """Forget ``entry`` if it is still the one held; True if it was."""
         with self._lock:
             if self._held.get(entry.key) is not entry:
                 return False
             del self._held[entry.key]
-            if lost:
-                self._counts["lost"] += 1
+            if lost or handed_off:
+                self._counts["handed_off" if handed_off else "lost"] += 1
+            return True
+
+    def hand_off(self, entry: HeldLease, lease: Lease, since: float) -> bool:
+        """A KCL 3.x leader gave ``entry`` to another worker (``lease`` as read: the new
+        owner, us as checkpoint owner): HANDING_OFF from ``since``; False if not held."""
+        with self._lock:
+            if self._held.get(entry.key) is not entry or entry.state is LeaseState.HANDING_OFF:
+                return False
+            entry.lease = lease
+            entry.state = LeaseState.HANDING_OFF
+            entry.handoff_since = since
             return True
 
     def close(self) -> list:

@@ -27,6 +27,11 @@ PARENT_SHARD_IDS = "parentShardId"  # a string set, despite the singular name
 CHILD_SHARD_IDS = "childShardIds"
 STARTING_HASH_KEY = "startingHashKey"
 ENDING_HASH_KEY = "endingHashKey"
+#: KCL 3.x: the old owner while a graceful handoff runs (the leader set leaseOwner to the
+#: new one), and the lease's throughput as the owner measured it.
+CHECKPOINT_OWNER = "checkpointOwner"
+THROUGHPUT_KBPS = "throughputKBps"
+
 #: KCL 3.x keeps other kinds of items in the table; only "LEASE" (or no type) is a lease.
 ENTITY_TYPE = "entityType"
 LEASE_ENTITY = "LEASE"
@@ -35,6 +40,7 @@ _OURS = frozenset(
     {
         LEASE_KEY,
         LEASE_OWNER,
+        CHECKPOINT_OWNER,
         LEASE_COUNTER,
         OWNER_SWITCHES,
         CHECKPOINT,
@@ -61,6 +67,8 @@ class Lease:
     lease_key: str
     lease_counter: int = 0
     lease_owner: Optional[str] = None
+    #: KCL 3.x graceful handoff: the worker that still checkpoints (None: no handoff).
+    checkpoint_owner: Optional[str] = None
     checkpoint: ExtendedSequenceNumber = ESN_TRIM_HORIZON
     owner_switches_since_checkpoint: int = 0
     parent_shard_ids: frozenset = frozenset()
@@ -96,6 +104,7 @@ class Lease:
             lease_key=value[LEASE_KEY],
             lease_counter=int(value.get(LEASE_COUNTER, 0)),
             lease_owner=value.get(LEASE_OWNER) or None,
+            checkpoint_owner=value.get(CHECKPOINT_OWNER) or None,
             checkpoint=(
                 ExtendedSequenceNumber(checkpoint, int(value.get(CHECKPOINT_SUB, 0)))
                 if checkpoint

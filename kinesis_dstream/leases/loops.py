@@ -59,12 +59,15 @@ class PeriodicLoops:
         signal = wake if wake is not None else self.stopping
         next_at = time.monotonic() + interval_s
         while True:
-            signal.wait(time_left(next_at))
+            woken = signal.wait(time_left(next_at))
             if self.stopping.is_set():
                 return
-            if wake is not None:
+            now = time.monotonic()
+            if wake is not None and woken:
                 wake.clear()
-            next_at = max(next_at + interval_s, time.monotonic() + interval_s / 2)
+                next_at = now + interval_s  # a woken pass restarts the interval from now
+            else:
+                next_at = max(next_at + interval_s, now + interval_s / 2)
             try:
                 work()
             except Exception:  # a failed pass is retried next interval; never kill the loop

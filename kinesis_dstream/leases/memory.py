@@ -85,17 +85,35 @@ class InMemoryLeaseRefresher:
     def get_lease_once(self, lease_key: str) -> Optional[Lease]:
         return self.get_lease(lease_key)
 
-    def renew(self, lease: Lease) -> Optional[Lease]:
-        return self._update(lease, owner_must_be=lease.lease_owner)
+    def renew(self, lease: Lease, throughput_kbps: Optional[float] = None) -> Optional[Lease]:
+        return self._update(lease, **_guard(lease))
 
     def take(self, lease: Lease, owner: str) -> Optional[Lease]:
         switches = lease.owner_switches_since_checkpoint + (lease.lease_owner != owner)
         return self._update(
-            lease, changes={"lease_owner": owner, "owner_switches_since_checkpoint": switches}
+            lease,
+            changes={
+                "lease_owner": owner,
+                "owner_switches_since_checkpoint": switches,
+                "checkpoint_owner": None,
+            },
         )
 
     def evict(self, lease: Lease) -> Optional[Lease]:
-        return self._update(lease, owner_must_be=lease.lease_owner, changes={"lease_owner": None})
+        return self._update(
+            lease,
+            owner_must_be=lease.lease_owner,
+            changes={"lease_owner": None, "checkpoint_owner": None},
+        )
+
+    def transfer(self, lease: Lease) -> Optional[Lease]:
+        switches = lease.owner_switches_since_checkpoint + 1
+        return self._update(
+            lease,
+            owner_must_be=lease.lease_owner,
+            checkpoint_owner_must_be=lease.checkpoint_owner,
+            changes={"checkpoint_owner": None, "owner_switches_since_checkpoint": switches},
+        )
 
     def checkpoint(
         self,
@@ -106,7 +124,7 @@ class InMemoryLeaseRefresher:
         changes: dict = {"checkpoint": esn, "owner_switches_since_checkpoint": 0}
         if child_shard_ids:
             changes["child_shard_ids"] = frozenset(child_shard_ids)
-        return self._update(lease, owner_must_be=lease.lease_owner, changes=changes)
+        return self._update(lease, changes=changes, **_guard(lease))
 
     def reset_checkpoint(self, lease: Lease, esn: ExtendedSequenceNumber) -> Optional[Lease]:
         return self._update(
@@ -129,6 +147,7 @@ class InMemoryLeaseRefresher:
         lease: Lease,
         *,
         owner_must_be: Optional[str] = None,
+        checkpoint_owner_must_be: Optional[str] = None,
         changes: Optional[dict[str, Any]] = None,
     ) -> Optional[Lease]:
         """Counter + 1 and ``changes``, if the counter (and owner, when given) match.
@@ -144,8 +163,20 @@ class InMemoryLeaseRefresher:
                 return None
             if owner_must_be is not None and stored.lease_owner != owner_must_be:
                 return None
+            if (
+                checkpoint_owner_must_be is not None
+                and stored.checkpoint_owner != checkpoint_owner_must_be
+            ):
+                return None
             counter = lease.lease_counter + 1
             self._leases[lease.lease_key] = replace(
                 stored, lease_counter=counter, **(changes or {})
             )
             return replace(lease, lease_counter=counter, **(changes or {}))
+
+
+def _guard(lease: Lease) -> dict:
+    """A lease we hold is guarded by its owner; one we hand off, by its checkpoint owner."""
+    if lease.checkpoint_owner is not None:
+        return {"checkpoint_owner_must_be": lease.checkpoint_owner}
+    return {"owner_must_be": lease.lease_owner}

@@ -56,8 +56,14 @@ class LeaseRefresher(Protocol):
         """Write a new lease unless one exists with its key (then False)."""
         ...
 
-    def renew(self, lease: Lease) -> Optional[Lease]:
-        """Counter + 1 if counter and owner are unchanged."""
+    def renew(self, lease: Lease, throughput_kbps: Optional[float] = None) -> Optional[Lease]:
+        """Counter + 1 if counter and owner (``checkpointOwner`` while handing off) are
+        unchanged; in a KCL 3.x fleet also the lease's throughput."""
+        ...
+
+    def transfer(self, lease: Lease) -> Optional[Lease]:
+        """End a KCL 3.x handoff: the lease stays with ``lease.lease_owner`` (the new
+        owner), ``checkpointOwner`` goes, if counter and both owners are unchanged."""
         ...
 
     def take(self, lease: Lease, owner: str) -> Optional[Lease]:

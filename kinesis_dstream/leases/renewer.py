@@ -33,9 +33,12 @@ import threading
 import time
 from concurrent.futures import wait
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
+from ..errors import CheckpointError
+from ..esn import ExtendedSequenceNumber
 from .held import HeldLease, HeldLeases
+from .lease import Lease
 from .pool import WorkerPool
 from .refresher import LeaseRefresher
 from .timing import LeaseTimings
@@ -105,12 +108,18 @@ class LeaseRenewer:
         timings: LeaseTimings,
         clock: Callable[[], float],
         on_lost: Callable[[HeldLease, str], None],
+        on_handoff: Optional[Callable[[HeldLease], None]] = None,
+        throughput_kbps: Optional[Callable[[str], Optional[float]]] = None,
     ) -> None:
         self.table = table
         self._held = held
         self._timings = timings
         self._clock = clock
         self._on_lost = on_lost
+        #: Told when a KCL 3.x leader hands a lease we hold to another worker.
+        self._on_handoff = on_handoff
+        #: The lease's KB/s to write with a renewal (None: not in a KCL 3.x fleet).
+        self._throughput_kbps = throughput_kbps or (lambda key: None)
         self._lock = threading.Lock()  # guards the statistics below
         self._passes = 0
         self._pass_times: collections.deque = collections.deque(maxlen=_PASS_HISTORY)
@@ -144,7 +153,7 @@ class LeaseRenewer:
         wait(futures, timeout=self._timings.renewal_timeout_s)
 
     def _renew(self, entry: HeldLease, tracker: _Pass) -> None:
-        lost = False
+        lost = handoff = False
         try:
             if not entry.write_lock.acquire(blocking=False):
                 self._count(skipped=1)  # a checkpoint or release is moving the counter
@@ -157,14 +166,17 @@ class LeaseRenewer:
                         lost = True
                         return
                     sent_at = self._clock()
-                    renewed = unsure_write(entry, sent_at, self.table.renew, entry.lease)
+                    kbps = self._throughput_kbps(entry.key)
+                    renewed = unsure_write(entry, sent_at, self.table.renew, entry.lease, kbps)
+                    if renewed is None:
+                        handoff = self._handoff_started(entry, sent_at)
                 except Exception as exc:  # retried by the next pass; fenced if it persists
                     self._count(failures=1)
                     tracker.call_failed(entry.key, exc)
                     log.debug("could not renew lease %s: %s", entry.key, exc)
                     return
                 if renewed is None:
-                    lost = True
+                    lost = not handoff
                     return
                 previous = entry.renewed_at
                 if self._held.written(entry, renewed, sent_at):
@@ -176,6 +188,19 @@ class LeaseRenewer:
             tracker.call_returned(self._clock())
             if lost:  # listeners are told outside the lease's write lock
                 self._on_lost(entry, "another worker took it")
+            elif handoff and self._on_handoff is not None:
+                self._on_handoff(entry)
+
+    def _handoff_started(self, entry: HeldLease, sent_at: float) -> bool:
+        """After a lost condition: did a KCL 3.x leader start a graceful handoff (the
+        lease names another owner and us as ``checkpointOwner``)? One read."""
+        if self._on_handoff is None or entry.lease.checkpoint_owner is not None:
+            return False
+        me = entry.lease.lease_owner
+        now = self.table.get_lease_once(entry.key)
+        if now is None or now.checkpoint_owner != me or now.lease_owner in (None, me):
+            return False
+        return self._held.hand_off(entry, now, sent_at)
 
     def _count(
         self, *, renewals: int = 0, failures: int = 0, skipped: int = 0, gap_s: float = 0.0
@@ -204,7 +229,9 @@ class LeaseRenewer:
         try:
             if not settle_unanswered(self.table, self._held, entry):
                 return False  # no longer ours: nothing to release
-            released = unsure_write(entry, self._clock(), self.table.evict, entry.lease)
+            # A lease we hand off goes to the owner the leader named; any other is freed.
+            give = self.table.transfer if entry.lease.checkpoint_owner else self.table.evict
+            released = unsure_write(entry, self._clock(), give, entry.lease)
         except Exception as exc:
             log.warning("could not release lease %s: %s; it expires instead", entry.key, exc)
             return False
@@ -213,6 +240,21 @@ class LeaseRenewer:
         if released is None:
             log.warning("lease %s was not released (it moved); it will expire", entry.key)
         return released is not None
+
+    def release_all(self, pool: WorkerPool, entries: list, deadline: float) -> None:
+        """Release ``entries`` in parallel on ``pool``, waiting until ``deadline`` at most
+        (a later release is moot: the lease has expired for everyone)."""
+        futures = []
+        for entry in entries:
+            try:
+                futures.append(pool.submit(self.release, entry, deadline))
+            except RuntimeError:
+                break
+        _, late = wait(futures, timeout=max(0.0, deadline - time.monotonic()))
+        if late:
+            log.warning(
+                "%d lease(s) not released within the failover time; they expire", len(late)
+            )
 
     def stats(self) -> RenewalStats:
         with self._lock:
@@ -260,3 +302,27 @@ def settle_unanswered(table: LeaseRefresher, held: HeldLeases, entry: HeldLease)
     log.info("lease %s: a write that got no answer had landed (read back); still ours", entry.key)
     held.written(entry, now, since)
     return True
+
+
+def write_checkpoint(
+    table: LeaseRefresher,
+    held: HeldLeases,
+    entry: HeldLease,
+    esn: ExtendedSequenceNumber,
+    child_shard_ids: Optional[list],
+    clock: Callable[[], float],
+) -> Optional[Lease]:
+    """The checkpoint write itself; the caller holds ``entry.write_lock``. A position
+    before the current checkpoint is refused; a successful write counts as a renewal."""
+    current = entry.lease.checkpoint
+    if esn < current:
+        raise CheckpointError(
+            f"cannot checkpoint shard {entry.key} at {esn}: it is before the current "
+            f"checkpoint {current}"
+        )
+    sent_at = clock()
+    children = frozenset(child_shard_ids) if child_shard_ids else None
+    written = unsure_write(entry, sent_at, table.checkpoint, entry.lease, esn, children)
+    if written is not None:
+        held.written(entry, written, sent_at)
+    return written

@@ -111,6 +111,41 @@ class LeaseAcquirer:
         self.announce()  # a take that returns later is announced by the next pass
         return [entry.key for entry in held if entry is not None]
 
+    def adopt_assigned(self, keys: Optional[list] = None) -> list:
+        """A KCL 3.x follower's pass: hold the leases the leader assigned to us (owner is
+        us, no ``checkpointOwner``: a handoff to us is not finished), as the KCL's
+        ``DynamoDBLeaseDiscoverer`` does: ``keys`` (from the owner index) each read again,
+        else a scan. Nothing is written (the renewer's first write confirms it); never
+        takes or steals. Returns the keys adopted."""
+        mine = self._held.keys()
+        found: list = (
+            self.table.list_leases()
+            if keys is None
+            else [self.table.get_lease(k) for k in keys if k not in mine]
+        )
+        scanned = [lease for lease in found if lease is not None]
+        by_key = {lease.lease_key: lease for lease in scanned}
+        if keys is None:
+            ready_from_scan(self._held, by_key)
+        adopted = []
+        for lease in scanned:
+            if (
+                lease.lease_owner != self.worker_id
+                or lease.checkpoint_owner is not None
+                or lease.is_finished
+                or lease.lease_key in mine
+                or lease.lease_key in self._rejected
+            ):
+                continue
+            entry = HeldLease(lease, self._clock(), parents_done=parents_finished(lease, by_key))
+            if not self._held.add(entry, stolen=False, assigned=True):
+                break  # stopping
+            log.info("worker %s: the leader assigned it lease %s", self.worker_id, lease.lease_key)
+            self._gained.put(entry)
+            adopted.append(lease.lease_key)
+        self.announce()
+        return adopted
+
     def _take(self, lease: Lease, steal: bool, parents_done: bool) -> Optional[HeldLease]:
         """Take (or steal) one lease on a pool thread; hold it at once, announce later."""
         try:

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from ..settings import DEFAULT_SHARD_SYNC_INTERVAL_S
-from .coordinator import LeaseCoordinator
+from .coordinator import LeaseCoordinator, default_worker_id
 from .dynamodb import LeaseTable
+from .fleet import FleetWatch
 from .lease import Lease
 from .shard_sync import ShardSync
 from .timing import DEFAULT_FAILOVER_TIME_S, LeaseTimings
@@ -64,7 +65,8 @@ class LeaseWorkerConfig:
 
 
 class LeaseWorker:
-    """Builds (does not start) a worker's lease table, shard sync and coordinator.
+    """Builds (does not start) a worker's lease table, shard sync, fleet watch and
+    coordinator.
 
     ``kinesis`` is the worker's Kinesis client. ``dynamodb_client`` builds its DynamoDB
     client for a read timeout: lease calls must end well inside a renewal interval
@@ -80,6 +82,7 @@ class LeaseWorker:
         *,
         on_lease_gained: Optional[Callable[[Lease], None]] = None,
         on_lease_lost: Optional[Callable[[str, str], None]] = None,
+        on_lease_handoff: Optional[Callable[[str, str], None]] = None,
     ) -> None:
         timings = config.timings
         self.config = config
@@ -87,13 +90,20 @@ class LeaseWorker:
         self.table = LeaseTable(
             self.dynamodb, config.lease_table_name, renew_backoff=timings.renew_backoff
         )
+        worker_id = config.worker_id or default_worker_id()
+        #: Which KCL fleet the table belongs to (2.x: take and steal; 3.x: follow).
+        self.fleet = FleetWatch(
+            self.dynamodb, config.application_name, config.lease_table_name, worker_id
+        )
         self.shard_sync = ShardSync(
             kinesis, config.stream_name, self.table, config.initial_position
         )
         self.coordinator = LeaseCoordinator(
             self.table,
-            config.worker_id,
+            worker_id,
             timings=timings,
+            fleet=self.fleet,
+            on_lease_handoff=on_lease_handoff,
             max_leases_for_worker=config.max_leases_for_worker,
             max_leases_to_steal=config.max_leases_to_steal,
             shard_sync=self.shard_sync,

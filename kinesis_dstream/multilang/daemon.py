@@ -88,6 +88,7 @@ class MultiLangDaemon:
                 session=dynamo_session,
             ),
             on_lease_lost=self._lease_lost,
+            on_lease_handoff=self._lease_handoff,
         )
         self.dynamodb = worker.dynamodb
         self.table, self.shard_sync = worker.table, worker.shard_sync
@@ -181,6 +182,7 @@ class MultiLangDaemon:
             finished, self._finished = self._finished, []
         for worker in finished:
             worker.join(5.0)
+            self.coordinator.hand_off(worker.shard_id)  # if the leader was moving it
             outcome = worker.outcome
             if outcome is Outcome.RETRY:
                 with self._lock:
@@ -202,6 +204,18 @@ class MultiLangDaemon:
                 )
                 self.exit_code = 1
                 self._halt = True
+
+    def _lease_handoff(self, key: str, new_owner: str) -> None:
+        """A KCL 3.x leader moves the shard to ``new_owner``: its child gets
+        ``shutdownRequested`` (it may checkpoint), then ``leaseLost``; the lease is
+        transferred when the worker is done (:meth:`_reap`), or at once with no child."""
+        with self._lock:
+            worker = self._workers.get(key)
+        if worker is None:
+            self.coordinator.hand_off(key)
+            return
+        log.info("shard %s: handing off to %s: its child gets shutdownRequested", key, new_owner)
+        worker.request_shutdown()
 
     def _lease_lost(self, key: str, reason: str) -> None:
         with self._lock:

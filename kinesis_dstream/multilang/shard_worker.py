@@ -218,6 +218,9 @@ class ShardWorker:
             if batch.records:
                 protocol.process_records(batch.records, batch.millis_behind_latest)
                 self.records_delivered += len(batch.records)
+                self._coordinator.membership.throughput.note(
+                    self.shard_id, sum(len(r.data) for r in batch.records)
+                )
             if batch.shard_ended:
                 self._children = list(batch.child_shard_ids)
                 return self._end_shard(protocol, checkpointer)
