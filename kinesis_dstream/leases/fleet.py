@@ -169,6 +169,7 @@ class FleetWatch:
         self.client_version: Optional[str] = None
         self.leader: Optional[str] = None
         self._in_lease_table = False
+        self._failures_seen: set = set()
         self.metrics_published = 0
 
     def poll(self) -> FleetMode:
@@ -181,7 +182,17 @@ class FleetWatch:
                 migration = migration or self._get(self.lease_table, "leaseKey", MIGRATION_KEY)
                 leader = leader or self._get(self.lease_table, "leaseKey", LEADER_KEY)
         except (ClientError, BotoCoreError) as exc:
-            log.warning("could not read the KCL fleet state (keeping %s): %s", self.mode.name, exc)
+            # Once per kind of error (say an IAM policy without the state table), then
+            # quietly: the poll runs every renewal interval.
+            code = (
+                exc.response.get("Error", {}).get("Code") if isinstance(exc, ClientError) else None
+            )
+            kind = code or type(exc).__name__
+            level = logging.DEBUG if kind in self._failures_seen else logging.WARNING
+            self._failures_seen.add(kind)
+            log.log(
+                level, "could not read the KCL fleet state (keeping %s): %s", self.mode.name, exc
+            )
             return self.mode
         version = ((migration or {}).get("cv") or {}).get("S")
         lock = LeaderLock.from_item(leader) if leader else None
@@ -245,8 +256,9 @@ class FleetWatch:
                 if exc.response.get("Error", {}).get("Code") in (
                     "ValidationException",
                     "ResourceNotFoundException",
+                    "AccessDeniedException",
                 ):
-                    return None  # no index (a table the KCL 3.x did not create)
+                    return None  # no index (a table the KCL 3.x did not create), or no right
                 raise
             keys += [item["leaseKey"]["S"] for item in page.get("Items", [])]
             if not page.get("LastEvaluatedKey"):
