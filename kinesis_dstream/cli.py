@@ -32,21 +32,9 @@ def _local_aws(args: argparse.Namespace) -> int:
 
 
 def _lease_table(args: argparse.Namespace) -> Any:
-    from .aws import create_client
-    from .backoff import endpoint_of
-    from .errors import LeaseTableError
-    from .leases.dynamodb import LeaseTable
+    from .leases.admin import open_lease_table
 
-    client = create_client("dynamodb", region_name=args.region, endpoint_url=args.endpoint_url)
-    table = LeaseTable(client, args.app)
-    if not table.exists():
-        raise LeaseTableError(
-            f"no lease table {args.app!r}: is the application name right?",
-            operation="DescribeTable",
-            code="ResourceNotFoundException",
-            **endpoint_of(client),
-        )
-    return table
+    return open_lease_table(args.app, args.endpoint_url, args.region)
 
 
 def _state(lease: Any) -> str:
@@ -109,6 +97,15 @@ def _leases(args: argparse.Namespace) -> int:
     return 0
 
 
+def _status(args: argparse.Namespace) -> int:
+    from .status.render import status_command
+
+    if args.watch is not None and args.watch <= 0:
+        raise ValueError(f"--watch must be > 0 seconds, got {args.watch:g}")
+    with stop_signals() as stop:
+        return status_command(args, stop)
+
+
 def _by_key(fresh: list, leases: list) -> list:
     index = {lease.lease_key: lease for lease in fresh}
     return [index.get(lease.lease_key) for lease in leases]
@@ -150,6 +147,21 @@ def _parser() -> argparse.ArgumentParser:
         "the default failover time)",
     )
     leases.set_defaults(func=_leases)
+    status = commands.add_parser(
+        "status",
+        parents=[common],
+        help="per shard of an application: owner, renewal, checkpoint and lag, from outside",
+    )
+    status.add_argument("--app", required=True, help="application name (createStream, kcl)")
+    status.add_argument("--stream", required=True, help="the stream the application reads")
+    status.add_argument("--table", help="lease table, if not the application name (tableName)")
+    status.add_argument("--endpoint-url", help="DynamoDB and Kinesis endpoint (default: SDK's)")
+    status.add_argument("--region", help="AWS region (default: the AWS SDK's)")
+    status.add_argument("--json", action="store_true", help="one JSON object per report")
+    status.add_argument(
+        "--watch", type=float, metavar="SECONDS", help="report again every SECONDS until Ctrl-C"
+    )
+    status.set_defaults(func=_status)
     from .multilang.cli import add_kcl_command
 
     add_kcl_command(commands, common)

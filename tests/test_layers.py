@@ -7,7 +7,7 @@ Layers, lowest first (a module may import its own layer and those below):
    installs), metrics, the local AWS server, signal handling, optional dependencies;
 1. reading and leasing: ``retrieval``, ``leases``, the producer;
 2. the three front ends: ``dstream`` (createStream), ``sql`` (the source and sink),
-   ``multilang`` (``kinesis-dstream kcl``), and the demo;
+   ``multilang`` (``kinesis-dstream kcl``), the demo, and ``status`` (operators' view);
 3. the command line and the package's public surface.
 """
 
@@ -48,6 +48,8 @@ LAYERS = [
         f"{P}.multilang.*",
         f"{P}.demo",
         f"{P}.demo.*",
+        f"{P}.status",
+        f"{P}.status.*",
     ],
     [f"{P}.cli", P],
 ]

@@ -122,8 +122,9 @@ class LeaseTable:
     # -- the table ----------------------------------------------------------------------
 
     def exists(self) -> bool:
+        """True if the table exists; one with another key schema raises LeaseTableError."""
         try:
-            self._describe()
+            self._check_schema(self._describe())
         except KinesisServiceError as exc:
             if exc.code == "ResourceNotFoundException":
                 return False
