@@ -201,3 +201,34 @@ def _all():
     from pyspark.sql.streaming.datasource import ReadAllAvailable
 
     return ReadAllAvailable()
+
+
+def test_the_reported_latest_offset_carries_the_databricks_lag_names(
+    local_aws, kinesis, unique_name, tmp_path
+):
+    """``avgMsBehindLatest``, ``maxMsBehindLatest``, ``minMsBehindLatest``,
+    ``numTotalShards``, ``numClosedShards`` (the Databricks source's metric names)."""
+    ensure_stream(kinesis, unique_name, 2)
+    reader = reader_for(local_aws, unique_name, tmp_path, describeShardInterval="100ms")
+    start = reader.initialOffset()
+    put(kinesis, unique_name, 20)
+    end = reader.latestOffset(start, _all())
+    report = reader.reportLatestOffset()
+    lags = [v for v in report["millisBehindLatest"].values() if v is not None]
+    assert lags and report["maxMsBehindLatest"] == max(lags) == report["maxMillisBehindLatest"]
+    assert report["minMsBehindLatest"] == min(lags)
+    assert report["avgMsBehindLatest"] == sum(lags) / len(lags)
+    assert (report["numTotalShards"], report["numClosedShards"]) == (2, 0)
+    shard = kinesis.list_shards(StreamName=unique_name)["Shards"][0]
+    low, high = int(shard["HashKeyRange"]["StartingHashKey"]), int(
+        shard["HashKeyRange"]["EndingHashKey"]
+    )
+    kinesis.split_shard(
+        StreamName=unique_name,
+        ShardToSplit=shard["ShardId"],
+        NewStartingHashKey=str((low + high) // 2),
+    )
+    time.sleep(0.2)  # past describeShardInterval: the next plan lists the shards again
+    reader.latestOffset(end, _all())
+    report = reader.reportLatestOffset()
+    assert (report["numTotalShards"], report["numClosedShards"]) == (4, 1)

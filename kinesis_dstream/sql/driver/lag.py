@@ -15,6 +15,19 @@ CONSUMER_LAG_METRIC = "glue.driver.streaming.maxConsumerLagInMs"
 CONSUMER_LAG_NAMESPACE = "Glue"
 
 
+def behind_latest_summary(lags_ms: list, shards: dict) -> dict:
+    """The Databricks Kinesis source's per-source metric names, for the progress:
+    MillisBehindLatest over the shards that reported one, and the shards listed (closed
+    ones: with an ending sequence number)."""
+    return {
+        "avgMsBehindLatest": sum(lags_ms) / len(lags_ms) if lags_ms else None,
+        "maxMsBehindLatest": max(lags_ms) if lags_ms else None,
+        "minMsBehindLatest": min(lags_ms) if lags_ms else None,
+        "numTotalShards": len(shards),
+        "numClosedShards": sum(1 for shard in shards.values() if shard.closed),
+    }
+
+
 class StreamLag:
     """One stream's lag as the source runner learns it; lives in the runner process."""
 

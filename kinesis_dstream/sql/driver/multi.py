@@ -20,6 +20,7 @@ from typing import Any, Optional
 from ..config.options import OptionError, SourceOptions
 from ..ends.endstore import EndStore
 from ..offsets import VERSION
+from .lag import behind_latest_summary
 
 
 def build_runner(options: SourceOptions, store: EndStore) -> Any:
@@ -130,4 +131,14 @@ class MultiStreamRunner:
         reports = {r.stream: r.report() for r in self.runners}
         if not any(reports.values()):
             return None
-        return {"streams": {name: report for name, report in reports.items() if report}}
+        lags = [
+            lag
+            for runner in self.runners
+            for lag in runner.lag.by_shard.values()
+            if lag is not None
+        ]
+        shards = {(r.stream, k): v for r in self.runners for k, v in r.shards.items()}
+        return {
+            **behind_latest_summary(lags, shards),  # over every stream, as Databricks's
+            "streams": {name: report for name, report in reports.items() if report},
+        }

@@ -26,7 +26,7 @@ from ..executor.partition import RangePartition
 from ..offsets import Offset, RangeEnd, ShardRange, make_offset, range_key
 from ..positions import SHARD_END, TRIM_HORIZON, describe, format_timestamp, now_utc
 from .fan_out import StreamConsumers
-from .lag import StreamLag
+from .lag import StreamLag, behind_latest_summary
 from .peek import Peeker
 from .planner import (
     ShardInfo,
@@ -193,6 +193,7 @@ class SourceRunner:
         outside = self.outside_shard.totals()
         return {
             "stream": self.stream,
+            **behind_latest_summary(known, self.shards),
             "maxMillisBehindLatest": max(known) if known else None,
             "millisBehindLatest": lags,
             "dataLossEvents": len(self.records_lost_shards),
