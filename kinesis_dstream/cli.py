@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any, Optional
 
 from .errors import KinesisDStreamError
+from .progress import Progress
 from .stop_signals import stop_signals
 
 PROG = "kinesis-dstream"
@@ -74,7 +75,7 @@ def _leases(args: argparse.Namespace) -> int:
         print_leases(leases)
         return 0
     # Refuse while any worker is alive: a live worker renews, so its counters move.
-    time.sleep(args.watch_s)
+    _watch(args.watch_s)
     moved = sorted(
         lease.lease_key
         for lease, now in zip(leases, _by_key(table.list_leases(), leases))
@@ -88,7 +89,12 @@ def _leases(args: argparse.Namespace) -> int:
         )
         return 1
     esn = ExtendedSequenceNumber(args.reset_to)
-    failed = [lease.lease_key for lease in leases if table.reset_checkpoint(lease, esn) is None]
+    failed = []
+    with Progress("resetting leases", len(leases), "leases") as progress:
+        for lease in leases:
+            if table.reset_checkpoint(lease, esn) is None:
+                failed.append(lease.lease_key)
+            progress.advance()
     if failed:
         _error(f"not reset (changed meanwhile): {', '.join(failed)}")
         return 1
@@ -104,6 +110,15 @@ def _status(args: argparse.Namespace) -> int:
         raise ValueError(f"--watch must be > 0 seconds, got {args.watch:g}")
     with stop_signals() as stop:
         return status_command(args, stop)
+
+
+def _watch(seconds: float) -> None:
+    """Wait ``seconds`` for moving counters, showing the time passing."""
+    deadline = time.monotonic() + seconds
+    with Progress("watching the lease counters", round(seconds), "s") as progress:
+        while (left := deadline - time.monotonic()) > 0:
+            time.sleep(min(1.0, left))
+            progress.advance(1 if left >= 1.0 else 0)
 
 
 def _by_key(fresh: list, leases: list) -> list:

@@ -22,6 +22,7 @@ from typing import Any, Optional
 from ..aws import create_client
 from ..errors import KinesisDStreamError, StreamNotFoundError
 from ..producer import KinesisProducer
+from ..progress import Progress
 from ..retrieval.streams import ensure_stream, require_stream
 
 WORDS = ("spark", "you", "are", "my", "father")
@@ -46,6 +47,9 @@ def produce(
     totals: Counter = Counter()
     record_num = 0
     next_round = time.monotonic()
+    # On a terminal, a bar on stderr; elsewhere the "Sent" lines (as Spark's producer
+    # prints them) are the progress.
+    bar = Progress("producing", rounds * records_per_sec, "records") if _tty() else None
     for _ in range(rounds):
         for _ in range(records_per_sec):
             data = make_record(rng, words_per_record)
@@ -53,10 +57,19 @@ def produce(
             producer.put(data, f"partitionKey-{record_num}")
             record_num += 1
         producer.flush()
-        print(f"Sent {records_per_sec} records", file=out, flush=True)
+        if bar is not None:
+            bar.advance(records_per_sec)
+        else:
+            print(f"Sent {records_per_sec} records", file=out, flush=True)
         next_round += round_s
         time.sleep(max(0.0, next_round - time.monotonic()))
+    if bar is not None:
+        bar.close()
     return totals
+
+
+def _tty() -> bool:
+    return sys.stderr.isatty()
 
 
 def print_totals(
@@ -74,7 +87,9 @@ def count_words_in_stream(client: Any, stream_name: str) -> Counter:
     from .readback import read_all_records
 
     totals: Counter = Counter()
-    for record in deaggregate(read_all_records(client, stream_name)):
+    with Progress("reading the stream back", unit="records") as progress:
+        records = read_all_records(client, stream_name, on_page=progress.advance)
+    for record in deaggregate(records):
         totals.update(record.data.decode("utf-8").split(" "))
     return totals
 
