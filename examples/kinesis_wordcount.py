@@ -25,8 +25,11 @@ import threading
 import time
 from collections import Counter
 
-from pyspark import SparkConf, SparkContext
-from pyspark.streaming import StreamingContext
+try:
+    from pyspark import SparkConf, SparkContext
+    from pyspark.streaming import StreamingContext
+except ImportError:  # one line naming the extra, not a traceback
+    sys.exit("error: this example needs PySpark: pip install 'kinesis_dstream[spark,local]'")
 
 from kinesis_dstream import InitialPositionInStream, KinesisUtils  # was: pyspark.streaming.kinesis
 
@@ -148,4 +151,9 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from kinesis_dstream.extras import MissingExtraError
+
+    try:
+        sys.exit(main())
+    except MissingExtraError as missing:  # one line naming the extra, not a traceback
+        sys.exit(f"error: {missing}")

@@ -71,3 +71,47 @@ def test_a_missing_optional_dependency_names_its_extra(module, code, what, extra
             f"{what} needs {module}, which is not installed: pip install 'kinesis_dstream[{extra}]'"
         )
     )
+
+
+@pytest.mark.parametrize(
+    "module, says",
+    [
+        (
+            "moto",
+            "error: the embedded local AWS needs moto, which is not installed: "
+            "pip install 'kinesis_dstream[local]'",
+        ),
+        (
+            "pyspark",
+            "error: this example needs PySpark: pip install 'kinesis_dstream[spark,local]'",
+        ),
+    ],
+)
+def test_the_word_count_example_without_an_extra_is_one_line(module, says):
+    import os
+
+    example = os.path.join(os.path.dirname(__file__), "..", "examples", "kinesis_wordcount.py")
+    done = run_without(
+        module,
+        f"import sys, runpy; sys.argv = ['x', '--local']\n"
+        f"runpy.run_path({example!r}, run_name='__main__')",
+    )
+    assert done.returncode == 1
+    assert done.stderr.strip() == says
+
+
+def test_classification_avro_without_fastavro_names_the_extra():
+    done = run_without(
+        "fastavro",
+        "from kinesis_dstream.sql.parsing.payload_avro import parse_avro_schema\n"
+        "parse_avro_schema('{}')",
+    )
+    assert done.returncode == 1
+    assert (
+        done.stderr.strip()
+        .splitlines()[-1]
+        .endswith(
+            "classification avro needs fastavro, which is not installed: "
+            "pip install 'kinesis_dstream[sql]'"
+        )
+    )

@@ -31,6 +31,8 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from ...extras import require
+
 ROOT_VALUE_COLUMN = "value"
 
 _PRIMITIVES: dict[str, DataType] = {
@@ -55,6 +57,7 @@ def parse_avro_schema(text: str) -> Any:
     """The parsed (fastavro) schema; ValueError naming what is wrong."""
     import json
 
+    require("fastavro", "sql", "classification avro")
     import fastavro
 
     try:
@@ -156,6 +159,7 @@ def adapt(schema: Any, v: Any) -> Any:
 
 def decode_datum(schema: Any, data: bytes) -> dict:
     """One Avro datum -> a dict of payload column values. Raises on a bad datum."""
+    require("fastavro", "sql", "classification avro")
     import fastavro
 
     buf = io.BytesIO(data)
