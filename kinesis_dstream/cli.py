@@ -104,11 +104,17 @@ def _leases(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    from .status.render import status_command
+    from .status.render import query_status_command, status_command
 
     if args.watch is not None and args.watch <= 0:
         raise ValueError(f"--watch must be > 0 seconds, got {args.watch:g}")
+    if args.checkpoint_location is None and not (args.app and args.stream):
+        raise ValueError(
+            "give --app and --stream (a leasing application), or --checkpoint-location"
+        )
     with stop_signals() as stop:
+        if args.checkpoint_location is not None:
+            return query_status_command(args, stop)
         return status_command(args, stop)
 
 
@@ -167,8 +173,15 @@ def _parser() -> argparse.ArgumentParser:
         parents=[common],
         help="per shard of an application: owner, renewal, checkpoint and lag, from outside",
     )
-    status.add_argument("--app", required=True, help="application name (createStream, kcl)")
-    status.add_argument("--stream", required=True, help="the stream the application reads")
+    status.add_argument("--app", help="application name (createStream, kcl)")
+    status.add_argument("--stream", help="the stream the application reads")
+    status.add_argument(
+        "--checkpoint-location", help="instead: a Structured Streaming query's (path, s3://)"
+    )
+    status.add_argument("--metadata-path", help="with --checkpoint-location: its metadataPath")
+    status.add_argument(
+        "--end-store-table", help="with --checkpoint-location: its DynamoDB end-store table"
+    )
     status.add_argument("--table", help="lease table, if not the application name (tableName)")
     status.add_argument("--endpoint-url", help="DynamoDB and Kinesis endpoint (default: SDK's)")
     status.add_argument("--region", help="AWS region (default: the AWS SDK's)")

@@ -36,10 +36,11 @@ def format_status(status: AppStatus) -> str:
                 s.checkpoint,
                 str(s.checkpoint_sub),
                 state,
-                _ms(s.millis_behind_latest) if s.lag_note is None else "?",
-                (f"{_ms(s.next_record_age_ms)} old" if s.next_record_age_ms is not None else "-")
-                if s.lag_note is None
-                else s.lag_note,
+                _ms(s.millis_behind_latest) if s.millis_behind_latest is not None else "?",
+                s.lag_note
+                or (
+                    f"{_ms(s.next_record_age_ms)} old" if s.next_record_age_ms is not None else "-"
+                ),
             )
         )
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
@@ -63,14 +64,52 @@ def status_command(args: argparse.Namespace, stop: threading.Event, out: Any = N
     from ..aws import create_client
     from ..leases.admin import open_lease_table
 
-    out = out or sys.stdout
     table = open_lease_table(args.table or args.app, args.endpoint_url, args.region)
     kinesis = create_client("kinesis", region_name=args.region, endpoint_url=args.endpoint_url)
     renewals = RenewalWatch()
+    return _report(
+        lambda: [application_status(args.app, args.stream, table.list_leases(), kinesis, renewals)],
+        args,
+        stop,
+        out,
+    )
+
+
+def query_status_command(args: argparse.Namespace, stop: threading.Event, out: Any = None) -> int:
+    """The status of a Structured Streaming query from its ``--checkpoint-location``."""
+    from ..aws import ClientSpec, create_client
+    from ..sql.ends.endstore import DirectoryEndStore, DynamoDBEndStore
+    from ..sql.ends.endstore_s3 import S3EndStore
+    from .query import CheckpointLocation, query_status
+
+    def spec(service: str) -> ClientSpec:
+        return ClientSpec(service, region_name=args.region, endpoint_url=args.endpoint_url)
+
+    if args.end_store_table:
+        store: Any = DynamoDBEndStore(args.end_store_table, spec("dynamodb"))
+    elif args.metadata_path and args.metadata_path.startswith(("s3://", "s3a://")):
+        store = S3EndStore.from_url(args.metadata_path, spec("s3"))
+    elif args.metadata_path:
+        store = DirectoryEndStore(args.metadata_path)
+    else:
+        raise ValueError(
+            "--checkpoint-location needs the query's end store: --metadata-path (its "
+            "metadataPath option: a directory or s3://) or --end-store-table"
+        )
+    location = CheckpointLocation(args.checkpoint_location, spec("s3").client)
+    kinesis = create_client("kinesis", region_name=args.region, endpoint_url=args.endpoint_url)
+    return _report(lambda: query_status(location, kinesis, store), args, stop, out)
+
+
+def _report(take: Any, args: argparse.Namespace, stop: threading.Event, out: Any) -> int:
+    out = out or sys.stdout
     redraw = args.watch is not None and out.isatty()
     while True:
-        status = application_status(args.app, args.stream, table.list_leases(), kinesis, renewals)
-        text = json.dumps(status.to_dict()) if args.json else format_status(status)
+        reports = take()
+        if args.json:
+            text = "\n".join(json.dumps(report.to_dict()) for report in reports)
+        else:
+            text = "\n\n".join(format_status(report) for report in reports)
         print((CLEAR if redraw else "") + text, file=out, flush=True)
         if args.watch is None or stop.wait(args.watch):
             return 0

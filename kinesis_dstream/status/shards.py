@@ -141,30 +141,43 @@ def _shard_status(
         return _with(status, lag_note="starts AT_TIMESTAMP: not measured")
     start = StartPosition.from_checkpoint(lease.checkpoint)
     assert start is not None  # finished leases returned above
+    return _with(
+        status, **probe_lag(kinesis, stream, lease.lease_key, start, lease.hash_key_range, now)
+    )
+
+
+def probe_lag(
+    kinesis: Any,
+    stream: str,
+    shard_id: str,
+    start: StartPosition,
+    hash_key_range: Optional[tuple] = None,
+    now: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
+) -> dict:
+    """How far behind a consumer at ``start`` is: one small read through the read core
+    (MillisBehindLatest, and the next record's arrival and age), as ShardStatus fields."""
     reader = ShardReader(
         kinesis,
         stream,
-        lease.lease_key,
+        shard_id,
         start,
-        hash_key_range=lease.hash_key_range,
+        hash_key_range=hash_key_range,
         config=ReaderConfig(max_records_per_call=1),
     )
     try:
         batch = reader.read(max_records=1, max_calls=PROBE_CALLS)
     except KinesisDStreamError as exc:
-        return _with(status, lag_note=f"not measured: {exc}")
+        return {"lag_note": f"not measured: {exc}"}
     finally:
         reader.close()
     if not batch.records:
-        return _with(status, millis_behind_latest=batch.millis_behind_latest)
+        return {"millis_behind_latest": batch.millis_behind_latest}
     arrival = batch.records[0].approximate_arrival_timestamp
-    age = int((now() - arrival).total_seconds() * 1000) if arrival else None
-    return _with(
-        status,
-        millis_behind_latest=batch.millis_behind_latest,
-        next_record_arrival=arrival.isoformat() if arrival else None,
-        next_record_age_ms=age,
-    )
+    return {
+        "millis_behind_latest": batch.millis_behind_latest,
+        "next_record_arrival": arrival.isoformat() if arrival else None,
+        "next_record_age_ms": (int((now() - arrival).total_seconds() * 1000) if arrival else None),
+    }
 
 
 def _with(status: ShardStatus, **changes: Any) -> ShardStatus:
