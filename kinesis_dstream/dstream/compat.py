@@ -53,3 +53,25 @@ def job_time_ms(ssc: Any, time_ms: int) -> int:
     if not slides or time_ms <= zero:
         return time_ms
     return min(zero + -(-(time_ms - zero) // slide) * slide for slide in slides if slide > 0)
+
+
+def input_stream_ids(ssc: Any) -> set:
+    """The ids of the graph's input streams."""
+    return {int(s.id()) for s in ssc._jssc.ssc().graph().getInputStreams()}
+
+
+def report_input_info(
+    ssc: Any, input_stream_id: int, time_ms: int, num_records: int, description: str
+) -> None:
+    """One ``StreamInputInfo`` for batch ``time_ms`` to the scheduler's
+    ``InputInfoTracker`` (the Streaming tab's input size, rate and batch description)."""
+    jvm = ssc._sc._jvm
+    metadata = jvm.java.util.HashMap()
+    metadata.put("Description", description)
+    info = jvm.org.apache.spark.streaming.scheduler.StreamInputInfo(
+        input_stream_id,
+        num_records,
+        jvm.org.apache.spark.api.python.PythonUtils.toScalaMap(metadata),
+    )
+    time = jvm.org.apache.spark.streaming.Time(time_ms)
+    ssc._jssc.ssc().scheduler().inputInfoTracker().reportInfo(time, info)

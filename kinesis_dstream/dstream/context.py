@@ -24,7 +24,8 @@ from datetime import datetime
 from typing import Any, Optional
 
 from ..settings import StreamSettings
-from .compat import job_time_ms, remember_ms
+from .compat import input_stream_ids, job_time_ms, remember_ms
+from .input_info import report_batch, reporter_for
 from .receiver import JOIN_TIMEOUT_S, KinesisReceiver
 
 log = logging.getLogger(__name__)
@@ -187,19 +188,26 @@ class _BatchLog:
     are therefore never lost from restored state.
     """
 
-    def __init__(self, settings: StreamSettings) -> None:
+    def __init__(self, settings: StreamSettings, input_stream_id: Optional[int] = None) -> None:
         self.settings = settings
         self.restored: dict = {}
+        #: The input stream its batches are reported under (the Streaming tab).
+        self.input_stream_id = input_stream_id
 
     def __getstate__(self) -> dict:
         with _LOCK:
             receiver = _RECEIVERS.get(self.settings.stream_id)
         ranges = receiver.batch_log() if receiver is not None else self.restored
-        return {"settings": self.settings, "restored": ranges}
+        return {
+            "settings": self.settings,
+            "restored": ranges,
+            "input_stream_id": self.input_stream_id,
+        }
 
     def __setstate__(self, state: dict) -> None:
         self.settings = state["settings"]
         self.restored = state["restored"]
+        self.input_stream_id = state.get("input_stream_id")
 
 
 def _batch(log_: _BatchLog, time: datetime, rdd: Any) -> Any:
@@ -219,7 +227,12 @@ def _batch(log_: _BatchLog, time: datetime, rdd: Any) -> Any:
     if ssc is not None:
         receiver.remember(remember_ms(ssc))
         owner_ms = job_time_ms(ssc, batch_ms)
-    return receiver.batch_rdd(batch_ms, rdd.context, owner_ms)
+    batch = receiver.batch_rdd(batch_ms, rdd.context, owner_ms)
+    settings = log_.settings
+    reporter = reporter_for(settings.stream_id, settings.stream_name, settings.app_name)
+    ranges, lags = receiver.batch_ranges(batch_ms)
+    report_batch(ssc, log_.input_stream_id, reporter, batch_ms, owner_ms, ranges, lags)
+    return batch
 
 
 def create(ssc: Any, settings: StreamSettings, credentials: Optional[dict]) -> Any:
@@ -229,7 +242,12 @@ def create(ssc: Any, settings: StreamSettings, credentials: Optional[dict]) -> A
     _receiver(settings)
     _attach(ssc, settings.stream_id)
     tick = ssc.textFileStream(_tick_directory())
-    log_ = _BatchLog(settings)
+    # A second, never-consumed input stream: the batches' records are reported under its
+    # id (the tick stream reports its own 0 for each batch).
+    before = input_stream_ids(ssc)
+    ssc.textFileStream(_tick_directory())
+    created = input_stream_ids(ssc) - before
+    log_ = _BatchLog(settings, max(created) if created else None)
 
     def batch(time: datetime, rdd: Any) -> Any:
         return _batch(log_, time, rdd)

@@ -292,6 +292,11 @@ class KinesisReceiver:
     ) -> FetchPlan:
         return self.fetcher.plan(0, shard_id, start, None, hash_key_range, records)
 
+    def batch_ranges(self, batch_ms: int) -> tuple:
+        """(the ranges batch ``batch_ms`` holds, MillisBehindLatest by shard): the UI's."""
+        with self._lock:
+            return self._batches.log.get(batch_ms) or (), dict(self._book.stats.last_millis_behind)
+
     def batch_log(self) -> dict:
         """Recent batches' ranges (plain data) for Spark's checkpoint."""
         with self._lock:
