@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any, Optional
 
 from .errors import KinesisDStreamError
-from .progress import Progress
+from .progress_bar import Progress
 from .stop_signals import stop_signals
 
 PROG = "kinesis-dstream"

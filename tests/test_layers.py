@@ -37,7 +37,7 @@ LAYERS = [
         f"{P}.local",
         f"{P}.stop_signals",
         f"{P}.extras",
-        f"{P}.progress",
+        f"{P}.progress_bar",
     ],
     [f"{P}.retrieval", f"{P}.retrieval.*", f"{P}.leases", f"{P}.leases.*", f"{P}.producer"],
     [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from kinesis_dstream.progress import Progress
+from kinesis_dstream.progress_bar import Progress
 
 
 class Terminal(io.StringIO):
@@ -37,3 +37,14 @@ def test_a_terminal_gets_one_redrawn_line_with_a_bar():
     assert text.count("\r") == 5 and text.endswith("\n") and text.count("\n") == 1
     assert "\rproducing: [" + "#" * 24 + "] 4/4 records (100%)" in text
     assert "[" + "#" * 6 + "." * 18 + "] 1/4 records (25%)" in text
+
+
+def test_the_progress_module_never_hides_kinesis_dstream_progress():
+    """``kinesis_dstream.progress()`` (the running streams' figures) stays a function
+    once the progress-bar module is imported (a submodule named ``progress`` would
+    replace the package attribute)."""
+    import kinesis_dstream
+    import kinesis_dstream.cli  # imports the progress bar
+    import kinesis_dstream.demo.word_producer
+
+    assert callable(kinesis_dstream.progress)

@@ -22,7 +22,7 @@ from typing import Any, Optional
 from ..aws import create_client
 from ..errors import KinesisDStreamError, StreamNotFoundError
 from ..producer import KinesisProducer
-from ..progress import Progress
+from ..progress_bar import Progress
 from ..retrieval.streams import ensure_stream, require_stream
 
 WORDS = ("spark", "you", "are", "my", "father")
