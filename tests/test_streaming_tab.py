@@ -90,6 +90,8 @@ def test_the_streaming_tab_counts_every_record_of_two_streams(
     out = json.loads(done.stdout.strip().splitlines()[-1])
     assert out["delivered"] == counts
     assert sum(out["input_sizes"]) == n_a + n_b  # exactly what was delivered
+    for stream in counts:  # each stream's row in the input-rate section
+        assert f"Kinesis stream {stream} ({unique_name}-{stream}) [" in out["page"]
     described = " ".join(out["batch_pages"])
     for stream in counts:
         assert f"Kinesis stream {stream} (application {unique_name}-{stream})" in described

@@ -74,4 +74,29 @@ def report_input_info(
         jvm.org.apache.spark.api.python.PythonUtils.toScalaMap(metadata),
     )
     time = jvm.org.apache.spark.streaming.Time(time_ms)
-    ssc._jssc.ssc().scheduler().inputInfoTracker().reportInfo(time, info)
+    tracker = ssc._jssc.ssc().scheduler().inputInfoTracker()
+    # The tick stream (a FileInputDStream, computed just before this transform) reported
+    # its own 0 for its id; a second report for (time, id) throws, so the 0 is replaced.
+    # (A stream of our own instead is lost from a restored graph: a never-read input
+    # stream gets no context when Spark restores a checkpoint, and start() fails.)
+    field = tracker.getClass().getDeclaredField("batchTimeToInputInfos")
+    field.setAccessible(True)
+    infos = field.get(tracker).get(time)
+    if infos.isDefined():
+        infos.get().put(input_stream_id, info)
+    else:
+        tracker.reportInfo(time, info)
+
+
+def name_input_stream(ssc: Any, input_stream_id: int, name: str) -> None:
+    """Give input stream ``input_stream_id`` its row name in the Streaming tab.
+
+    The tab names a row by the stream's receiver, else by its class ("File stream [1]");
+    a Python program cannot add a JVM class, so the row gets a receiver's name through the
+    listener event a receiver's start posts (the tab's listener reads only its name).
+    """
+    jvm = ssc._sc._jvm
+    scheduler = jvm.org.apache.spark.streaming.scheduler
+    info = scheduler.ReceiverInfo(input_stream_id, name, True, "driver", "driver", "", "", -1)
+    event = scheduler.StreamingListenerReceiverStarted(info)
+    ssc._jssc.ssc().scheduler().listenerBus().post(event)

@@ -241,11 +241,9 @@ def create(ssc: Any, settings: StreamSettings, credentials: Optional[dict]) -> A
         _CREDENTIALS[settings.stream_id] = credentials
     _receiver(settings)
     _attach(ssc, settings.stream_id)
-    tick = ssc.textFileStream(_tick_directory())
-    # A second, never-consumed input stream: the batches' records are reported under its
-    # id (the tick stream reports its own 0 for each batch).
+    # The batches' records are reported under the tick stream's id (the Streaming tab).
     before = input_stream_ids(ssc)
-    ssc.textFileStream(_tick_directory())
+    tick = ssc.textFileStream(_tick_directory())
     created = input_stream_ids(ssc) - before
     log_ = _BatchLog(settings, max(created) if created else None)
 

@@ -3,10 +3,12 @@
 A batch's input size is the sum of the ``StreamInputInfo`` reported to the scheduler's
 ``InputInfoTracker`` for its time before ``JobGenerator`` reads them; the ``transform``
 function for a time runs inside ``graph.generateJobs`` for it, so reporting from there is
-in time. Each ``createStream`` reports under an input stream of its own (a second,
-never-consumed ``textFileStream``; the tick stream reports its own 0), once per job
-time: a window's transforms for the times between job times add to the next job time,
-reported when the transform for the job time itself runs (the last a window asks for).
+in time. Each ``createStream`` reports under its tick stream, replacing the 0 that
+stream reports for itself (a second, never-read input stream would be lost from a graph
+restored by ``getOrCreate``), once per job time: a window's transforms for the times
+between job times add to the next job time, reported when the transform for the job
+time itself runs (the last a window asks for). The row is named for the stream through a
+receiver-started event (:func:`~.compat.name_input_stream`).
 Reporting never fails a batch: a failure is logged once and the batch goes on.
 """
 
@@ -33,6 +35,7 @@ class InputInfoReporter:
         self._pending: dict = {}  # job time -> [BatchRange, ...] not reported yet
         self._failed = False
         self.reported: dict = {}  # job time -> records reported (for tests)
+        self.named = False  # the input stream's row got its name
 
     def batch(
         self,
@@ -59,15 +62,23 @@ class InputInfoReporter:
         try:
             report(owner_ms, count, self.describe(pending, lags))
         except Exception as exc:
-            if not self._failed:
-                self._failed = True
-                log.warning(
-                    "could not show stream %s's batches in Spark's Streaming tab (%s: %s); "
-                    "the batches go on, this is not logged again",
-                    self.stream_name,
-                    type(exc).__name__,
-                    exc,
-                )
+            self.failed(exc)
+
+    def failed(self, exc: Exception) -> None:
+        """Log the first failure to report; the batches go on."""
+        if not self._failed:
+            self._failed = True
+            log.warning(
+                "could not show stream %s's batches in Spark's Streaming tab (%s: %s); "
+                "the batches go on, this is not logged again",
+                self.stream_name,
+                type(exc).__name__,
+                exc,
+            )
+
+    def row_name(self, input_stream_id: int) -> str:
+        """The Streaming tab's row: the stream and application, as a receiver's name."""
+        return f"Kinesis stream {self.stream_name} ({self.application}) [{input_stream_id}]"
 
     def describe(self, ranges: list, lags: dict) -> str:
         """The batch page's description: per shard, first and last sequence number,
@@ -120,7 +131,14 @@ def report_batch(
     """Report through Spark's InputInfoTracker (:mod:`.compat`); never raises."""
     if ssc is None or input_stream_id is None:
         return
-    from .compat import report_input_info
+    from .compat import name_input_stream, report_input_info
+
+    if not reporter.named:
+        reporter.named = True
+        try:
+            name_input_stream(ssc, input_stream_id, reporter.row_name(input_stream_id))
+        except Exception as exc:
+            reporter.failed(exc)
 
     reporter.batch(
         batch_ms,
