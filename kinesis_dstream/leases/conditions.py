@@ -9,7 +9,15 @@ from __future__ import annotations
 
 from typing import Optional
 
-from .lease import CHECKPOINT_OWNER, LEASE_COUNTER, LEASE_OWNER
+from .lease import CHECKPOINT_OWNER, LEASE_COUNTER, LEASE_OWNER, Lease
+
+
+def guard(lease: Lease) -> dict:
+    """Who must still hold ``lease`` for a renewal or checkpoint: its owner, or, while we
+    hand it off in a KCL 3.x fleet, its checkpoint owner (``counter_update``'s keywords)."""
+    if lease.checkpoint_owner is not None:
+        return {"checkpoint_owner_must_be": lease.checkpoint_owner}
+    return {"owner_must_be": lease.lease_owner}
 
 
 def counter_update(

@@ -27,7 +27,7 @@ from botocore import xform_name
 from ..backoff import Backoff, call_with_retry
 from ..errors import KinesisServiceError, LeaseTableError
 from ..esn import ExtendedSequenceNumber
-from .conditions import counter_update
+from .conditions import counter_update, guard
 from .lease import (
     CHECKPOINT,
     CHECKPOINT_OWNER,
@@ -225,16 +225,7 @@ class LeaseTable:
         set_ = {}
         if throughput_kbps is not None:
             set_[THROUGHPUT_KBPS] = {"N": f"{throughput_kbps:.6f}"}
-        if lease.checkpoint_owner is not None:
-            return self._update(
-                lease,
-                set_=set_,
-                checkpoint_owner_must_be=lease.checkpoint_owner,
-                backoff=self._renew_backoff,
-            )
-        return self._update(
-            lease, set_=set_, owner_must_be=lease.lease_owner, backoff=self._renew_backoff
-        )
+        return self._update(lease, set_=set_, backoff=self._renew_backoff, **guard(lease))
 
     def take(self, lease: Lease, owner: str) -> Optional[Lease]:
         """Make ``owner`` the owner (taking an expired lease or stealing one); a KCL 3.x
@@ -293,14 +284,7 @@ class LeaseTable:
         if child_shard_ids:
             set_[CHILD_SHARD_IDS] = {"SS": sorted(child_shard_ids)}
             changes["child_shard_ids"] = frozenset(child_shard_ids)
-        if lease.checkpoint_owner is not None:
-            return self._update(
-                lease,
-                set_=set_,
-                checkpoint_owner_must_be=lease.checkpoint_owner,
-                changes=changes,
-            )
-        return self._update(lease, set_=set_, owner_must_be=lease.lease_owner, changes=changes)
+        return self._update(lease, set_=set_, changes=changes, **guard(lease))
 
     def reset_checkpoint(self, lease: Lease, esn: ExtendedSequenceNumber) -> Optional[Lease]:
         """Rewrite a stopped application's checkpoint and free the lease (operator reset)."""

@@ -15,6 +15,7 @@ from typing import Any, Optional
 
 from ..errors import StreamNotFoundError
 from ..esn import ExtendedSequenceNumber
+from .conditions import guard
 from .lease import Lease
 
 _NOT_FOUND = "ResourceNotFoundException"
@@ -86,7 +87,7 @@ class InMemoryLeaseRefresher:
         return self.get_lease(lease_key)
 
     def renew(self, lease: Lease, throughput_kbps: Optional[float] = None) -> Optional[Lease]:
-        return self._update(lease, **_guard(lease))
+        return self._update(lease, **guard(lease))
 
     def take(self, lease: Lease, owner: str) -> Optional[Lease]:
         switches = lease.owner_switches_since_checkpoint + (lease.lease_owner != owner)
@@ -124,7 +125,7 @@ class InMemoryLeaseRefresher:
         changes: dict = {"checkpoint": esn, "owner_switches_since_checkpoint": 0}
         if child_shard_ids:
             changes["child_shard_ids"] = frozenset(child_shard_ids)
-        return self._update(lease, changes=changes, **_guard(lease))
+        return self._update(lease, changes=changes, **guard(lease))
 
     def reset_checkpoint(self, lease: Lease, esn: ExtendedSequenceNumber) -> Optional[Lease]:
         return self._update(
@@ -173,10 +174,3 @@ class InMemoryLeaseRefresher:
                 stored, lease_counter=counter, **(changes or {})
             )
             return replace(lease, lease_counter=counter, **(changes or {}))
-
-
-def _guard(lease: Lease) -> dict:
-    """A lease we hold is guarded by its owner; one we hand off, by its checkpoint owner."""
-    if lease.checkpoint_owner is not None:
-        return {"checkpoint_owner_must_be": lease.checkpoint_owner}
-    return {"owner_must_be": lease.lease_owner}
