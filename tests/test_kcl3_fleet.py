@@ -210,3 +210,26 @@ def test_worker_metrics_go_where_the_kcl_reads_them(local_aws, unique_name):
     assert item["entityType"] == {"S": "WORKER_METRIC_STATS"} and item["sup"] == {"N": "1"}
     assert "slu" in item and item["sts"] == {"M": {}}
     assert [lease.lease_key for lease in leases_table.list_leases()] == ["shardId-000000000000"]
+
+
+def test_a_kcl2_fleet_costs_three_reads_a_poll(local_aws, unique_name):
+    """The poll runs every renewal interval on every worker: where there is no
+    coordinator-state table (a KCL 2.x fleet) it reads it once, then the lease table's
+    two 3.5 items, and nothing more."""
+    from kinesis_dstream.leases import LeaseTable
+    from kinesis_dstream.leases.fleet import FleetWatch
+
+    dynamodb = local_aws.client("dynamodb")
+    LeaseTable(dynamodb, unique_name).create_if_missing()
+    tables: list = []
+
+    def count(params, **kwargs):
+        tables.append(params["TableName"])
+
+    dynamodb.meta.events.register("provide-client-params.dynamodb.GetItem", count)
+    try:
+        watch = FleetWatch(dynamodb, unique_name, unique_name, OURS)
+        assert watch.poll() is FleetMode.KCL2
+    finally:
+        dynamodb.meta.events.unregister("provide-client-params.dynamodb.GetItem", count)
+    assert tables == [f"{unique_name}-CoordinatorState", unique_name, unique_name]

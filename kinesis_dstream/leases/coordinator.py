@@ -294,7 +294,8 @@ class LeaseCoordinator:
                 self._maybe_sync()
             except Exception:  # a failed sync must not cost the take
                 log.exception("shard sync failed for worker %s", self.worker_id)
-            self.take_leases()
+            if self.membership.takes:  # a follower gains leases in the fleet tick
+                self.take_leases()
         finally:
             self.taker_passes += 1
 
@@ -312,7 +313,7 @@ class LeaseCoordinator:
         if self._pool is None:
             raise RuntimeError(f"lease coordinator {self.worker_id} is not started")
         if not self.membership.takes:
-            return self._acquirer.adopt_assigned()
+            return self.membership.adopt_assigned(self._acquirer.adopt_assigned)
         return self._acquirer.take_leases(self._pool)
 
     # -- checkpointing ----------------------------------------------------------------------

@@ -175,12 +175,16 @@ class FleetWatch:
     def poll(self) -> FleetMode:
         """Read ``Migration3.0``, ``TableMigration3.5`` and ``Leader``; the mode now."""
         try:
-            migration = self._get(self.coordinator_table, "key", MIGRATION_KEY)
-            table_migration = self._get(self.coordinator_table, "key", TABLE_MIGRATION_KEY)
-            leader = self._get(self.coordinator_table, "key", LEADER_KEY)
+            state = self._items(
+                self.coordinator_table, "key", (MIGRATION_KEY, TABLE_MIGRATION_KEY, LEADER_KEY)
+            )
+            migration, table_migration, leader = (
+                state.get(k) for k in (MIGRATION_KEY, TABLE_MIGRATION_KEY, LEADER_KEY)
+            )
             if migration is None or leader is None:  # KCL 3.5 moves them to the lease table
-                migration = migration or self._get(self.lease_table, "leaseKey", MIGRATION_KEY)
-                leader = leader or self._get(self.lease_table, "leaseKey", LEADER_KEY)
+                moved = self._items(self.lease_table, "leaseKey", (MIGRATION_KEY, LEADER_KEY))
+                migration = migration or moved.get(MIGRATION_KEY)
+                leader = leader or moved.get(LEADER_KEY)
         except (ClientError, BotoCoreError) as exc:
             # Once per kind of error (say an IAM policy without the state table), then
             # quietly: the poll runs every renewal interval.
@@ -265,16 +269,22 @@ class FleetWatch:
                 return keys
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
-    def _get(self, table: str, key_name: str, key: str) -> Optional[dict]:
-        try:
-            answer = self._client.get_item(
-                TableName=table, Key={key_name: {"S": key}}, ConsistentRead=True
-            )
-        except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") == "ResourceNotFoundException":
-                return None  # no such table: a KCL 2.x fleet (or 3.5 after migration)
-            raise
-        return answer.get("Item")
+    def _items(self, table: str, key_name: str, keys: tuple) -> dict:
+        """key -> item for the ``keys`` that exist in ``table``; {} at once when the table
+        does not (a KCL 2.x fleet has no coordinator-state table: one call, not three)."""
+        found = {}
+        for key in keys:
+            try:
+                answer = self._client.get_item(
+                    TableName=table, Key={key_name: {"S": key}}, ConsistentRead=True
+                )
+            except ClientError as exc:
+                if exc.response.get("Error", {}).get("Code") == "ResourceNotFoundException":
+                    return {}  # no such table: a KCL 2.x fleet (or 3.5 after migration)
+                raise
+            if "Item" in answer:
+                found[key] = answer["Item"]
+        return found
 
     def _set(self, table: str, key: dict, fields: dict) -> None:
         names = {f"#f{n}": name for n, name in enumerate(fields)}

@@ -74,7 +74,13 @@ class FleetMembership:
             if not was_taking:
                 wake_taker()
             return
-        adopt(self.fleet.assigned_keys())
+        self.adopt_assigned(adopt)
+
+    def adopt_assigned(self, adopt: Callable[[Optional[list]], list]) -> list:
+        """As a follower: hold what the leader assigned to us, by the owner index (else a
+        scan); the one way a follower gains leases (the fleet tick, and a start)."""
+        assert self.fleet is not None
+        return adopt(self.fleet.assigned_keys())
 
     def publish_metrics(self) -> None:
         if self.fleet is not None:
