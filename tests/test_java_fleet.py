@@ -259,14 +259,17 @@ def test_our_daemon_and_the_java_daemon_share_one_fleet(
 
 
 def check_resumed_at_checkpoints(all_events: list) -> set:
-    """Every child starts at a checkpoint written before on its shard; one that wrote
-    checkpoints itself (it held the lease while it worked) starts at the last one written
-    before it, and its first record follows it. Returns the (from, to) daemon kinds of
-    those takeovers that resumed mid-aggregate (a checkpoint with a sub-sequence number)."""
+    """Every child starts at a checkpoint asked for before on its shard, and not before the
+    last one known written; one that wrote checkpoints itself (it held the lease while it
+    worked) and its first record follows it. Returns the (from, to) daemon kinds of those
+    takeovers that resumed mid-aggregate (a checkpoint with a sub-sequence number).
+
+    A child notes ``checkpointing`` before each call and ``checkpoint`` after it: a daemon
+    stopped between the two leaves a checkpoint written but never noted as done."""
     by_child: dict = {}
     for event in all_events:
         child = by_child.setdefault((event["shard"], event["pid"]), [])
-        if event["event"] == "checkpoint" and event["seq"] is None:
+        if event["event"] in ("checkpointing", "checkpoint") and event["seq"] is None:
             # No arguments: the last record given (kclpy's checkpoint() at shutdown).
             given = [e for e in child if e["event"] == "record"]
             if not given:
@@ -279,36 +282,47 @@ def check_resumed_at_checkpoints(all_events: list) -> set:
         start = child[0]
         assert start["event"] == "initialize", child[:2]
         shard = start["shard"]
-        earlier = [
+
+        prior = [
             e
             for other in children
             if other is not child and other[0]["shard"] == shard
             for e in other
-            if e["event"] == "checkpoint" and e["t"] < start["t"]
+            if e["t"] < start["t"]
         ]
-        if not earlier:
+        asked = [e for e in prior if e["event"] == "checkpointing"]
+        written = [e for e in prior if e["event"] == "checkpoint"]
+        if not asked:
             continue  # the shard's first child: the initial position
         begun = (start["seq"], int(start["sub"] or 0))
-        assert begun in {(e["seq"], int(e["sub"] or 0)) for e in earlier}, (
-            f"{shard}: a child of {start['tag']} started at {begun}, no checkpoint written"
+        by_position = {(e["seq"], int(e["sub"] or 0)): e for e in asked}
+        assert begun in by_position, (
+            f"{shard}: a child of {start['tag']} started at {begun}, never asked for; asked: "
+            f"{sorted(by_position, key=position)[-5:]}"
         )
         if not any(e["event"] == "checkpoint" for e in child[1:]):
             # It never checkpointed: it lost the lease before its first write (its daemon
             # read the checkpoint at the take; its child may note initialize much later
             # on a loaded machine, after the next owner's checkpoints).
             continue
-        last = max(earlier, key=lambda e: e["t"])
-        assert begun == (last["seq"], int(last["sub"] or 0)), (
-            f"{shard}: a child of {start['tag']} started at {start['seq']}/{start['sub']}, "
-            f"the last checkpoint was {last['seq']}/{last['sub']} by {last['tag']}"
-        )
+        if written:
+            last = max(position(e) for e in written)
+            assert position(start) >= last, (
+                f"{shard}: a child of {start['tag']} started at {begun}, before {last}, "
+                "a checkpoint written earlier"
+            )
         records = [e for e in child if e["event"] == "record"]
         if records:
-            first = (int(records[0]["seq"]), int(records[0]["sub"] or 0))
-            assert first > (int(last["seq"]), int(last["sub"] or 0)), (shard, first, last)
-        if int(last["sub"] or 0) > 0:
-            mid_aggregate.add((kind_of_tag(last["tag"]), kind_of_tag(start["tag"])))
+            assert position(records[0]) > position(start), (shard, records[0], begun)
+        if begun[1] > 0:
+            taken_from = by_position[begun]["tag"]
+            mid_aggregate.add((kind_of_tag(taken_from), kind_of_tag(start["tag"])))
     return mid_aggregate
+
+
+def position(event: dict) -> tuple:
+    """An event's (sequence number, sub-sequence number), to compare."""
+    return int(event["seq"]), int(event["sub"] or 0)
 
 
 def kind_of_tag(tag: str) -> str:

@@ -383,7 +383,7 @@ def test_a_checkpoint_at_a_position_never_given_is_refused(aws_env, kclpy, uniqu
     outcomes = [
         (e["event"], e.get("error"))
         for e in events(tmp_path)
-        if e["event"].startswith("checkpoint") and e.get("seq") is not None
+        if e["event"] in ("checkpoint", "checkpoint_error") and e.get("seq") is not None
     ]
     assert outcomes == [("checkpoint_error", "IllegalArgumentException"), ("checkpoint", None)]
     (lease,) = leases(local_aws, unique_name).values()

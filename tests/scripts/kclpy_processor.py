@@ -15,7 +15,8 @@ the wall time, so a test can check what each child was given and in which order.
 - ``gated``: before checkpointing its first batch, wait (at most 60 s) for the file
   ``$KCLPY_OUT_DIR/go`` (the test takes the lease away meanwhile).
 
-Checkpoint errors (kclpy's ``CheckpointError`` value) are recorded, not retried.
+Each checkpoint is noted as ``checkpointing`` before the call and ``checkpoint`` (or
+``checkpoint_error``, with kclpy's ``CheckpointError`` value: recorded, not retried) after.
 """
 
 import json
@@ -45,6 +46,9 @@ class Processor(processor.RecordProcessorBase):
             out.write(json.dumps(event) + "\n")
 
     def checkpoint(self, checkpointer, seq=None, sub=None):
+        # Noted before the call too: the write can land and the child be killed (its daemon
+        # stopped) before it notes the outcome; a test then still knows it was asked for.
+        self.note(event="checkpointing", seq=seq, sub=sub)
         try:
             checkpointer.checkpoint(seq, sub)
             self.note(event="checkpoint", seq=seq, sub=sub)
