@@ -10,8 +10,8 @@ written throughout. The fleet changes host by host as a migration does:
 checkpoints); 5. the Java daemon stops: ours holds every lease.
 
 Every user record reaches one of the apps; no lease goes back to an owner it had
-before (no ping-pong); every child starts at the last checkpoint written for its shard,
-mid-aggregate (a sub-sequence number) in both directions.
+before (no ping-pong); every child starts at a checkpoint asked for on its shard and not
+before the last one known written, mid-aggregate (a sub-sequence number) in both directions.
 """
 
 from __future__ import annotations
@@ -252,7 +252,7 @@ def test_our_daemon_and_the_java_daemon_share_one_fleet(
     # No ping-pong: a lease never went back to an owner it had before.
     for key, sequence in history.items():
         assert len(sequence) == len(set(sequence)), f"lease {key} went back: {sequence}"
-    # Each child started at the last checkpoint written for its shard before it started.
+    # Each child started at the checkpoints written for its shard before it started.
     resumed = check_resumed_at_checkpoints(events(out))
     assert {("ours", "java"), ("java", "ours")} <= resumed, resumed
     print("fleet timings:", timings, "duplicates:", len(seen) - len({e["pk"] for e in seen}))
