@@ -259,10 +259,11 @@ def test_our_daemon_and_the_java_daemon_share_one_fleet(
 
 
 def check_resumed_at_checkpoints(all_events: list) -> set:
-    """Every child starts at a checkpoint asked for before on its shard, and not before the
-    last one known written; one that wrote checkpoints itself (it held the lease while it
-    worked) and its first record follows it. Returns the (from, to) daemon kinds of those
-    takeovers that resumed mid-aggregate (a checkpoint with a sub-sequence number).
+    """Every child starts at a position an earlier child of its shard asked to checkpoint;
+    one that checkpointed itself (it held the lease while it worked) starts no earlier than
+    the last checkpoint known written before it, and its first record follows its start.
+    Returns the (from, to) daemon kinds of those takeovers that resumed mid-aggregate (a
+    checkpoint with a sub-sequence number).
 
     A child notes ``checkpointing`` before each call and ``checkpoint`` after it: a daemon
     stopped between the two leaves a checkpoint written but never noted as done."""
@@ -282,7 +283,6 @@ def check_resumed_at_checkpoints(all_events: list) -> set:
         start = child[0]
         assert start["event"] == "initialize", child[:2]
         shard = start["shard"]
-
         prior = [
             e
             for other in children
@@ -298,7 +298,7 @@ def check_resumed_at_checkpoints(all_events: list) -> set:
         by_position = {(e["seq"], int(e["sub"] or 0)): e for e in asked}
         assert begun in by_position, (
             f"{shard}: a child of {start['tag']} started at {begun}, never asked for; asked: "
-            f"{sorted(by_position, key=position)[-5:]}"
+            f"{sorted(by_position, key=lambda p: (int(p[0]), p[1]))[-5:]}"
         )
         if not any(e["event"] == "checkpoint" for e in child[1:]):
             # It never checkpointed: it lost the lease before its first write (its daemon
@@ -323,6 +323,31 @@ def check_resumed_at_checkpoints(all_events: list) -> set:
 def position(event: dict) -> tuple:
     """An event's (sequence number, sub-sequence number), to compare."""
     return int(event["seq"]), int(event["sub"] or 0)
+
+
+def test_the_resume_check_takes_a_checkpoint_asked_for_and_refuses_one_never_asked():
+    """The check itself, on the events CI saw: the Java child asked for 87/4 and was stopped
+    before noting it written; ours started there (right). Starting at 86/1 is wrong."""
+
+    def event(kind, t, pid, seq=None, sub=None, tag="java"):
+        return {"event": kind, "t": t, "pid": pid, "seq": seq, "sub": sub, "tag": tag, "shard": "s"}
+
+    seen = [
+        event("initialize", 0, 1, "TRIM_HORIZON", 0),
+        event("record", 1, 1, "87", 4),
+        event("checkpointing", 2, 1, "87", 4),
+        event("initialize", 3, 2, "87", 4, "ours-2"),
+        event("record", 4, 2, "87", 5, "ours-2"),
+        event("checkpointing", 5, 2, "87", 5, "ours-2"),
+        event("checkpoint", 6, 2, "87", 5, "ours-2"),
+    ]
+    assert check_resumed_at_checkpoints(seen) == {("java", "ours")}
+    wrong = [dict(e, seq="86", sub=1) if e["t"] == 3 else e for e in seen]
+    with pytest.raises(AssertionError, match=r"started at \('86', 1\), never asked for"):
+        check_resumed_at_checkpoints(wrong)
+    late = [*seen, event("initialize", 7, 3, "87", 4, "ours-3"), event("checkpoint", 8, 3, "87", 6)]
+    with pytest.raises(AssertionError, match="before"):  # 87/5 was written before it began
+        check_resumed_at_checkpoints(late)
 
 
 def kind_of_tag(tag: str) -> str:
