@@ -4,6 +4,7 @@ Real threads, real conditional writes; times are bounded by the protocol's own i
 (failover time, renewal interval = failover / 3, taker interval ~ 2 x failover).
 """
 
+import dataclasses
 import logging
 import socket
 import threading
@@ -256,11 +257,14 @@ def test_a_renewal_that_landed_but_got_no_answer_keeps_the_lease(workers, dynamo
 
 
 def test_a_checkpoint_after_a_write_that_got_no_answer_is_written(workers, dynamodb):
-    a = workers.start("a", max_leases_for_worker=1, failover_time_s=10.0)
+    # 60 s failover: the renewer's first pass comes 20 s after the start, so no renewal of
+    # its own moves the counter between the writes this test counts (a loaded machine once
+    # let one in with 10 s)
+    a = workers.start("a", max_leases_for_worker=1, failover_time_s=60.0)
     (key,) = a.held_leases()
     table = LeaseTable(dynamodb, workers.app)
     landed = lose_first_answer(a, "renew")
-    a.renew_leases()  # a pass now (the renewer's own comes every 3.3 s)
+    a.renew_leases()  # a pass now (the renewer's own comes every 20 s)
     wait_for(lambda: landed, a.renewal_interval_s + SLACK_S, "a lost answer")
     written = a.checkpoint(key, ExtendedSequenceNumber(SEQ))
     assert written.lease_counter == landed[0].lease_counter + 1
@@ -283,7 +287,9 @@ def test_checkpoints_move_forward_only(workers, dynamodb):
     before = table.get_lease(key)
     with pytest.raises(CheckpointError, match=rf"{key}.*before the current checkpoint {SEQ}/5"):
         a.checkpoint(key, ExtendedSequenceNumber(SEQ, 4))
-    assert table.get_lease(key) == before  # no write
+    # No write: every field as before but the counter, which a renewal meanwhile moves.
+    after = table.get_lease(key)
+    assert dataclasses.replace(after, lease_counter=before.lease_counter) == before
     assert a.checkpoint(key, ExtendedSequenceNumber(SEQ, 5)).checkpoint == before.checkpoint
     assert table.get_lease(key).checkpoint == ExtendedSequenceNumber(SEQ, 5)
 
