@@ -209,8 +209,10 @@ def test_usage_errors_exit_2(local_aws):
 def test_reset_is_refused_while_a_worker_renews_and_done_once_stopped(local_aws, app):
     worker = LeaseCoordinator(app, "live", failover_time_s=1.0).start()
     try:
+        # 3 s of watching: "live" renews every 1/3 s; a load stall of its renewer must not
+        # make it look stopped
         refused = run_cli(
-            local_aws, "leases", "--app", app.table_name, "--reset-to", "LATEST", "--watch-s", "1"
+            local_aws, "leases", "--app", app.table_name, "--reset-to", "LATEST", "--watch-s", "3"
         )
     finally:
         worker.stop(release=False)

@@ -149,9 +149,11 @@ def test_a_follower_in_a_scripted_kcl3_fleet(
                 k: JAVA for k in keys
             }
 
-            # The leader and the last Java worker leave: ours takes every lease back.
-            leader.leave()
+            # The last Java worker and the leader leave: ours takes every lease back. The
+            # worker first: a renewal of its own landing after the leader is gone would
+            # restart the expiry our fallback waits for.
             java.leave()
+            leader.leave()
             gone_at = time.monotonic()
             wait_for(
                 lambda: {v.lease_owner for v in leases(local_aws, app).values()} == {OURS},

@@ -3,6 +3,7 @@
 Resharding runs on kinesalite (moto's split and merge are wrong); the rest on moto.
 """
 
+import dataclasses
 import time
 from datetime import datetime, timezone
 
@@ -21,6 +22,7 @@ from kinesis_dstream.leases.dynamodb import LeaseTable
 from kinesis_dstream.leases.lease import Lease
 from kinesis_dstream.leases.memory import InMemoryLeaseRefresher
 from kinesis_dstream.leases.shard_sync import ShardSync
+from kinesis_dstream.leases.timing import LeaseTimings
 from kinesis_dstream.retrieval.reader import ReaderConfig, ShardReader, StartPosition
 from kinesis_dstream.retrieval.streams import ensure_stream, list_shards, wait_active
 
@@ -205,10 +207,14 @@ def test_the_periodic_sync_finds_new_shards_and_the_worker_takes_them(
     table.create_if_missing()
     sync = ShardSync(kinesis, unique_name, table, "LATEST")
     gained = []
+    # Taker passes every 1.05 s, as at a 0.5 s failover, but a 10 s failover: a renewal
+    # stalled by load must not fence a lease (it would be gained twice)
+    quick = LeaseTimings.from_failover(0.5).taker_interval_s
     with LeaseCoordinator(
         table,
         "w",
-        failover_time_s=0.5,
+        failover_time_s=10.0,
+        timings=dataclasses.replace(LeaseTimings.from_failover(10.0), taker_interval_s=quick),
         shard_sync=sync,
         shard_sync_interval_s=0.5,
         on_lease_gained=lambda lease: gained.append(lease.lease_key),
