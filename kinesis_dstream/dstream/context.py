@@ -228,10 +228,11 @@ def _batch(log_: _BatchLog, time: datetime, rdd: Any) -> Any:
         receiver.remember(remember_ms(ssc))
         owner_ms = job_time_ms(ssc, batch_ms)
     batch = receiver.batch_rdd(batch_ms, rdd.context, owner_ms)
-    settings = log_.settings
-    reporter = reporter_for(settings.stream_id, settings.stream_name, settings.app_name)
-    ranges, lags = receiver.batch_ranges(batch_ms)
-    report_batch(ssc, log_.input_stream_id, reporter, batch_ms, owner_ms, ranges, lags)
+    if ssc is not None and log_.input_stream_id is not None:  # a Streaming tab to show it in
+        settings = log_.settings
+        reporter = reporter_for(settings.stream_id, settings.stream_name, settings.app_name)
+        ranges, lags = receiver.batch_ranges(batch_ms)
+        report_batch(ssc, log_.input_stream_id, reporter, batch_ms, owner_ms, ranges, lags)
     return batch
 
 

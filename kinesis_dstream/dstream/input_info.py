@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any, Callable, Optional
+from typing import Any, Callable
+
+from .compat import name_input_stream, report_input_info
 
 log = logging.getLogger(__name__)
 
@@ -121,7 +123,7 @@ def reporter_for(stream_id: str, stream_name: str, application: str) -> InputInf
 
 def report_batch(
     ssc: Any,
-    input_stream_id: Optional[int],
+    input_stream_id: int,
     reporter: InputInfoReporter,
     batch_ms: int,
     owner_ms: int,
@@ -129,10 +131,6 @@ def report_batch(
     lags: dict,
 ) -> None:
     """Report through Spark's InputInfoTracker (:mod:`.compat`); never raises."""
-    if ssc is None or input_stream_id is None:
-        return
-    from .compat import name_input_stream, report_input_info
-
     if not reporter.named:
         reporter.named = True
         try:
