@@ -18,6 +18,7 @@ from kinesis_dstream.leases.fleet import FleetMode, LeaderLock, LeaderWatch, mod
 from kinesis_dstream.multilang import load_properties
 from kinesis_dstream.retrieval.streams import ensure_stream
 
+from .faults import CallCounter
 from .kcl3_leader import ScriptedJavaWorker, ScriptedLeader, create_kcl3_tables
 from .test_multilang_daemon import (  # noqa: F401 - aws_env and kclpy are fixtures
     PROCESSOR,
@@ -223,15 +224,11 @@ def test_a_kcl2_fleet_costs_three_reads_a_poll(local_aws, unique_name):
 
     dynamodb = local_aws.client("dynamodb")
     LeaseTable(dynamodb, unique_name).create_if_missing()
-    tables: list = []
-
-    def count(params, **kwargs):
-        tables.append(params["TableName"])
-
-    dynamodb.meta.events.register("provide-client-params.dynamodb.GetItem", count)
+    reads = CallCounter(dynamodb, "dynamodb", "GetItem")
     try:
         watch = FleetWatch(dynamodb, unique_name, unique_name, OURS)
         assert watch.poll() is FleetMode.KCL2
     finally:
-        dynamodb.meta.events.unregister("provide-client-params.dynamodb.GetItem", count)
+        reads.remove()
+    tables = [request["TableName"] for request in reads.requests]
     assert tables == [f"{unique_name}-CoordinatorState", unique_name, unique_name]
