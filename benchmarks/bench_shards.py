@@ -23,7 +23,7 @@ for it); by default rounds come once per 1 s batch, timed to end just before it.
 
 ``--no-heap-freeze`` sets ``KINESIS_DSTREAM_FREEZE_WORKER_HEAP=0`` for the Python workers:
 PySpark's per-task ``gc.collect()`` then walks the whole worker heap (the baseline for
-:mod:`kinesis_dstream.worker_heap`).
+:mod:`kinesis_dstream.executor_heap`).
 
 ``--lease-server`` gives createStream's DynamoDB and CloudWatch calls a second moto server
 of their own (as on AWS, where they are other services; both servers' CPU is left out of
@@ -50,9 +50,9 @@ import time
 import uuid
 
 from kinesis_dstream import InitialPositionInStream, KinesisProducer, KinesisUtils
+from kinesis_dstream.executor_heap import FREEZE_ENV
 from kinesis_dstream.local import LocalAWS
 from kinesis_dstream.retrieval.streams import ensure_stream
-from kinesis_dstream.worker_heap import FREEZE_ENV
 
 TICKS = os.sysconf("SC_CLK_TCK")
 

@@ -28,8 +28,8 @@ from botocore.config import Config
 from botocore.credentials import AssumeRoleCredentialFetcher, DeferredRefreshableCredentials
 
 from .backoff import MISSING_CREDENTIALS_ERRORS, credentials_error
+from .executor_heap import freeze_heap
 from .retrieval import page_decoder
-from .worker_heap import freeze_heap
 
 DEFAULT_CONNECT_TIMEOUT_S = 5.0
 DEFAULT_READ_TIMEOUT_S = 30.0

@@ -1,7 +1,7 @@
 """The batch log keeps what the DStream graph can still recompute (pure logic)."""
 
 from kinesis_dstream.dstream.batches import MIN_RETENTION_MS, BatchLog, BatchRange
-from kinesis_dstream.ledger import Ledger
+from kinesis_dstream.dstream.ledger import Ledger
 
 RANGE = (BatchRange("shardId-000000000000", None, (1, 0), (5, 0), 5),)
 

@@ -19,11 +19,11 @@ from kinesis_dstream import (
 )
 from kinesis_dstream.dstream.context import _RECEIVERS
 from kinesis_dstream.dstream.receiver import KinesisReceiver
+from kinesis_dstream.dstream.settings import StreamSettings
 from kinesis_dstream.esn import ExtendedSequenceNumber
 from kinesis_dstream.leases.dynamodb import LeaseTable
 from kinesis_dstream.leases.lease import Lease
 from kinesis_dstream.retrieval.streams import ensure_stream
-from kinesis_dstream.settings import StreamSettings
 
 from .streaming import Collected, leases_of, our_threads, progress_of, wait_until
 

@@ -15,9 +15,9 @@ from kinesis_dstream.aws import AWSCredentials, ClientSpec
 from kinesis_dstream.local import LocalAWS
 from kinesis_dstream.retrieval.streams import ensure_stream
 from kinesis_dstream.sql.config.options import OptionError, SourceOptions
-from kinesis_dstream.sql.ends.endstore import DirectoryEndStore, EndStoreError
-from kinesis_dstream.sql.ends.endstore_options import build_end_store
-from kinesis_dstream.sql.ends.endstore_s3 import S3EndStore
+from kinesis_dstream.sql.ends.opening import build_end_store
+from kinesis_dstream.sql.ends.s3 import S3EndStore
+from kinesis_dstream.sql.ends.store import DirectoryEndStore, EndStoreError
 from kinesis_dstream.sql.offsets import RangeEnd
 
 from .faults import CallErrors
@@ -94,7 +94,7 @@ def test_get_put_delete_round_trip_in_batches(local_aws, s3, bucket, monkeypatch
     assert [store.get(k) for k in keys] == [end(i) for i in range(5)]
     listed = s3.list_objects_v2(Bucket=bucket)["Contents"]
     assert sorted(o["Key"] for o in listed) == sorted(f"{k[:2]}/{k}.json" for k in keys)
-    monkeypatch.setattr("kinesis_dstream.sql.ends.endstore_s3.DELETE_BATCH", 2)
+    monkeypatch.setattr("kinesis_dstream.sql.ends.s3.DELETE_BATCH", 2)
     deletes = CallErrors(store.client_spec.client(), "s3", "DeleteObjects", lambda n: None)
     try:
         store.delete([*keys[:4], "ff" + "0" * 38])  # a key never written is no error
@@ -197,7 +197,7 @@ def test_an_executor_that_cannot_see_the_drivers_marker_fails_naming_the_option(
         elsewhere = _check_in_child(driver, "q3", other_endpoint)
     assert elsewhere.returncode != 0
     last = elsewhere.stderr.decode().strip().splitlines()[-1]
-    assert last.startswith("kinesis_dstream.sql.ends.endstore.EndStoreError: ")
+    assert last.startswith("kinesis_dstream.sql.ends.store.EndStoreError: ")
     assert "'metadataPath'" in last and f"s3://{bucket}/p/queries/q3" in last
     assert other_endpoint in last
 
@@ -287,7 +287,7 @@ def test_the_default_directory_is_each_processs_home_so_another_home_fails_at_on
     other = _check_in_child(store, "q4", "http://127.0.0.1:9", home=str(executor_home))
     assert other.returncode != 0
     last = other.stderr.decode().strip().splitlines()[-1]
-    assert last.startswith("kinesis_dstream.sql.ends.endstore.EndStoreError: ")
+    assert last.startswith("kinesis_dstream.sql.ends.store.EndStoreError: ")
     assert str(executor_home / ".kinesis_dstream" / "sql-ends") in last
     assert "'metadataPath'" in last and "metadataCommitterType=DYNAMODB" in last
     assert not executor_home.exists()  # the check writes nothing

@@ -1,7 +1,7 @@
 """A fetch round's partition holding several shards: what a batch takes from it (pure)."""
 
-from kinesis_dstream.dstream.fetch import RangeHeader, deliver
-from kinesis_dstream.dstream.rounds import group_plans
+from kinesis_dstream.dstream.executor_read import RangeHeader, deliver
+from kinesis_dstream.dstream.round_book import group_plans
 
 
 def header(shard, records, first=(1, 0), last=(9, 0)):
@@ -64,7 +64,7 @@ def test_a_group_applies_the_message_handler_after_reading_and_a_failure_is_perm
     import threading
     from types import SimpleNamespace
 
-    from kinesis_dstream.dstream.fetch import _handle
+    from kinesis_dstream.dstream.executor_read import _handle
 
     seen_threads = set()
 

@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kinesis_dstream.dstream.fetch import RangeHeader
-from kinesis_dstream.dstream.rounds import Cursor, FetchBook, Round
+from kinesis_dstream.dstream.executor_read import RangeHeader
+from kinesis_dstream.dstream.ledger import Ledger
+from kinesis_dstream.dstream.round_book import Cursor, FetchBook, Round
 from kinesis_dstream.esn import ESN_TRIM_HORIZON
-from kinesis_dstream.ledger import Ledger
 from kinesis_dstream.retrieval.idle import IdlePolling, is_idle_read
 from kinesis_dstream.retrieval.reader import StartPosition
 from kinesis_dstream.retrieval.streams import ensure_stream, list_shard_ids

@@ -18,8 +18,8 @@ from kinesis_dstream.esn import (
 from kinesis_dstream.leases.dynamodb import DEFAULT_RENEW_BACKOFF
 from kinesis_dstream.leases.held import HeldLease, HeldLeases, LeaseState
 from kinesis_dstream.leases.lease import Lease
-from kinesis_dstream.leases.pool import WorkerPool
-from kinesis_dstream.leases.taker import LeaseObserver, lease_counts, leases_to_take
+from kinesis_dstream.leases.take_rules import LeaseObserver, lease_counts, leases_to_take
+from kinesis_dstream.leases.thread_pool import ThreadPool
 from kinesis_dstream.leases.timing import LeaseTimings
 
 ESN = ExtendedSequenceNumber
@@ -212,7 +212,7 @@ def test_held_leases_move_only_along_the_state_table_and_fence_beyond_the_failov
 
 
 def test_the_pool_runs_calls_and_hands_back_results_and_errors():
-    pool = WorkerPool("test-pool", 2).start()
+    pool = ThreadPool("test-pool", 2).start()
     try:
         assert pool.submit(lambda x: x * 2, 21).result(timeout=10) == 42
         with pytest.raises(ZeroDivisionError):
@@ -224,7 +224,7 @@ def test_the_pool_runs_calls_and_hands_back_results_and_errors():
 
 
 def test_shutdown_cancels_queued_calls_and_reports_a_thread_still_in_a_call():
-    pool = WorkerPool("test-hung", 1).start()
+    pool = ThreadPool("test-hung", 1).start()
     entered, release = threading.Event(), threading.Event()
 
     def hang():

@@ -1,9 +1,9 @@
 """createStream's receiver and the kcl daemon build their lease side with one assembly."""
 
-from kinesis_dstream.dstream.worker import build_lease_worker
+from kinesis_dstream.dstream.lease_setup import build_lease_worker
+from kinesis_dstream.dstream.settings import StreamSettings
 from kinesis_dstream.leases.worker import LeaseWorkerConfig
 from kinesis_dstream.multilang.properties import parse_properties
-from kinesis_dstream.settings import StreamSettings
 
 KNOBS = {
     "stream_name": "orders",

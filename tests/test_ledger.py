@@ -7,8 +7,8 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
+from kinesis_dstream.dstream.ledger import IllegalTransition, Ledger, ShardPhase, Slice
 from kinesis_dstream.esn import ESN_SHARD_END, ESN_TRIM_HORIZON, ExtendedSequenceNumber
-from kinesis_dstream.ledger import IllegalTransition, Ledger, ShardPhase, Slice
 
 
 def esn(n: int, sub: int = 0) -> ExtendedSequenceNumber:

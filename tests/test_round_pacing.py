@@ -12,7 +12,7 @@ from kinesis_dstream.dstream.pacing import (
     MARGIN_S,
     RoundPacer,
 )
-from kinesis_dstream.settings import MIN_FETCH_INTERVAL_S
+from kinesis_dstream.dstream.settings import MIN_FETCH_INTERVAL_S
 
 
 def simulate(pacer: RoundPacer, start: float, lengths: list) -> list:

@@ -16,7 +16,7 @@ import pytest
 
 from kinesis_dstream.kpl import RecordAggregator
 from kinesis_dstream.retrieval.streams import ensure_stream
-from kinesis_dstream.sql.ends.endstore import DirectoryEndStore, EndStoreError
+from kinesis_dstream.sql.ends.store import DirectoryEndStore, EndStoreError
 from kinesis_dstream.sql.executor import partition
 from kinesis_dstream.sql.offsets import RangeEnd, make_offset
 

@@ -17,7 +17,8 @@ from typing import Any, Callable, Optional, Union
 from ..aws import AWSCredentials, resolve_region
 from ..extras import require
 from ..record import KinesisRecord
-from ..settings import (
+from .context import create, progress
+from .settings import (
     DEFAULT_FAILOVER_TIME_S,
     DEFAULT_MAX_BUFFER_BYTES,
     DEFAULT_MAX_BUFFER_RECORDS,
@@ -28,8 +29,7 @@ from ..settings import (
     StreamSettings,
     default_fetch_interval_s,
 )
-from .compat import batch_interval_s
-from .context import create, progress
+from .spark_internals import batch_interval_s
 
 log = logging.getLogger(__name__)
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any, Callable, NamedTuple, Optional
 
-from ..ledger import Ledger
 from ..retrieval.reader import StartPosition
-from .fetch import RangeHeader, deliver
+from .executor_read import RangeHeader, deliver
+from .ledger import Ledger
 
 #: Keep at least this much of the log whatever the graph says (Spark re-runs the batches
 #: pending at a checkpoint, which lie within a few batch intervals of it).

@@ -4,7 +4,7 @@ An always-empty directory watched by ``textFileStream`` gives a DStream with one
 RDD per batch, checkpointable by Spark; ``transform`` turns each into the batch's Kinesis
 records by asking the stream's :class:`~.receiver.KinesisReceiver` (one per
 ``createStream`` call, found in a per-process registry by the stream's id). The function
-given to ``transform`` carries only :class:`~..settings.StreamSettings` and the batch
+given to ``transform`` carries only :class:`~.settings.StreamSettings` and the batch
 log, so after a restart from a Spark checkpoint it builds a new receiver that resumes
 from the DynamoDB checkpoints. A streaming listener reports each batch's outcome;
 ``ssc.stop`` is wrapped (on that context only) to stop fetching first and, after Spark
@@ -23,10 +23,10 @@ import threading
 from datetime import datetime
 from typing import Any, Optional
 
-from ..settings import StreamSettings
-from .compat import input_stream_ids, job_time_ms, remember_ms
 from .input_info import report_batch, reporter_for
 from .receiver import JOIN_TIMEOUT_S, KinesisReceiver
+from .settings import StreamSettings
+from .spark_internals import input_stream_ids, job_time_ms, remember_ms
 
 log = logging.getLogger(__name__)
 

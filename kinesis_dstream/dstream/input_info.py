@@ -8,7 +8,7 @@ stream reports for itself (a second, never-read input stream would be lost from 
 restored by ``getOrCreate``), once per job time: a window's transforms for the times
 between job times add to the next job time, reported when the transform for the job
 time itself runs (the last a window asks for). The row is named for the stream through a
-receiver-started event (:func:`~.compat.name_input_stream`).
+receiver-started event (:func:`~.spark_internals.name_input_stream`).
 Reporting never fails a batch: a failure is logged once and the batch goes on.
 """
 
@@ -18,7 +18,7 @@ import logging
 import threading
 from typing import Any, Callable
 
-from .compat import name_input_stream, report_input_info
+from .spark_internals import name_input_stream, report_input_info
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,6 @@ from typing import Any
 from ..aws import ClientSpec
 from ..kpl.outside import OutsideShardTally
 from ..leases.coordinator import LeaseCoordinator
-from ..ledger import Ledger, ShardPhase
 from ..metrics import (
     DEFAULT_DIMENSIONS,
     NONE,
@@ -23,7 +22,8 @@ from ..metrics import (
     Metrics,
     NullMetrics,
 )
-from ..settings import StreamSettings
+from .ledger import Ledger, ShardPhase
+from .settings import StreamSettings
 
 log = logging.getLogger(__name__)
 

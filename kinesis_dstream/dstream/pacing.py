@@ -25,7 +25,7 @@ import math
 from collections import deque
 from typing import Optional
 
-from ..settings import MIN_FETCH_INTERVAL_S
+from .settings import MIN_FETCH_INTERVAL_S
 
 #: A closing round is planned to end this long before its batch time: Spark cuts the
 #: batch at that time or just after it, never before.

@@ -10,7 +10,7 @@ One :class:`KinesisReceiver` per ``createStream`` call is one KCL-style worker. 
   at the stream's storage level; only per-shard range headers reach the driver
   (:mod:`.rounds`);
 - the checkpointer thread: every ``checkpoint_interval_s`` it writes, per shard, the
-  position the :class:`~..ledger.Ledger` allows (the contiguous prefix of rounds whose
+  position the :class:`~.ledger.Ledger` allows (the contiguous prefix of rounds whose
   batches completed with every output successful), and warns about blocked shards;
 - the metrics thread.
 
@@ -32,19 +32,19 @@ from datetime import datetime, timezone
 from typing import Any, Optional
 
 from ..leases.lease import Lease
-from ..ledger import Ledger
 from ..retrieval.idle import IdlePolling
 from ..retrieval.reader import StartPosition
 from ..retrieval.streams import latest_iterator, require_stream
-from ..settings import StreamSettings
 from .batches import BatchBook, range_rdd, union_rdd
 from .checkpointer import write_checkpoints
-from .compat import context_alive
-from .fetch import FetchPlan
-from .fetcher import Fetcher, unpersist
+from .executor_read import FetchPlan
+from .lease_setup import build_lease_worker
+from .ledger import Ledger
 from .observe import ReceiverObserver
-from .rounds import Cursor, FetchBook
-from .worker import build_lease_worker
+from .round_book import Cursor, FetchBook
+from .round_thread import RoundThread, unpersist
+from .settings import StreamSettings
+from .spark_internals import context_alive
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +79,7 @@ class KinesisReceiver:
         self._book = FetchBook(settings.stream_name, self._ledger, time.monotonic, idle)
         self._batches = BatchBook()
         self._state = ReceiverState.NEW
-        self.fetcher = Fetcher(
+        self.fetcher = RoundThread(
             settings,
             self.kinesis_spec,
             self._lock,

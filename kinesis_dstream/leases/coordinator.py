@@ -1,6 +1,6 @@
 """One worker's side of the lease protocol: renew, take, steal, fence, release.
 
-A :class:`LeaseCoordinator` owns a :class:`~.pool.WorkerPool` for lease writes and three
+A :class:`LeaseCoordinator` owns a :class:`~.thread_pool.ThreadPool` for lease writes and three
 threads, each with the one stop signal and a bounded join:
 
 - the renewer, every ``failover / 3``: a :class:`~.renewer.LeaseRenewer` pass, each
@@ -32,19 +32,23 @@ from typing import Callable, Optional
 
 from ..errors import DependencyError, LeaseLostError
 from ..esn import ESN_SHARD_END, ExtendedSequenceNumber
-from ..settings import DEFAULT_SHARD_SYNC_INTERVAL_S
 from .fleet import METRICS_INTERVAL_S, FleetWatch
 from .held import HeldLease, HeldLeases, LeaseState
 from .lease import Lease
 from .loops import PeriodicLoops, time_left
 from .membership import DEFAULT_HANDOFF_TIMEOUT_S, FleetMembership
 from .parents import check_parents
-from .pool import WorkerPool
 from .refresher import LeaseRefresher
 from .renewer import LeaseRenewer, RenewalStats, settle_unanswered, write_checkpoint
 from .shard_sync import ShardSync
-from .taking import LeaseAcquirer
-from .timing import DEFAULT_FAILOVER_TIME_S, LeaseTimings, renewal_pool_width
+from .take_pass import LeaseAcquirer
+from .thread_pool import ThreadPool
+from .timing import (
+    DEFAULT_FAILOVER_TIME_S,
+    DEFAULT_SHARD_SYNC_INTERVAL_S,
+    LeaseTimings,
+    renewal_pool_width,
+)
 
 log = logging.getLogger(__name__)
 
@@ -149,7 +153,7 @@ class LeaseCoordinator:
             clock=clock,
             rng=rng or random.Random(),
         )
-        self._pool: Optional[WorkerPool] = None
+        self._pool: Optional[ThreadPool] = None
         self._last_sync: Optional[float] = None
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -166,7 +170,7 @@ class LeaseCoordinator:
         self._wake_parents.clear()
         self._wake_taker.clear()
         self._held.reopen()
-        self._pool = WorkerPool(f"lease-writer-{self.worker_id}", self.renewal_threads).start()
+        self._pool = ThreadPool(f"lease-writer-{self.worker_id}", self.renewal_threads).start()
         try:
             if background:
                 self._loops.spawn("renewer", self.renewal_interval_s, self.renew_leases)

@@ -2,7 +2,7 @@
 and releases.
 
 One pass submits one renewal per held lease to the coordinator's
-:class:`~.pool.WorkerPool` (the KCL renews on 20 threads) and waits at most
+:class:`~.thread_pool.ThreadPool` (the KCL renews on 20 threads) and waits at most
 ``renewal_timeout_s`` for them. Each lease is isolated from the others:
 
 - a renewal still queued or running from an earlier pass (a hung call) is not queued
@@ -39,8 +39,8 @@ from ..errors import CheckpointError
 from ..esn import ExtendedSequenceNumber
 from .held import HeldLease, HeldLeases
 from .lease import Lease
-from .pool import WorkerPool
 from .refresher import LeaseRefresher
+from .thread_pool import ThreadPool
 from .timing import LeaseTimings
 
 log = logging.getLogger(__name__)
@@ -128,7 +128,7 @@ class LeaseRenewer:
         self._skipped = 0
         self._max_gap_s = 0.0
 
-    def renew_all(self, pool: WorkerPool) -> None:
+    def renew_all(self, pool: ThreadPool) -> None:
         """One pass; returns when every call returned or after ``renewal_timeout_s``."""
         started = self._clock()
         claimed, in_flight = self._held.claim_for_renewal()
@@ -241,7 +241,7 @@ class LeaseRenewer:
             log.warning("lease %s was not released (it moved); it will expire", entry.key)
         return released is not None
 
-    def release_all(self, pool: WorkerPool, entries: list, deadline: float) -> None:
+    def release_all(self, pool: ThreadPool, entries: list, deadline: float) -> None:
         """Release ``entries`` in parallel on ``pool``, waiting until ``deadline`` at most
         (a later release is moot: the lease has expired for everyone)."""
         futures = []

@@ -32,8 +32,11 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..backoff import Backoff
-from ..settings import DEFAULT_FAILOVER_TIME_S
 
+#: The KCL's default failover time (``failoverTimeMillis`` 10000).
+DEFAULT_FAILOVER_TIME_S = 10.0
+#: How often shard sync lists the stream's shards (createStream's and the daemon's default).
+DEFAULT_SHARD_SYNC_INTERVAL_S = 60.0
 #: The KCL adds this to the failover time for its taker interval.
 TAKER_EPSILON_S = 0.025
 #: The KCL renews on a pool of 20 threads.

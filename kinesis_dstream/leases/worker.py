@@ -11,13 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
-from ..settings import DEFAULT_SHARD_SYNC_INTERVAL_S
 from .coordinator import LeaseCoordinator, default_worker_id
 from .dynamodb import LeaseTable
 from .fleet import FleetWatch
 from .lease import Lease
 from .shard_sync import ShardSync
-from .timing import DEFAULT_FAILOVER_TIME_S, LeaseTimings
+from .timing import DEFAULT_FAILOVER_TIME_S, DEFAULT_SHARD_SYNC_INTERVAL_S, LeaseTimings
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ child_log = logging.getLogger("kinesis_dstream.multilang.child.stderr")
 
 
 class ChildProcess:
-    """The child of one shard. Not thread-safe: its shard worker owns it."""
+    """The child of one shard. Not thread-safe: its shard consumer owns it."""
 
     def __init__(self, command: str, shard_id: str, env: Optional[dict] = None) -> None:
         self.argv = split_command(command)

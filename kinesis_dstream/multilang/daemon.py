@@ -2,7 +2,7 @@
 
 :class:`MultiLangDaemon` owns a :class:`~..leases.worker.LeaseWorker`'s coordinator (the
 KCL's table format, shard sync, renew/take/steal, parents before children) and one
-:class:`~.shard_worker.ShardWorker` per held READY lease. Its loop (every
+:class:`~.shard_consumer.ShardConsumer` per held READY lease. Its loop (every
 ``poll_s``) starts a worker for each ready lease without one and acts on each finished
 worker's outcome, the way the Java daemon does:
 
@@ -34,7 +34,7 @@ from ..leases.worker import LeaseWorker, LeaseWorkerConfig
 from ..retrieval.consumers import ensure_consumer
 from ..retrieval.events import SubscriptionPacer
 from .properties import MultiLangConfig
-from .shard_worker import Outcome, ShardWorker
+from .shard_consumer import Outcome, ShardConsumer
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +56,7 @@ class MultiLangDaemon:
         self._env = env
         self.poll_s = poll_s
         self._lock = threading.Lock()
-        self._workers: dict = {}  # shard id -> ShardWorker, under _lock
+        self._workers: dict = {}  # shard id -> ShardConsumer, under _lock
         self._retry_at: dict = {}  # shard id -> monotonic time, under _lock
         self._finished: list = []  # workers done, not yet reaped, under _lock
         self._wake = threading.Event()
@@ -158,7 +158,7 @@ class MultiLangDaemon:
             with self._lock:
                 if key in self._workers or self._retry_at.get(key, 0.0) > now:
                     continue
-                worker = ShardWorker(
+                worker = ShardConsumer(
                     lease,
                     self.config,
                     self.coordinator,
@@ -170,7 +170,7 @@ class MultiLangDaemon:
                 self._workers[key] = worker
             worker.start()
 
-    def _done(self, worker: ShardWorker) -> None:
+    def _done(self, worker: ShardConsumer) -> None:
         with self._lock:
             if self._workers.get(worker.shard_id) is worker:
                 del self._workers[worker.shard_id]

@@ -6,7 +6,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..backoff import Backoff
-from ..conf import conf_get, parse_positive_int, parse_time_ms
+from ..spark_conf import conf_get, parse_positive_int, parse_time_ms
 
 MAX_RECORDS_PER_CALL = 10_000
 SPARK_RETRY_WAIT_TIME = "spark.streaming.kinesis.retry.waitTime"

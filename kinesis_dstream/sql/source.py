@@ -27,8 +27,8 @@ from pyspark.sql.types import StructType
 
 from ..retrieval.reader import ReaderConfig
 from .config.options import OptionError, SourceOptions
-from .ends.endstore import DynamoDBEndStore, EndStore
-from .ends.endstore_options import build_end_store
+from .ends.opening import build_end_store
+from .ends.store import DynamoDBEndStore, EndStore
 from .executor.group import plan_tasks, read_task
 from .executor.partition import ReadSettings
 from .parsing.payload import CORRUPT_RECORD_COLUMN, PayloadParser, infer_schema, output_ddl

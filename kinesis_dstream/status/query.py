@@ -15,7 +15,7 @@ import os
 from datetime import datetime, timezone
 from typing import Any, Callable, Optional
 
-from ..sql.ends.endstore_s3 import parse_s3_url
+from ..sql.ends.s3 import parse_s3_url
 from ..sql.offsets import Offset, ShardRange, range_key
 from ..sql.positions import SHARD_END, describe, start_position
 from .shards import AppStatus, ShardStatus, probe_lag

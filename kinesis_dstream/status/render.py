@@ -78,8 +78,8 @@ def status_command(args: argparse.Namespace, stop: threading.Event, out: Any = N
 def query_status_command(args: argparse.Namespace, stop: threading.Event, out: Any = None) -> int:
     """The status of a Structured Streaming query from its ``--checkpoint-location``."""
     from ..aws import ClientSpec, create_client
-    from ..sql.ends.endstore import DirectoryEndStore, DynamoDBEndStore
-    from ..sql.ends.endstore_s3 import S3EndStore
+    from ..sql.ends.s3 import S3EndStore
+    from ..sql.ends.store import DirectoryEndStore, DynamoDBEndStore
     from .query import CheckpointLocation, query_status
 
     def spec(service: str) -> ClientSpec:

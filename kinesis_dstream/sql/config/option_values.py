@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from ...conf import parse_time_ms
+from ...spark_conf import parse_time_ms
 from .connection import OptionError
 
 _BYTES = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?i?b?)\s*$")

@@ -20,7 +20,7 @@ from ...backoff import Backoff
 from ...retrieval.idle import DEFAULT_MAX_IDLE_WAIT_S, MAX_IDLE_WAIT_S
 from ...retrieval.reader import DEFAULT_READ_BACKOFF, MAX_RECORDS_PER_CALL
 from ..driver.fan_out import FanOutOptions, parse_fan_out
-from ..ends.endstore_s3 import is_s3_url, parse_s3_url
+from ..ends.s3 import is_s3_url, parse_s3_url
 from ..parsing.payload import PayloadFormat
 from ..positions import LATEST, Position, parse_initial_position
 from .connection import Connection, OptionError, parse_connection

@@ -18,7 +18,7 @@ from datetime import datetime
 from typing import Any, Optional
 
 from ..config.options import OptionError, SourceOptions
-from ..ends.endstore import EndStore
+from ..ends.store import EndStore
 from ..offsets import VERSION
 from .lag import behind_latest_summary
 

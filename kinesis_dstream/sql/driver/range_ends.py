@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ..ends.endstore import EndStore, EndStoreError
+from ..ends.store import EndStore, EndStoreError
 from ..offsets import Offset, RangeEnd, range_key
 from ..positions import describe
 

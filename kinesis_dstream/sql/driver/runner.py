@@ -21,7 +21,7 @@ from ...errors import RecordsLostError, StreamNotFoundError, ThrottledError
 from ...kpl.outside import AGGREGATES_DROPPED, OUTSIDE, RECORDS_DROPPED, OutsideShardTally
 from ...retrieval.streams import list_shards, require_stream
 from ..config.options import OptionError, SourceOptions
-from ..ends.endstore import EndStore
+from ..ends.store import EndStore
 from ..executor.partition import RangePartition
 from ..offsets import Offset, RangeEnd, ShardRange, make_offset, range_key
 from ..positions import SHARD_END, TRIM_HORIZON, describe, format_timestamp, now_utc

@@ -1,2 +1,2 @@
-"""The end store: write-once range ends (endstore: a directory, DynamoDB; endstore_s3;
-endstore_options opens the one the options name)."""
+"""The end store: write-once range ends (store: a directory, DynamoDB; s3;
+opening opens the one the options name)."""

@@ -25,7 +25,7 @@ from typing import Any, Optional
 
 from pyspark.sql.datasource import InputPartition
 
-from ..ends.endstore import EndStore
+from ..ends.store import EndStore
 from .partition import SPILL_BYTES, RangePartition, ReadSettings, deliver, discard, prepare
 
 #: Threads one task reads its ranges with.

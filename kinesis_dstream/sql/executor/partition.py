@@ -25,7 +25,7 @@ from pyspark.sql.datasource import InputPartition
 from ...errors import DependencyError, RecordsLostError, ThrottledError
 from ...retrieval.fanout import FanOutConfig, FanOutTransport
 from ...retrieval.reader import ReaderConfig, ShardReader, replay_range
-from ..ends.endstore import EndStore
+from ..ends.store import EndStore
 from ..offsets import RangeEnd, ShardRange
 from ..positions import SHARD_END, describe, now_utc, parse_utc, seq_position, start_position
 from ..schema import ARROW_SCHEMA, records_to_arrow

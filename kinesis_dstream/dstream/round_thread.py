@@ -2,10 +2,10 @@
 timed by its :class:`~.pacing.RoundPacer` to end just before each batch time.
 
 A round reads, in one Spark job, every held shard that is ready, unblocked and past its
-backoff (:meth:`~.rounds.FetchBook.readable`), bounded by ``max_records_per_fetch``, the
+backoff (:meth:`~.round_book.FetchBook.readable`), bounded by ``max_records_per_fetch``, the
 buffer bounds and ``spark.streaming.receiver.maxRate`` (user records a second per
 stream, after KPL de-aggregation, as kinesis-asl counts them). The receiver owns the
-:class:`Fetcher`, which owns its thread: started by :meth:`start_thread`, stopped and
+:class:`RoundThread`, which owns its thread: started by :meth:`start_thread`, stopped and
 joined (its Spark job cancelled first) by :meth:`stop`. It also owns the warm-up thread
 (:meth:`start_warm_up`): one small Spark job at start, while the leases are being set
 up, that starts the executors' Python workers and loads the reading code and the
@@ -22,16 +22,16 @@ import time
 from typing import Any, Optional
 
 from ..retrieval.reader import ReaderConfig, StartPosition
-from ..settings import StreamSettings, shards_per_task
-from .compat import context_alive
-from .fetch import FetchPlan, HeaderList, warm_up
+from .executor_read import FetchPlan, HeaderList, warm_up
 from .pacing import RoundPacer
-from .rounds import FetchBook, Round, run_round
+from .round_book import FetchBook, Round, run_round
+from .settings import StreamSettings, shards_per_task
+from .spark_internals import context_alive
 
 log = logging.getLogger(__name__)
 
 
-class Fetcher:
+class RoundThread:
     """Plans and runs rounds for one receiver; the book is guarded by ``lock``."""
 
     def __init__(

@@ -1,6 +1,6 @@
 """One held shard: its child, its reader and its conversation, on one thread.
 
-A :class:`ShardWorker` moves through :class:`WorkerState`::
+A :class:`ShardConsumer` moves through :class:`ConsumerState`::
 
     STARTING ─initialize answered─► PROCESSING ─shard end read─► SHARD_ENDING ─► DONE
         │                               ├─lease lost─► (leaseLost) ──────────────► DONE
@@ -38,7 +38,7 @@ log = logging.getLogger(__name__)
 _READ_RETRY_S = (0.5, 1.0, 2.0, 5.0, 10.0)
 
 
-class WorkerState(enum.Enum):
+class ConsumerState(enum.Enum):
     STARTING = "starting"
     PROCESSING = "processing"
     SHARD_ENDING = "shard ending"
@@ -58,7 +58,7 @@ class Outcome(enum.Enum):
     HUNG = "child hung"
 
 
-class ShardWorker:
+class ShardConsumer:
     """Runs one shard's child from the lease's checkpoint until an :class:`Outcome`."""
 
     def __init__(
@@ -67,7 +67,7 @@ class ShardWorker:
         config: MultiLangConfig,
         coordinator: Any,
         kinesis: Any,
-        on_done: Callable[[ShardWorker], None],
+        on_done: Callable[[ShardConsumer], None],
         env: Optional[dict] = None,
         *,
         fan_out: Optional[tuple] = None,
@@ -85,7 +85,7 @@ class ShardWorker:
         self._shutdown = threading.Event()
         self._wake = threading.Event()
         self.abort = threading.Event()  # a halt or a stop with a hung child
-        self.state = WorkerState.STARTING
+        self.state = ConsumerState.STARTING
         self.outcome: Optional[Outcome] = None
         self.records_delivered = 0
         self._children: list = []
@@ -95,7 +95,7 @@ class ShardWorker:
 
     # -- control (any thread) ---------------------------------------------------------------
 
-    def start(self) -> ShardWorker:
+    def start(self) -> ShardConsumer:
         self._thread.start()
         return self
 
@@ -151,7 +151,7 @@ class ShardWorker:
             log.exception("shard %s: unexpected failure", self.shard_id)
             self.outcome = Outcome.FAILED
         finally:
-            self.state = WorkerState.DONE
+            self.state = ConsumerState.DONE
             if self.outcome is Outcome.HUNG or self.abort.is_set():
                 child.kill()
             try:
@@ -168,7 +168,7 @@ class ShardWorker:
     def _converse(self, protocol: ShardProtocol, checkpointer: ChildCheckpointer) -> Outcome:
         checkpoint = self.lease.checkpoint
         protocol.initialize(checkpoint.sequence_number, checkpoint.sub_sequence_number)
-        self.state = WorkerState.PROCESSING
+        self.state = ConsumerState.PROCESSING
         start = StartPosition.from_checkpoint(checkpoint, self.config.initial_timestamp)
         if start is None:  # already finished: nothing to read
             return self._end_shard(protocol, checkpointer)
@@ -235,7 +235,7 @@ class ShardWorker:
             protocol.lease_lost()
             return Outcome.LEASE_LOST
         if self._shutdown.is_set():
-            self.state = WorkerState.SHUTTING_DOWN
+            self.state = ConsumerState.SHUTTING_DOWN
             grace = self.config.shutdown_grace_s
             protocol.shutdown_requested(timeout_s=grace)
             # Then the lease goes, as the KCL's graceful shutdown ends with leaseLost.
@@ -244,7 +244,7 @@ class ShardWorker:
         return None
 
     def _end_shard(self, protocol: ShardProtocol, checkpointer: ChildCheckpointer) -> Outcome:
-        self.state = WorkerState.SHARD_ENDING
+        self.state = ConsumerState.SHARD_ENDING
         protocol.shard_ended()
         if checkpointer.finished:
             return Outcome.SHARD_END

@@ -4,7 +4,7 @@ import gc
 
 import pytest
 
-from kinesis_dstream import worker_heap
+from kinesis_dstream import executor_heap
 from kinesis_dstream.aws import ClientSpec
 
 
@@ -37,20 +37,20 @@ def test_the_driver_never_freezes(local_aws):
     before = gc.get_freeze_count()
     spec = ClientSpec("kinesis", local_aws.region_name, local_aws.endpoint_url, read_timeout_s=7)
     spec.client()
-    assert worker_heap.freeze_heap_once() is False
+    assert executor_heap.freeze_heap_once() is False
     assert gc.get_freeze_count() == before
 
 
 def test_the_environment_variable_turns_freezing_off(monkeypatch):
-    monkeypatch.setattr(worker_heap, "_in_spark_task", lambda: True)
-    monkeypatch.setenv(worker_heap.FREEZE_ENV, "0")
+    monkeypatch.setattr(executor_heap, "_in_spark_task", lambda: True)
+    monkeypatch.setenv(executor_heap.FREEZE_ENV, "0")
     before = gc.get_freeze_count()
-    assert worker_heap.freeze_heap() is False
+    assert executor_heap.freeze_heap() is False
     assert gc.get_freeze_count() == before
-    monkeypatch.delenv(worker_heap.FREEZE_ENV)
+    monkeypatch.delenv(executor_heap.FREEZE_ENV)
     try:
-        assert worker_heap.freeze_heap() is True
+        assert executor_heap.freeze_heap() is True
         assert gc.get_freeze_count() > before
     finally:
         gc.unfreeze()
-        worker_heap._frozen_pids.clear()
+        executor_heap._frozen_pids.clear()

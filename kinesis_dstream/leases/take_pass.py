@@ -23,10 +23,10 @@ from typing import Callable, Optional
 from .held import HeldLease, HeldLeases, LeaseState
 from .lease import Lease
 from .parents import parents_finished, ready_from_scan
-from .pool import WorkerPool
 from .refresher import LeaseRefresher
 from .renewer import LeaseRenewer
-from .taker import LeaseObserver, leases_to_take
+from .take_rules import LeaseObserver, leases_to_take
+from .thread_pool import ThreadPool
 from .timing import LeaseTimings
 
 log = logging.getLogger(__name__)
@@ -67,7 +67,7 @@ class LeaseAcquirer:
         self._gained: queue.SimpleQueue[HeldLease] = queue.SimpleQueue()  # to announce
         self._rejected: dict = {}  # lease key -> clock time it may be taken again
 
-    def take_leases(self, pool: WorkerPool) -> list:
+    def take_leases(self, pool: ThreadPool) -> list:
         """One pass: scan, judge expiry, take or steal, announce. Returns the keys taken."""
         scanned = self.table.list_leases()
         by_key = {lease.lease_key: lease for lease in scanned}

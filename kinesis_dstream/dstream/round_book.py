@@ -5,7 +5,7 @@ ready, unblocked shard whose backoff and idle wait have passed, in groups of
 ``shards_per_task`` a task), runs it as a Spark job and records each shard's outcome here:
 
 - records (or the shard's end): the shard's :class:`Cursor` moves after them and the
-  ledger gets a :class:`~..ledger.Slice`;
+  ledger gets a :class:`~.ledger.Slice`;
 - a transient failure (throttling or an unavailable service past the retry budget): the
   shard is retried on a later round after a backoff, counted and logged; the other
   shards' records in the round are kept. After :data:`MAX_TRANSIENT_FAILURES` in a row
@@ -27,11 +27,11 @@ from typing import Any, Callable, Optional
 from ..backoff import Backoff
 from ..errors import KinesisDStreamError, MessageHandlerError
 from ..esn import ExtendedSequenceNumber
-from ..ledger import Ledger, ShardPhase, Slice
 from ..retrieval.idle import IdlePolling, is_idle_read
 from ..retrieval.reader import StartPosition
-from .compat import count_in_jvm
-from .fetch import RangeHeader, fetch
+from .executor_read import RangeHeader, fetch
+from .ledger import Ledger, ShardPhase, Slice
+from .spark_internals import count_in_jvm
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ from typing import Callable
 
 from ..aws import ClientSpec
 from ..leases.worker import LeaseWorker, LeaseWorkerConfig
-from ..settings import StreamSettings
+from .settings import StreamSettings
 
 
 def build_lease_worker(

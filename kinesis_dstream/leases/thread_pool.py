@@ -20,7 +20,7 @@ log = logging.getLogger(__name__)
 _Task = Optional[tuple]  # (future, fn, args), or None: the stop signal for one thread
 
 
-class WorkerPool:
+class ThreadPool:
     """``size`` daemon threads running submitted calls, returning futures."""
 
     def __init__(self, name: str, size: int) -> None:
@@ -33,7 +33,7 @@ class WorkerPool:
         self._closed = False
         self._lock = threading.Lock()
 
-    def start(self) -> WorkerPool:
+    def start(self) -> ThreadPool:
         with self._lock:
             if self._threads or self._closed:
                 raise RuntimeError(f"worker pool {self.name} was already started")

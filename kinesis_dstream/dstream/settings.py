@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Callable, Optional
 
-DEFAULT_FAILOVER_TIME_S = 10.0
+from ..leases.timing import DEFAULT_FAILOVER_TIME_S, DEFAULT_SHARD_SYNC_INTERVAL_S
+
 #: createStream's default fetch interval is the batch interval within these bounds
 #: (:func:`default_fetch_interval_s`); 1 s is the KCL's idle time between reads.
 DEFAULT_FETCH_INTERVAL_S = 1.0
@@ -21,7 +22,6 @@ DEFAULT_MAX_RECORDS_PER_FETCH = 10_000
 DEFAULT_MAX_BUFFER_RECORDS = 200_000
 DEFAULT_MAX_BUFFER_BYTES = 256 * 1024 * 1024
 DEFAULT_RETAIN_S = 60.0
-DEFAULT_SHARD_SYNC_INTERVAL_S = 60.0
 DEFAULT_METRICS_INTERVAL_S = 10.0
 #: The longest an idle shard (nothing read, not behind) goes unread (see retrieval.idle).
 DEFAULT_MAX_IDLE_WAIT_S = 2.0

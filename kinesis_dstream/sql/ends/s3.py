@@ -37,7 +37,7 @@ from ...aws import ClientSpec
 from ...backoff import Backoff, call_with_retry, error_code, is_retriable
 from ...errors import KinesisServiceError
 from ..offsets import RangeEnd
-from .endstore import STORE_BACKOFF, EndStore, EndStoreError
+from .store import STORE_BACKOFF, EndStore, EndStoreError
 
 log = logging.getLogger(__name__)
 

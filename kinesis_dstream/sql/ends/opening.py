@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .endstore import STORE_BACKOFF, DirectoryEndStore, DynamoDBEndStore, EndStore
-from .endstore_s3 import S3EndStore
+from .s3 import S3EndStore
+from .store import STORE_BACKOFF, DirectoryEndStore, DynamoDBEndStore, EndStore
 
 
 def build_end_store(options: Any) -> EndStore:

@@ -17,7 +17,7 @@ Stores named by the awslabs connector's options:
 - S3 (``metadataPath=s3://bucket/prefix`` or ``s3a://``): ``PutObject`` with
   ``If-None-Match: *``; see :mod:`.endstore_s3`.
 
-:func:`~.endstore_options.build_end_store` opens the one the options name.
+:func:`~.opening.build_end_store` opens the one the options name.
 
 A store is a small picklable description; it opens clients lazily in each process.
 """

@@ -31,6 +31,7 @@ from typing import Any, Callable, NamedTuple, Optional
 
 from ..aws import ClientSpec
 from ..errors import MessageHandlerError
+from ..executor_heap import freeze_heap_once
 from ..retrieval.reader import (
     ReaderConfig,
     ShardReader,
@@ -38,7 +39,6 @@ from ..retrieval.reader import (
     apply_handler,
     replay_range,
 )
-from ..worker_heap import freeze_heap_once
 
 log = logging.getLogger(__name__)
 

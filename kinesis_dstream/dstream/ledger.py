@@ -29,7 +29,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Optional
 
-from .esn import ESN_SHARD_END, ExtendedSequenceNumber
+from ..esn import ESN_SHARD_END, ExtendedSequenceNumber
 
 
 class ShardPhase(enum.Enum):
