@@ -136,6 +136,43 @@ JAVA_DEFAULTS = {
     "gracefulLeaseHandoffTimeoutMillis": "30000",
 }
 
+#: What a kcl key does here where that is not what the Java daemon does.
+KCL_NOTES = {
+    "AwsCredentialsProvider": (
+        "`DefaultCredentialsProvider` or `DefaultAWSCredentialsProviderChain` (boto3's "
+        "default chain) or `ProfileCredentialsProvider|<profile>`; other classes are refused"
+    ),
+    "callProcessRecordsEvenForEmptyRecordList": "only `false`: `true` is refused",
+    "cleanupLeasesUponShardCompletion": (
+        "`false` is logged: finished leases are still deleted once their children started"
+    ),
+    "shutdownGraceMillis": "this daemon's default: 5000",
+    "metricsLevel": "this daemon publishes no CloudWatch metrics",
+    "streamArn": "wins over streamName",
+    "workerId": "the KCL 1.x name of workerIdentifier",
+    "initialPositionInStreamExtended": "epoch seconds, with AT_TIMESTAMP",
+}
+
+#: What each createStream metric counts.
+METRIC_DOCS = {
+    "RecordsProcessed": "user records of batches whose every output succeeded",
+    "DataBytesProcessed": "their data bytes",
+    "MillisBehindLatest": "how far the last read was behind the shard's tip (use Maximum)",
+    "GetRecords.Success": "GetRecords calls that returned",
+    "GetRecords.Throttled": "GetRecords calls throttled",
+    "ReadFailures": "shard reads that failed after their retries (retried on a later round)",
+    "AggregatesDropped": "KPL aggregates dropped by the opt-in `dropAggregatesOutsideShard`",
+    "UserRecordsOutsideShard": "KPL user records outside the shard's hash range, delivered",
+    "Checkpoints": "checkpoints written",
+    "Checkpoint.Time": "time a checkpoint write took",
+    "BlockedShards": "shards whose checkpoint cannot move until a restart",
+    "CurrentLeases": "leases this worker holds",
+    "TakenLeases": "leases taken since the last publish",
+    "StolenLeases": "leases stolen since the last publish",
+    "LostLeases": "leases lost since the last publish",
+}
+
+
 # --- Structured Streaming options -------------------------------------------------------
 
 
@@ -289,13 +326,13 @@ def kcl_page() -> str:
         "naming the known ones (the Java daemon ignores unknown keys silently, so a typo "
         "would pass there). Java's default is the KCL 2.x/3.x MultiLangDaemon's. See "
         "[kclpy apps without Java](../kcl.md).\n",
-        "| key | here | Java's default |",
-        "| --- | --- | --- |",
+        "| key | here | Java's default | notes |",
+        "| --- | --- | --- | --- |",
     ]
     for key, honoured in kcl_keys():
-        lines.append(
-            f"| `{key}` | {'honoured' if honoured else 'ignored'} | {JAVA_DEFAULTS.get(key, '—')} |"
-        )
+        state = "honoured" if honoured else "ignored"
+        note = KCL_NOTES.get(key, KCL_NOTES.get(key.replace("AWS", "Aws", 1), ""))
+        lines.append(f"| `{key}` | {state} | {JAVA_DEFAULTS.get(key, '—')} | {note} |")
     prefixes = ", ".join(f"`{p}…`" for p in keys.IGNORED_PREFIXES)
     modes = ", ".join(f"`{m}`" for m in keys.RETRIEVAL_MODES)
     polling = ", ".join(f"`{p}`" for p in keys.POLLING_PROPERTIES)
@@ -393,11 +430,13 @@ def metrics_page() -> str:
         "(count, sum, min, max), at most one PutMetricData call per `metricsIntervalMs`, "
         f"at most {m.MAX_DATUMS_PER_CALL:,} points a call. See [Operating it](../operate.md) "
         "for what they cost.\n",
-        "| metric | unit | `Operation` | `ShardId` at DETAILED |",
-        "| --- | --- | --- | --- |",
+        "| metric | what | unit | `Operation` | `ShardId` at DETAILED |",
+        "| --- | --- | --- | --- | --- |",
     ]
     for name, unit, operation, per_shard in metrics():
-        lines.append(f"| `{name}` | {unit} | {operation} | {'yes' if per_shard else 'no'} |")
+        what = METRIC_DOCS.get(name, "**undocumented**")
+        shard = "yes" if per_shard else "no"
+        lines.append(f"| `{name}` | {what} | {unit} | {operation} | {shard} |")
     lines += [
         "\n## Structured Streaming\n",
         f"With `emitConsumerLagMetrics=true` (Glue's option) the source publishes "

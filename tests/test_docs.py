@@ -79,6 +79,7 @@ def test_every_kcl_key_the_daemon_reads_is_in_the_reference(pages):
     keys = property_keys.HONOURED | property_keys.IGNORED
     assert [k for k in sorted(keys) if f"| `{k}` |" not in page] == []
     assert "| `maxRecords` | honoured | 10000 |" in page
+    assert "| `callProcessRecordsEvenForEmptyRecordList` | honoured | false | only `false`" in page
 
 
 def test_every_cli_command_and_option_is_in_the_reference(pages):
@@ -110,6 +111,7 @@ def test_every_published_metric_is_in_the_reference(pages):
     }
     assert expected <= set(names)
     assert [n for n in names if f"`{n}`" not in page] == []
+    assert [n for n in names if n not in gen.METRIC_DOCS] == []
     assert "glue.driver.streaming.maxConsumerLagInMs" in page
 
 
