@@ -176,27 +176,40 @@ METRIC_DOCS = {
 # --- Structured Streaming options -------------------------------------------------------
 
 
-def _connector_spellings() -> dict:
-    """lower-case name -> the connectors that document it."""
-    from kinesis_dstream.sql.config.option_docs import CONNECTOR_NAMES
+def _sql_module(name: str):
+    """A data-only module of ``kinesis_dstream/sql/config`` loaded from its file, so that
+    the reference builds without PySpark (importing ``kinesis_dstream.sql`` needs it)."""
+    import importlib.util
 
-    owners: dict = {}
-    for connector, names in CONNECTOR_NAMES.items():
-        for name in names:
-            owners.setdefault(name.lower(), []).append(connector)
-    return owners
+    path = PACKAGE / "sql" / "config" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"_docs_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _constants(path: Path) -> dict:
+    """Module-level string constants of a file, read without importing it."""
+    found = {}
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    found[target.id] = node.value.value
+    return found
 
 
 def _option_rows(aliases: dict) -> list:
-    from kinesis_dstream.sql.config.option_docs import CONNECTOR_NAMES, OPTION_DOCS
+    docs = _sql_module("option_docs")
+    connectors, option_docs = docs.CONNECTOR_NAMES, docs.OPTION_DOCS
 
     rows = []
     for canonical, spellings in aliases.items():
-        cells: dict = {c: [] for c in (*CONNECTOR_NAMES, "this library")}
+        cells: dict = {c: [] for c in (*connectors, "this library")}
         for spelling in spellings:
             owners = [
                 c
-                for c, names in CONNECTOR_NAMES.items()
+                for c, names in connectors.items()
                 if spelling.lower() in map(str.lower, names)
             ]
             for owner in owners or ["this library"]:
@@ -205,24 +218,25 @@ def _option_rows(aliases: dict) -> list:
         names = "<br>".join(
             f"{owner}: {', '.join(found)}" for owner, found in cells.items() if found
         )
-        default, meaning = OPTION_DOCS.get(canonical, ("?", "**undocumented**"))
+        default, meaning = option_docs.get(canonical, ("?", "**undocumented**"))
         rows.append(f"| **{canonical}** | {names} | {default} | {meaning} |")
     return rows
 
 
 def options_page() -> str:
-    from kinesis_dstream.sql.config.option_docs import CONNECTOR_NAMES
-    from kinesis_dstream.sql.config.option_table import NO_EFFECT, SINK_ALIASES, SOURCE_ALIASES
+    connectors = _sql_module("option_docs").CONNECTOR_NAMES
+    table = _sql_module("option_table")
+    source_aliases, sink_aliases = table.SOURCE_ALIASES, table.SINK_ALIASES
 
-    total = sum(len(v) for v in CONNECTOR_NAMES.values())
+    total = sum(len(v) for v in connectors.values())
     head = (
         "| option | names, by connector | "
         "default here | what it does here |\n| --- | --- | --- | --- |\n"
     )
-    shared = [k for k in SOURCE_ALIASES if k in SINK_ALIASES]
-    source = {k: v for k, v in SOURCE_ALIASES.items() if k not in SINK_ALIASES}
-    sink = {k: v for k, v in SINK_ALIASES.items() if k not in SOURCE_ALIASES}
-    no_effect = "\n".join(f"- `{k}`: {v}" for k, v in NO_EFFECT.items())
+    shared = [k for k in source_aliases if k in sink_aliases]
+    source = {k: v for k, v in source_aliases.items() if k not in sink_aliases}
+    sink = {k: v for k, v in sink_aliases.items() if k not in source_aliases}
+    no_effect = "\n".join(f"- `{k}`: {v}" for k, v in table.NO_EFFECT.items())
     return (
         GENERATED
         + "# Structured Streaming options\n\n"
@@ -236,7 +250,7 @@ def options_page() -> str:
         "[Structured Streaming](../structured-streaming.md) for how they behave.\n\n"
         "## Connection (source and sink)\n\n"
         + head
-        + "\n".join(_option_rows({k: SOURCE_ALIASES[k] for k in shared}))
+        + "\n".join(_option_rows({k: source_aliases[k] for k in shared}))
         + "\n\n## Source\n\n"
         + head
         + "\n".join(_option_rows(source))
@@ -417,7 +431,8 @@ def metrics() -> list:
 
 def metrics_page() -> str:
     from kinesis_dstream import metrics as m
-    from kinesis_dstream.sql.driver import lag
+
+    lag = _constants(PACKAGE / "sql" / "driver" / "lag.py")
 
     dims = ", ".join(f"`{d}`" for d in sorted(m.DEFAULT_DIMENSIONS))
     levels = ", ".join(f"`MetricsLevel.{v}` ({k})" for k, v in m.LEVEL_NAMES.items())
@@ -440,7 +455,7 @@ def metrics_page() -> str:
     lines += [
         "\n## Structured Streaming\n",
         f"With `emitConsumerLagMetrics=true` (Glue's option) the source publishes "
-        f"`{lag.CONSUMER_LAG_METRIC}` (namespace `{lag.CONSUMER_LAG_NAMESPACE}`, dimension "
+        f"`{lag['CONSUMER_LAG_METRIC']}` (namespace `{lag['CONSUMER_LAG_NAMESPACE']}`, dimension "
         "`StreamName`) once per micro-batch: now minus the oldest arrival time read. The "
         "query's progress carries the lag either way (see [Operating it](../operate.md)).",
     ]
