@@ -172,3 +172,16 @@ def test_the_pages_marked_examples_run(page, index, tmp_path):
         timeout=120,
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+
+
+def test_the_shell_commands_of_the_pages_name_examples_that_exist():
+    """The word count the getting-started page runs is run by tests/test_examples.py; here
+    every ``python examples/...`` a page shows names a file that takes those flags."""
+    shown = []
+    for page in ("getting-started.md", "migrate-dstream.md", "structured-streaming.md"):
+        text = (DOCS / page).read_text()
+        shown += re.findall(r"python (examples/\S+\.py)((?: --[a-z-]+)*)", text)
+    assert ("examples/kinesis_wordcount.py", " --local") in shown
+    for path, flags in shown:
+        source = (ROOT / path).read_text()
+        assert all(f'"{flag}"' in source for flag in flags.split()), (path, flags)
