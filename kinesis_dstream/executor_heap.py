@@ -5,7 +5,7 @@ PySpark's daemon runs a full ``gc.collect()`` after every task of a reused Pytho
 worker that imported this library and built a botocore client holds about 90,000 (modules,
 service models, shapes), 30-50 ms a collection on a 2-core machine, paid by every task of
 every round and batch. At 128 shards that was 86% of the Python workers' samples
-(py-spy; see the README's benchmarks).
+(py-spy; see docs/benchmarks/).
 
 ``gc.freeze()`` moves every object alive at the call to a generation the collector never
 walks. What is frozen here (modules, clients and their models) lives as long as the worker

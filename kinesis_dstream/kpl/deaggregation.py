@@ -37,7 +37,7 @@ loop into data and partition keys, and its ``KinesisRecord`` objects are built b
 loop, with a full protobuf parse of each uncommon user record. The garbage collector is
 left alone (pausing it would change process-wide state from library code): what remains
 per record is one tuple-subclass allocation, which CPython's collector always tracks. This
-measured fastest (README, ``benchmarks/bench_aggregation.py``).
+measured fastest (docs/benchmarks/, ``benchmarks/bench_aggregation.py``).
 """
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ log = logging.getLogger(__name__)
 
 
 class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
-    """Micro-batches of Kinesis records; see the README's design section."""
+    """Micro-batches of Kinesis records; see docs/design/range-ends.md."""
 
     def __init__(
         self,

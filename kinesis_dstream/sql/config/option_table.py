@@ -3,7 +3,7 @@
 Databricks' ``kinesis`` source, the awslabs ``aws-kinesis`` connector (whose names may
 carry a ``kinesis.`` prefix, accepted on every name) and AWS Glue's Kinesis connection
 name the same knobs differently. Each canonical name lists every accepted spelling
-(compared lower-case); :mod:`.options` parses the values. The README's option table says
+(compared lower-case); :mod:`.options` parses the values; :mod:`.option_docs` says
 what each does here and where the behaviour differs.
 """
 

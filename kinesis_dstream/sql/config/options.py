@@ -5,7 +5,8 @@ dataclass, checked as a whole before the query starts: an unknown option fails w
 list of known ones, two aliases given different values fail naming both, and every value
 is parsed with its option's name in the error. An optional ``kinesis.`` prefix (the
 awslabs connector's) is accepted on every name. :mod:`.option_table` says which
-connector documents each name and what it does here (the README's table).
+spellings are one option, :mod:`.option_docs` which connector documents each name and
+what it does here.
 """
 
 from __future__ import annotations
