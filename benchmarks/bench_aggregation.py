@@ -30,6 +30,7 @@ from aws_kinesis_agg import deaggregator as agg_deaggregator
 from aws_kinesis_agg.aggregator import RecordAggregator as AggRecordAggregator
 from google.protobuf.internal import api_implementation
 
+from benchmarks import results
 from kinesis_dstream.kpl import MAX_HASH_KEY, RecordAggregator, ShardMap, deaggregate
 
 QUARTER = (MAX_HASH_KEY + 1) // 4
@@ -182,4 +183,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    results.run(main, "aggregation", "KPL de-aggregation and aggregation against aws-kinesis-agg")

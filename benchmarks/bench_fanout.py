@@ -23,6 +23,7 @@ import statistics
 import sys
 import time
 
+from benchmarks import results
 from kinesis_dstream.retrieval.fanout import FanOutConfig, FanOutShardReader
 from kinesis_dstream.retrieval.reader import ReaderConfig, ShardReader, StartPosition
 from kinesis_dstream.retrieval.streams import ensure_stream
@@ -148,4 +149,4 @@ def main(argv: list) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    results.run(lambda: main(sys.argv[1:]), "fanout", "SubscribeToShard against GetRecords")

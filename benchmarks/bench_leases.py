@@ -30,6 +30,7 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
+from benchmarks import results
 from kinesis_dstream.aws import create_client
 from kinesis_dstream.leases.coordinator import LeaseCoordinator
 from kinesis_dstream.leases.dynamodb import LeaseTable
@@ -187,4 +188,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    results.run(main, "leases", "Lease renewal passes at 100 to 1,000 leases a worker")

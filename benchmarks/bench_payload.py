@@ -31,6 +31,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from benchmarks import results
 from kinesis_dstream.sql.parsing import payload as payload_module
 from kinesis_dstream.sql.parsing.payload import PayloadFormat, PayloadParser, output_schema
 from kinesis_dstream.sql.schema import ARROW_SCHEMA
@@ -129,4 +130,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    results.run(main, "payload", "Glue payload parsing against msgspec's decode alone")

@@ -16,6 +16,7 @@ import io
 import random
 import time
 
+from benchmarks import results
 from kinesis_dstream.demo.word_producer import make_record, produce
 from kinesis_dstream.local import LocalAWS
 from kinesis_dstream.producer import KinesisProducer
@@ -72,4 +73,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    results.run(main, "producer", "KinesisProducer against raw PutRecords")

@@ -39,6 +39,7 @@ import botocore.session
 from aws_kinesis_agg.deaggregator import iter_deaggregate_records
 from botocore.parsers import create_parser
 
+from benchmarks import results
 from kinesis_dstream.kpl import MAX_HASH_KEY, RecordAggregator
 from kinesis_dstream.retrieval.page_decoder import GetRecordsDecoder
 from kinesis_dstream.retrieval.reader import ReaderConfig, ShardReader, StartPosition
@@ -249,4 +250,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    results.run(main, "reader", "The shard reader and the page decoder against botocore's parser")

@@ -49,6 +49,7 @@ import threading
 import time
 import uuid
 
+from benchmarks import results
 from kinesis_dstream import InitialPositionInStream, KinesisProducer, KinesisUtils
 from kinesis_dstream.executor_heap import FREEZE_ENV
 from kinesis_dstream.local import LocalAWS
@@ -397,4 +398,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    results.run(main, "shards", "createStream and the source at 4 to 512 shards")

@@ -29,6 +29,7 @@ import threading
 import time
 import uuid
 
+from benchmarks import results
 from kinesis_dstream import InitialPositionInStream, KinesisProducer, KinesisUtils
 from kinesis_dstream.local import LocalAWS
 from kinesis_dstream.retrieval.streams import ensure_stream, list_shard_ids
@@ -245,4 +246,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    results.run(main, "stream", "createStream throughput, latency and start-up")

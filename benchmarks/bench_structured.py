@@ -31,6 +31,7 @@ import tempfile
 import time
 import uuid
 
+from benchmarks import results
 from kinesis_dstream.local import LocalAWS
 from kinesis_dstream.retrieval.streams import ensure_stream
 
@@ -151,4 +152,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    results.run(main, "structured", "The Structured Streaming source against the raw reader")

@@ -30,6 +30,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from benchmarks import results
 from kinesis_dstream import KinesisProducer
 
 
@@ -171,4 +172,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    results.run(main, "reliability", "Fault scenarios")
