@@ -23,6 +23,7 @@ from kinesis_dstream.leases.lease import Lease
 from kinesis_dstream.leases.timing import LeaseTimings
 
 from ..support.faults import CallCounter, CallErrors, write_from_outside
+from ..support.waiting import seconds_until
 
 FAILOVER_S = 1.0
 SLACK_S = 1.5  # scheduling and HTTP round trips on a loaded 2-core machine
@@ -70,15 +71,6 @@ def workers(dynamodb_server, shards):
     pool = Workers(dynamodb_server, shards)
     yield pool
     pool.stop_all()
-
-
-def wait_for(predicate, timeout_s, what):
-    start = time.monotonic()
-    while not predicate():
-        if time.monotonic() - start > timeout_s:
-            raise AssertionError(f"not within {timeout_s:.1f}s: {what}")
-        time.sleep(0.05)
-    return time.monotonic() - start
 
 
 class TableChecker(threading.Thread):
@@ -135,7 +127,7 @@ def test_one_worker_takes_all_then_a_second_balances_to_four_each(workers, dynam
     checker = TableChecker(LeaseTable(dynamodb, workers.app))
     checker.start()
     try:
-        wait_for(lambda: checker.polls >= 1, 10, "the checker's first look")
+        seconds_until(lambda: checker.polls >= 1, 10, "the checker's first look")
         b = workers.start("worker-b", **steady_but_quick())  # its start pass steals one
         assert len(b.held_leases()) <= 1
         scans = CallCounter(b.table.client, "dynamodb", "Scan")
@@ -144,19 +136,21 @@ def test_one_worker_takes_all_then_a_second_balances_to_four_each(workers, dynam
         # later pass: the exact "4/4 after three passes" is pinned without races in
         # test_lease_protocol.py; here, at most one steal a pass, and the split converges.
         passes = b.taker_passes
-        wait_for(lambda: len(b.held_leases()) == 4, 10 * b.taker_interval_s, "b holds 4")
+        seconds_until(lambda: len(b.held_leases()) == 4, 10 * b.taker_interval_s, "b holds 4")
         # at most one a pass: the start pass, the passes ended since, and the one running
         # (its steal shows before its end is counted)
         assert b.counts()["stolen"] <= 1 + (b.taker_passes_begun - passes)
         # worker-a learns of each steal at its next renewal (every failover/3)
-        wait_for(
+        seconds_until(
             lambda: workers.counts() == {"worker-a": 4, "worker-b": 4},
             a.failover_time_s,
             "a 4/4 split",
         )
         changes, balanced_at = checker.owner_changes, b.taker_passes
         # and it stays balanced: two more whole taker passes of b's
-        wait_for(lambda: b.taker_passes >= balanced_at + 2, 10 * b.taker_interval_s, "2 passes")
+        seconds_until(
+            lambda: b.taker_passes >= balanced_at + 2, 10 * b.taker_interval_s, "2 passes"
+        )
         scans.remove()
         assert workers.counts() == {"worker-a": 4, "worker-b": 4}
         assert checker.owner_changes == changes  # no flapping
@@ -170,7 +164,7 @@ def test_one_worker_takes_all_then_a_second_balances_to_four_each(workers, dynam
 
 def test_a_killed_worker_is_replaced_within_failover_plus_two_taker_passes(workers):
     coordinators = [workers.start(f"w{i}") for i in range(3)]
-    wait_for(
+    seconds_until(
         lambda: sorted(workers.counts().values()) == [2, 3, 3],
         6 * coordinators[0].taker_interval_s,
         "3 workers balanced",
@@ -181,7 +175,7 @@ def test_a_killed_worker_is_replaced_within_failover_plus_two_taker_passes(worke
     workers.running.remove(victim)
     survivors = workers.running
     bound = FAILOVER_S + 2 * victim.taker_interval_s + SLACK_S
-    took = wait_for(
+    took = seconds_until(
         lambda: orphans <= set().union(*(c.held_leases() for c in survivors)),
         bound,
         f"survivors take {sorted(orphans)}",
@@ -194,11 +188,11 @@ def test_a_gracefully_stopped_worker_is_replaced_within_one_taker_pass(workers):
     a = workers.start("a")
     b = workers.start("b")
     # b steals one a pass; a steal lost to a's renewal is made on a later pass
-    wait_for(lambda: workers.counts() == {"a": 4, "b": 4}, 10 * a.taker_interval_s, "4/4")
+    seconds_until(lambda: workers.counts() == {"a": 4, "b": 4}, 10 * a.taker_interval_s, "4/4")
     released = set(b.held_leases())
     b.stop()  # releases: owner removed with a conditional write
     workers.running.remove(b)
-    took = wait_for(
+    took = seconds_until(
         lambda: released <= set(a.held_leases()),
         a.taker_interval_s + SLACK_S,
         "released leases taken",
@@ -215,7 +209,7 @@ def test_a_lease_bumped_by_another_writer_is_lost_within_a_renewal_and_cannot_ch
     table = LeaseTable(dynamodb, workers.app)
     write_from_outside(table, key, table.renew, a.renewal_interval_s + SLACK_S)  # a counter bump
     bumped = table.get_lease(key)
-    wait_for(lambda: key not in a.held_leases(), a.renewal_interval_s + SLACK_S, "lost")
+    seconds_until(lambda: key not in a.held_leases(), a.renewal_interval_s + SLACK_S, "lost")
     assert ("a", key, "another worker took it") in workers.lost
     with pytest.raises(LeaseLostError, match=key):
         a.checkpoint(key, ExtendedSequenceNumber(SEQ))
@@ -260,9 +254,9 @@ def test_a_renewal_that_landed_but_got_no_answer_keeps_the_lease(workers, dynamo
     table = LeaseTable(dynamodb, workers.app)
     landed = lose_first_answer(a, "renew")
     with caplog.at_level(logging.INFO, logger="kinesis_dstream.leases.renewer"):
-        wait_for(lambda: landed, 3 * a.renewal_interval_s + SLACK_S, "a lost answer")
+        seconds_until(lambda: landed, 3 * a.renewal_interval_s + SLACK_S, "a lost answer")
         counter = landed[0].lease_counter  # what the table held after the landed renewal
-        wait_for(
+        seconds_until(
             lambda: table.get_lease(key).lease_counter > counter,
             3 * a.renewal_interval_s + SLACK_S,
             "a renewal after the lost answer",
@@ -283,7 +277,7 @@ def test_a_checkpoint_after_a_write_that_got_no_answer_is_written(workers, dynam
     table = LeaseTable(dynamodb, workers.app)
     landed = lose_first_answer(a, "renew")
     a.renew_leases()  # a pass now (the renewer's own comes every 20 s)
-    wait_for(lambda: landed, a.renewal_interval_s + SLACK_S, "a lost answer")
+    seconds_until(lambda: landed, a.renewal_interval_s + SLACK_S, "a lost answer")
     written = a.checkpoint(key, ExtendedSequenceNumber(SEQ))
     assert written.lease_counter == landed[0].lease_counter + 1
     assert table.get_lease(key).checkpoint == ExtendedSequenceNumber(SEQ)
@@ -316,7 +310,7 @@ def test_a_worker_that_cannot_renew_fences_itself_within_the_failover_time(worke
     a = workers.start("a", max_leases_for_worker=2)
     held = set(a.held_leases())
     faults = CallErrors(a.table.client, "dynamodb", "UpdateItem", lambda n: "InternalServerError")
-    took = wait_for(lambda: not a.held_leases(), FAILOVER_S + SLACK_S, "self-fencing")
+    took = seconds_until(lambda: not a.held_leases(), FAILOVER_S + SLACK_S, "self-fencing")
     faults.remove()
     assert {key for _, key, reason in workers.lost if "not renewed" in reason} == held
     print(f"fenced {took:.2f}s after renewals began failing")
@@ -364,7 +358,7 @@ def test_stop_returns_within_the_bound_when_dynamodb_is_unreachable(
     print(f"stop with DynamoDB unreachable took {took:.2f}s (bound {bound:.2f}s)")
     assert took < bound + SLACK_S
     assert {key for name, key, _ in workers.lost if name == "a"} == held
-    wait_for(
+    seconds_until(
         lambda: (
             not [
                 t

@@ -17,6 +17,7 @@ from kinesis_dstream.sql.executor.group import GroupPartition, plan_tasks
 from kinesis_dstream.sql.executor.partition import RangePartition
 from kinesis_dstream.sql.offsets import ShardRange
 
+from ..support.waiting import wait_until
 from .test_sql_runner import _all, put, reader_for
 
 
@@ -30,13 +31,12 @@ def data_of(reader, start, end):
 
 def next_offset(reader, offset, timeout_s=10):
     """The first offset past ``offset`` (peeks are paced: new records show in time)."""
-    deadline = time.monotonic() + timeout_s
-    while True:
+
+    def moved():
         end = reader.latestOffset(offset, _all())
-        if json.dumps(end) != json.dumps(offset):
-            return end
-        assert time.monotonic() < deadline, f"no new offset within {timeout_s} s"
-        time.sleep(0.05)
+        return end if json.dumps(end) != json.dumps(offset) else None
+
+    return wait_until(moved, timeout_s, "a new offset", interval_s=0.05)
 
 
 def drain(reader, offset, rounds=20):

@@ -36,13 +36,13 @@ from ..support.java_kcl import (
     start_java_daemon,
     stop_process_group,
 )
+from ..support.waiting import wait_until
 from .test_multilang_daemon import (
     PROCESSOR,
     ROOT,
     child_env,
     events,
     leases,
-    wait_for,
     write_properties,
 )
 
@@ -205,38 +205,38 @@ def test_our_daemon_and_the_java_daemon_share_one_fleet(
     owners = OwnerLog(local_aws, unique_name).start()
     try:
         launch("ours-1")
-        wait_for(lambda: owners.kinds() == Counter(ours=4), 60, "ours holding all 4 leases")
+        wait_until(lambda: owners.kinds() == Counter(ours=4), 60, "ours holding all 4 leases")
         producer.start()
         launch("java")
-        wait_for(
+        wait_until(
             lambda: owners.kinds() == Counter(ours=2, java=2),
             JAVA_START_S,
             "the Java daemon holding 2 of the 4 leases",
         )
         stopped = time.monotonic()
         assert stop_process_group(daemons["ours-1"]) == 0
-        wait_for(
+        wait_until(
             lambda: owners.kinds() == Counter(java=4),
             2 * (2 * FAILOVER_S + 1) + FAILOVER_S + 30,  # Java's taker: see the README
             "the Java daemon holding every lease after ours stopped",
         )
         timings["java took our released leases (s)"] = time.monotonic() - stopped
         launch("ours-2")
-        wait_for(
+        wait_until(
             lambda: owners.kinds() == Counter(ours=2, java=2),
             90,
             "ours holding 2 of the 4 leases again",
         )
         stopped = time.monotonic()
         stop_process_group(daemons["java"])  # the JVM exits 143: its leases expire
-        wait_for(
+        wait_until(
             lambda: owners.kinds() == Counter(ours=4),
             3 * FAILOVER_S + 30,
             "ours holding every lease after the Java daemon stopped",
         )
         timings["ours took the Java daemon's leases (s)"] = time.monotonic() - stopped
         sent = producer.stop()
-        wait_for(
+        wait_until(
             lambda: {e["pk"] for e in events(out) if e["event"] == "record"} >= set(sent),
             90,
             "every record delivered",

@@ -20,6 +20,7 @@ from kinesis_dstream.retrieval.streams import ensure_stream
 
 from ..support.faults import CallCounter
 from ..support.kcl3_leader import ScriptedJavaWorker, ScriptedLeader, create_kcl3_tables
+from ..support.waiting import wait_until
 from .test_multilang_daemon import (
     PROCESSOR,
     base_props,
@@ -29,7 +30,6 @@ from .test_multilang_daemon import (
     put_all,
     records_seen,
     running,
-    wait_for,
     write_properties,
 )
 
@@ -103,9 +103,9 @@ def test_a_follower_in_a_scripted_kcl3_fleet(
         java.start()
         with running(config, child_env(kclpy, out)) as run:
             coordinator = run.daemon.coordinator
-            wait_for(lambda: len(leases(local_aws, app)) == 4, 30, "the 4 leases created")
+            wait_until(lambda: len(leases(local_aws, app)) == 4, 30, "the 4 leases created")
             keys = sorted(leases(local_aws, app))
-            wait_for(lambda: leader.metrics_of(OURS), 30, "our WorkerMetricStats")
+            wait_until(lambda: leader.metrics_of(OURS), 30, "our WorkerMetricStats")
             stats = leader.metrics_of(OURS)
             assert int(stats["lut"]["N"]) >= time.time() - 60  # fresh: the leader counts us
             assert stats["sts"] == {"M": {}} and stats["opr"] == {"M": {}}  # by throughput
@@ -120,7 +120,7 @@ def test_a_follower_in_a_scripted_kcl3_fleet(
             assigned_at = time.monotonic()
             leader.assign(keys[3], OURS)
             ours = {pk for pk, (shard, _, _) in sent.items() if shard == keys[3]}
-            wait_for(lambda: {r["pk"] for r in records_seen(out)} >= ours, 30, "our shard read")
+            wait_until(lambda: {r["pk"] for r in records_seen(out)} >= ours, 30, "our shard read")
             measured["assigned lease processed (s)"] = time.monotonic() - assigned_at
             assert measured["assigned lease processed (s)"] <= 2 * FAILOVER_S
 
@@ -132,7 +132,7 @@ def test_a_follower_in_a_scripted_kcl3_fleet(
                 lease = leases(local_aws, app)[keys[3]]
                 return lease.lease_owner == JAVA and lease.checkpoint_owner is None
 
-            wait_for(transferred, 45, "the lease transferred to the Java worker")
+            wait_until(transferred, 45, "the lease transferred to the Java worker")
             measured["handoff transferred (s)"] = time.monotonic() - handoff_at
             assert measured["handoff transferred (s)"] <= 30 + FAILOVER_S
             shard_events = [e for e in events(out) if e["shard"] == keys[3]]
@@ -154,7 +154,7 @@ def test_a_follower_in_a_scripted_kcl3_fleet(
             java.leave()
             leader.leave()
             gone_at = time.monotonic()
-            wait_for(
+            wait_until(
                 lambda: {v.lease_owner for v in leases(local_aws, app).values()} == {OURS},
                 60,
                 "every lease taken back",
@@ -162,7 +162,7 @@ def test_a_follower_in_a_scripted_kcl3_fleet(
             measured["fallback: all leases ours (s)"] = time.monotonic() - gone_at
             assert measured["fallback: all leases ours (s)"] <= 3 * FAILOVER_S
             more = put_all(kinesis, unique_name, 40, "b")
-            wait_for(
+            wait_until(
                 lambda: {r["pk"] for r in records_seen(out)} >= set(sent) | set(more),
                 60,
                 "every record",

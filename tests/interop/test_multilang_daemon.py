@@ -29,6 +29,7 @@ from kinesis_dstream.multilang import MultiLangDaemon, load_properties
 from kinesis_dstream.retrieval.streams import ensure_stream, list_shards
 
 from ..support.faults import write_from_outside
+from ..support.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 PROCESSOR = ROOT / "tests" / "support" / "scripts" / "kclpy_processor.py"
@@ -123,17 +124,6 @@ def assert_nothing_outlives(daemon: MultiLangDaemon) -> None:
     assert children == [], f"children outlived the daemon: {children}"
 
 
-def wait_for(predicate, timeout_s: float, what: str, interval_s: float = 0.2):
-    deadline = time.monotonic() + timeout_s
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout_s}s waiting for {what}")
-        time.sleep(interval_s)
-
-
 def put_all(kinesis, stream: str, count: int, prefix: str = "r") -> dict:
     """Put ``count`` plain records; returns (pk -> (shard id, sequence number, data))."""
     sent = {}
@@ -195,7 +185,7 @@ def test_the_kclpy_sample_app_runs_unchanged(aws_env, kclpy, unique_name, tmp_pa
     env = child_env(kclpy, tmp_path)
     with caplog.at_level("INFO", logger="kinesis_dstream"), running(config, env) as run:
         # The sample checkpoints at its first batch (then every 30 s): wait for it.
-        wait_for(
+        wait_until(
             lambda: all(
                 leases(local_aws, unique_name).get(shard)
                 and leases(local_aws, unique_name)[shard].checkpoint.sequence_number == seq
@@ -247,7 +237,7 @@ def test_checkpoint_at_every_sub_record_of_kpl_aggregates(aws_env, kclpy, unique
     props = base_props(local_aws, unique_name, unique_name, f"{sys.executable} {PROCESSOR}")
     config = load_properties(str(write_properties(tmp_path / "app.properties", **props)))
     with running(config, child_env(kclpy, tmp_path, "every")) as run:
-        wait_for(lambda: len(records_seen(tmp_path)) >= len(users), 60, "every user record")
+        wait_until(lambda: len(records_seen(tmp_path)) >= len(users), 60, "every user record")
         assert run.stop() == 0
     seen = records_seen(tmp_path)
     got = Counter((r["pk"], base64.b64decode(r["data"])) for r in seen)
@@ -277,14 +267,14 @@ def test_a_processor_that_raises_is_passed_over_as_the_java_daemon_does(
         caplog.at_level("INFO", logger="kinesis_dstream"),
         running(config, child_env(kclpy, tmp_path, "raise")) as run,
     ):
-        wait_for(lambda: len(records_seen(tmp_path)) >= 5, 60, "the first batch")
+        wait_until(lambda: len(records_seen(tmp_path)) >= 5, 60, "the first batch")
         shard = next(iter(first.values()))[0]
         # The child swallowed the error (kclpy does) and answered: no checkpoint moved.
         assert leases(local_aws, unique_name)[shard].checkpoint.sequence_number == "TRIM_HORIZON"
         second = put_all(kinesis, unique_name, 3, "b")
-        wait_for(lambda: len(records_seen(tmp_path)) >= 8, 60, "the second batch")
+        wait_until(lambda: len(records_seen(tmp_path)) >= 8, 60, "the second batch")
         last = max(int(seq) for _, seq, _ in second.values())
-        wait_for(
+        wait_until(
             lambda: leases(local_aws, unique_name)[shard].checkpoint.sequence_number == str(last),
             30,
             "the checkpoint after the second batch",
@@ -328,7 +318,7 @@ def test_a_checkpoint_at_a_position_never_given_is_refused(aws_env, kclpy, uniqu
     props = base_props(local_aws, unique_name, unique_name, f"{sys.executable} {PROCESSOR}")
     config = load_properties(str(write_properties(tmp_path / "app.properties", **props)))
     with running(config, child_env(kclpy, tmp_path, "bogus")) as run:
-        wait_for(
+        wait_until(
             lambda: [e for e in events(tmp_path) if e["event"] == "checkpoint"],
             60,
             "the good checkpoint",
@@ -356,14 +346,16 @@ def test_a_lease_lost_mid_batch_gives_lease_lost_and_no_later_records(
     props = base_props(local_aws, unique_name, unique_name, f"{sys.executable} {PROCESSOR}")
     config = load_properties(str(write_properties(tmp_path / "app.properties", **props)))
     with running(config, child_env(kclpy, tmp_path, "gated")) as run:
-        first = wait_for(lambda: records_seen(tmp_path), 60, "the first batch")
+        first = wait_until(lambda: records_seen(tmp_path), 60, "the first batch")
         shard, pid = first[0]["shard"], first[0]["pid"]
         table = LeaseTable(local_aws.client("dynamodb"), unique_name)
         write_from_outside(table, shard, lambda lease: table.take(lease, "thief"), 30)
-        wait_for(lambda: shard not in run.daemon.coordinator.held_leases(), 30, "the loss noticed")
+        wait_until(
+            lambda: shard not in run.daemon.coordinator.held_leases(), 30, "the loss noticed"
+        )
         put_all(kinesis, unique_name, 3, "b")  # never to be given to this child
         (tmp_path / "go").touch()
-        wait_for(
+        wait_until(
             lambda: [e for e in events(tmp_path) if e["event"] == "lease_lost"],
             30,
             "leaseLost",
@@ -420,13 +412,13 @@ def test_two_daemons_balance_and_one_killed_hands_over_at_its_checkpoints(
             )
             path = write_properties(tmp_path / f"{name}.properties", **props)
             daemons[name] = start_daemon(path, env, tmp_path / f"{name}.log")
-        wait_for(
+        wait_until(
             lambda: owners(local_aws, unique_name) == Counter({"one": 2, "two": 2}),
             60,
             "two shards for each daemon",
         )
         first = put_all(kinesis, unique_name, 40, "a")
-        wait_for(
+        wait_until(
             lambda: {r["pk"] for r in records_seen(out)} >= set(first), 60, "every first record"
         )
         last = {}
@@ -437,7 +429,7 @@ def test_two_daemons_balance_and_one_killed_hands_over_at_its_checkpoints(
             table = leases(local_aws, unique_name)
             return all(table[s].checkpoint.sequence_number == str(q) for s, q in last.items())
 
-        wait_for(checkpointed, 30, "the first records checkpointed")
+        wait_until(checkpointed, 30, "the first records checkpointed")
         killed_shards = {
             k for k, v in leases(local_aws, unique_name).items() if v.lease_owner == "one"
         }
@@ -445,12 +437,12 @@ def test_two_daemons_balance_and_one_killed_hands_over_at_its_checkpoints(
         assert daemons["one"].wait(10) == -signal.SIGKILL
         killed_at = time.time()
         second = put_all(kinesis, unique_name, 40, "b")
-        wait_for(
+        wait_until(
             lambda: owners(local_aws, unique_name) == Counter({"two": 4}),
             60,
             "the survivor holding every shard",
         )
-        wait_for(
+        wait_until(
             lambda: {r["pk"] for r in records_seen(out)} >= set(second), 60, "every second record"
         )
         daemons["two"].send_signal(signal.SIGTERM)
@@ -496,7 +488,7 @@ def test_a_split_while_running_delivers_every_record_once_children_after_parent(
     )
     config = load_properties(str(write_properties(tmp_path / "app.properties", **props)))
     with running(config, child_env(kclpy, tmp_path, "every")) as run:
-        wait_for(lambda: len(records_seen(tmp_path)) >= 20, 60, "the parent's records")
+        wait_until(lambda: len(records_seen(tmp_path)) >= 20, 60, "the parent's records")
         (parent,) = list_shards(kinesis, unique_name)
         keys = parent["HashKeyRange"]
         middle = (int(keys["StartingHashKey"]) + int(keys["EndingHashKey"])) // 2
@@ -505,7 +497,7 @@ def test_a_split_while_running_delivers_every_record_once_children_after_parent(
             ShardToSplit=parent["ShardId"],
             NewStartingHashKey=str(middle),
         )
-        wait_for(
+        wait_until(
             lambda: (
                 kinesis.describe_stream_summary(StreamName=unique_name)["StreamDescriptionSummary"][
                     "StreamStatus"
@@ -516,7 +508,7 @@ def test_a_split_while_running_delivers_every_record_once_children_after_parent(
             "the split",
         )
         second = put_all(kinesis, unique_name, 40, "b")
-        wait_for(lambda: len(records_seen(tmp_path)) >= 60, 90, "the children's records")
+        wait_until(lambda: len(records_seen(tmp_path)) >= 60, 90, "the children's records")
         assert run.stop() == 0
     seen = records_seen(tmp_path)
     assert Counter(r["pk"] for r in seen) == Counter([*first, *second])  # each once
@@ -582,7 +574,7 @@ def test_at_timestamp_starts_at_the_timestamp(aws_env, kclpy, unique_name, tmp_p
     )
     config = load_properties(str(write_properties(tmp_path / "app.properties", **props)))
     with running(config, child_env(kclpy, tmp_path, "every")) as run:
-        wait_for(lambda: len(records_seen(tmp_path)) >= 5, 60, "the records after the timestamp")
+        wait_until(lambda: len(records_seen(tmp_path)) >= 5, 60, "the records after the timestamp")
         assert run.stop() == 0
     assert Counter(r["pk"] for r in records_seen(tmp_path)) == Counter(list(new))
     init = [e for e in events(tmp_path) if e["event"] == "initialize"]
@@ -605,7 +597,7 @@ def test_a_stop_with_a_hung_child_kills_it_and_releases_the_leases(
     )
     config = load_properties(str(write_properties(tmp_path / "app.properties", **props)))
     with running(config, child_env(kclpy, tmp_path, "hang")) as run:
-        wait_for(lambda: records_seen(tmp_path), 60, "the batch the child hangs on")
+        wait_until(lambda: records_seen(tmp_path), 60, "the batch the child hangs on")
         stopped_at = time.monotonic()
         code = run.stop()
         took = time.monotonic() - stopped_at
@@ -629,7 +621,7 @@ def test_a_shard_end_not_checkpointed_is_retried_and_children_wait(
     kinesis.split_shard(
         StreamName=unique_name, ShardToSplit=parent["ShardId"], NewStartingHashKey=str(middle)
     )
-    wait_for(
+    wait_until(
         lambda: (
             kinesis.describe_stream_summary(StreamName=unique_name)["StreamDescriptionSummary"][
                 "StreamStatus"
@@ -649,7 +641,7 @@ def test_a_shard_end_not_checkpointed_is_retried_and_children_wait(
     )
     config = load_properties(str(write_properties(tmp_path / "app.properties", **props)))
     with running(config, child_env(kclpy, tmp_path, "end_twice")) as run:
-        wait_for(lambda: len(records_seen(tmp_path)) >= 30, 90, "every record")
+        wait_until(lambda: len(records_seen(tmp_path)) >= 30, 90, "every record")
         assert run.stop() == 0
     seen = records_seen(tmp_path)
     assert Counter(r["pk"] for r in seen) == Counter([*first, *second])  # each once

@@ -15,6 +15,7 @@ from kinesis_dstream.multilang import load_properties
 from kinesis_dstream.retrieval.consumers import list_consumers
 from kinesis_dstream.retrieval.streams import ensure_stream
 
+from ..support.waiting import wait_until
 from .test_multilang_daemon import (
     PROCESSOR,
     child_env,
@@ -22,7 +23,6 @@ from .test_multilang_daemon import (
     put_all,
     records_seen,
     running,
-    wait_for,
     write_properties,
 )
 
@@ -54,11 +54,11 @@ def test_a_file_without_polling_properties_reads_with_fan_out(
     out = tmp_path / "out"
     out.mkdir()
     with running(config, child_env(kclpy, out)) as run:
-        wait_for(
+        wait_until(
             lambda: {r["pk"] for r in records_seen(out)} >= set(sent), 90, "every record"
         )
         more = put_all(kinesis, unique_name, 20, "g")  # pushed to the open subscriptions
-        wait_for(
+        wait_until(
             lambda: {r["pk"] for r in records_seen(out)} >= set(more), 60, "the later records"
         )
         assert run.daemon.consumer_arn is not None

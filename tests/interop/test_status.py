@@ -20,6 +20,7 @@ from kinesis_dstream.multilang import load_properties
 from kinesis_dstream.retrieval.streams import ensure_stream
 from kinesis_dstream.status.render import format_status, status_command
 
+from ..support.waiting import wait_until
 from .test_multilang_daemon import (
     PROCESSOR,
     base_props,
@@ -28,7 +29,6 @@ from .test_multilang_daemon import (
     put_all,
     records_seen,
     running,
-    wait_for,
     write_properties,
 )
 
@@ -56,7 +56,7 @@ def last_per_shard(sent: dict) -> dict:
 
 def run_until_checkpointed(config, env, local_aws, app: str, last: dict, out) -> None:
     with running(config, env) as run:
-        wait_for(
+        wait_until(
             lambda: all(
                 leases(local_aws, app).get(shard)
                 and leases(local_aws, app)[shard].checkpoint.sequence_number == seq

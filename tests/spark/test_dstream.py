@@ -25,7 +25,8 @@ from kinesis_dstream.leases.dynamodb import LeaseTable
 from kinesis_dstream.leases.lease import Lease
 from kinesis_dstream.retrieval.streams import ensure_stream
 
-from ..support.streaming import Collected, leases_of, our_threads, progress_of, wait_until
+from ..support.streaming import Collected, leases_of, our_threads, progress_of
+from ..support.waiting import wait_until
 
 pytestmark = pytest.mark.spark
 

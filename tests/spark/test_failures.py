@@ -24,7 +24,8 @@ from kinesis_dstream.esn import ExtendedSequenceNumber
 from kinesis_dstream.retrieval.streams import ensure_stream
 
 from ..support.fault_proxy import DELAYED, THROTTLED, UNREACHABLE, FaultProxy
-from ..support.streaming import Collected, leases_of, our_threads, progress_of, wait_until
+from ..support.streaming import Collected, leases_of, our_threads, progress_of
+from ..support.waiting import wait_until
 from .test_dstream import receiver_settings
 
 pytestmark = pytest.mark.spark

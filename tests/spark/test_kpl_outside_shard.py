@@ -18,7 +18,8 @@ from kinesis_dstream.retrieval.reader import ReaderConfig, ShardReader, StartPos
 from kinesis_dstream.retrieval.streams import ensure_stream, list_shards
 
 from ..support.kpl_streams import put_agg_aggregates
-from ..support.streaming import Collected, progress_of, wait_until
+from ..support.streaming import Collected, progress_of
+from ..support.waiting import wait_until
 
 
 def _read_every_shard(kinesis, stream, config):

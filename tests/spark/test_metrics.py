@@ -18,7 +18,8 @@ from kinesis_dstream.metrics import (
 )
 from kinesis_dstream.retrieval.streams import ensure_stream
 
-from ..support.streaming import Collected, progress_of, wait_until
+from ..support.streaming import Collected, progress_of
+from ..support.waiting import wait_until
 from .test_dstream import put
 
 

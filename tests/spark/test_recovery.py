@@ -25,6 +25,8 @@ from kinesis_dstream import KinesisProducer
 from kinesis_dstream.leases.dynamodb import LeaseTable
 from kinesis_dstream.retrieval.streams import ensure_stream
 
+from ..support.waiting import wait_until
+
 pytestmark = pytest.mark.spark
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "support" / "scripts"
@@ -65,14 +67,6 @@ class App:
         return self.log.read_text()[-3000:]
 
 
-def wait_until(predicate, timeout_s, what, app=None):
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not within {timeout_s}s: {what}\n{app.tail() if app else ''}")
-        time.sleep(0.2)
-
-
 def owners(table):
     return Counter(lease.lease_owner for lease in table.list_leases() if lease.lease_owner)
 
@@ -89,9 +83,11 @@ def test_two_processes_share_eight_shards_and_a_kill_loses_nothing(
     a = App(local_aws, tmp_path, "worker_app.py", *args, "a", tag="a")
     b = None
     try:
-        wait_until(lambda: table.exists() and owners(table) == {"a": 8}, 120, "a holds 8", a)
+        wait_until(
+            lambda: table.exists() and owners(table) == {"a": 8}, 120, "a holds 8", detail=a.tail
+        )
         b = App(local_aws, tmp_path, "worker_app.py", *args, "b", tag="b")
-        wait_until(lambda: owners(table) == {"a": 4, "b": 4}, 120, "a 4/4 split", b)
+        wait_until(lambda: owners(table) == {"a": 4, "b": 4}, 120, "a 4/4 split", detail=b.tail)
 
         sent = [f"rec-{i}" for i in range(4000)]
         killed = threading.Event()
@@ -115,10 +111,14 @@ def test_two_processes_share_eight_shards_and_a_kill_loses_nothing(
         def delivered():
             return [line for path in out.glob("*.txt") for line in path.read_text().splitlines()]
 
-        wait_until(lambda: set(sent) <= set(delivered()), 120, "every record delivered", b)
-        wait_until(lambda: owners(table) == {"b": 8}, 30, "b holds all 8", b)
+        wait_until(
+            lambda: set(sent) <= set(delivered()), 120, "every record delivered", detail=b.tail
+        )
+        wait_until(lambda: owners(table) == {"b": 8}, 30, "b holds all 8", detail=b.tail)
         a = App(local_aws, tmp_path, "worker_app.py", *args, "a", tag="a-restarted")
-        wait_until(lambda: owners(table).get("a", 0) >= 1, 120, "restarted a takes leases", a)
+        wait_until(
+            lambda: owners(table).get("a", 0) >= 1, 120, "restarted a takes leases", detail=a.tail
+        )
         for name, app in (("a", a), ("b", b)):
             (out / f"STOP-{name}").touch()
             assert app.wait(120) == 0, app.tail()
@@ -189,9 +189,13 @@ def test_a_killed_driver_restarts_from_its_checkpoint_and_counts_every_word(
                 time.sleep(0.2)
 
     try:
-        wait_until(lambda: latest(out, "totals")[1] is not None, 120, "first batches", first)
+        wait_until(
+            lambda: latest(out, "totals")[1] is not None, 120, "first batches", detail=first.tail
+        )
         produce(10)
-        wait_until(lambda: sum(latest(out, "totals")[0].values()) > 0, 60, "counts", first)
+        wait_until(
+            lambda: sum(latest(out, "totals")[0].values()) > 0, 60, "counts", detail=first.tail
+        )
         before_kill, _ = latest(out, "totals")
         first.kill()
         produce(5)  # while no driver runs
@@ -201,7 +205,7 @@ def test_a_killed_driver_restarts_from_its_checkpoint_and_counts_every_word(
             lambda: all(latest(out, "totals")[0].get(w, 0) >= sent[w] for w in WORDS),
             180,
             f"every word counted at least once: sent {dict(sent)}",
-            second,
+            detail=second.tail,
         )
         totals, name = latest(out, "totals")
         window, _ = latest(out, "window")

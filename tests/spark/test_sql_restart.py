@@ -10,7 +10,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from collections import Counter
 
 import pyarrow.parquet as pq
@@ -18,6 +17,8 @@ import pytest
 
 from kinesis_dstream import KinesisProducer
 from kinesis_dstream.retrieval.streams import ensure_stream
+
+from ..support.waiting import wait_until
 
 pytestmark = pytest.mark.spark
 
@@ -93,6 +94,10 @@ class Driver:
             self.proc.send_signal(signal.SIGKILL)
             self.proc.wait(timeout=30)
 
+    def exited(self):
+        """Why waiting on this driver is over (it exited), or None while it runs."""
+        return None if self.proc.poll() is None else f"driver exited: {self.tail()}"
+
     def tail(self):
         return self.log.read_text()[-4000:]
 
@@ -127,14 +132,6 @@ def commits(tmp_path):
     return [p for p in directory.iterdir() if p.name.isdigit()] if directory.exists() else []
 
 
-def wait_until(predicate, timeout_s, what, driver):
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        assert driver.proc.poll() is None, f"driver exited: {driver.tail()}"
-        assert time.monotonic() < deadline, f"not within {timeout_s} s: {what}\n{driver.tail()}"
-        time.sleep(0.2)
-
-
 #: Enhanced fan-out: a range of a shard subscribes at most every 5 s, so fewer, larger
 #: batches (ministack serves SubscribeToShard; moto and kinesalite do not).
 TRANSPORTS = {
@@ -167,7 +164,13 @@ def test_a_killed_driver_restarts_on_its_checkpoint_and_writes_every_record_once
     first = driver("first")
     second = None
     try:
-        wait_until(lambda: len(commits(tmp_path)) >= 2, 180, "two committed batches", first)
+        wait_until(
+            lambda: len(commits(tmp_path)) >= 2,
+            180,
+            "two committed batches",
+            failed=first.exited,
+            detail=first.tail,
+        )
         first.kill()  # mid-stream: 3000 records need more batches than that
         killed_at = len(output(tmp_path / "out"))
         produce(1000)
@@ -176,7 +179,8 @@ def test_a_killed_driver_restarts_on_its_checkpoint_and_writes_every_record_once
             lambda: len(output(tmp_path / "out")) >= len(sent),
             240,
             f"{len(sent)} records in the sink",
-            second,
+            failed=second.exited,
+            detail=second.tail,
         )
         (tmp_path / "STOP").touch()
         assert second.proc.wait(timeout=120) == 0, second.tail()

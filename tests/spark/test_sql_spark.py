@@ -12,6 +12,7 @@ from kinesis_dstream.demo.readback import read_all_records
 from kinesis_dstream.retrieval.streams import ensure_stream
 
 from ..support.streaming import running
+from ..support.waiting import wait_until
 
 pytestmark = pytest.mark.spark
 
@@ -242,25 +243,17 @@ def test_an_idle_stream_runs_no_micro_batch(session, local_aws, kinesis, unique_
     )
     with running(query):
         kinesis.put_record(StreamName=unique_name, Data=b"first", PartitionKey="a")
-        wait_for(lambda: batches, 60, "the first batch", query)
+        wait_until(lambda: batches, 60, "the first batch", failed=query.exception)
         started_idle = time.monotonic()
         while time.monotonic() - started_idle < 10:  # 10 s idle; the query keeps polling
             assert query.exception() is None and query.isActive
             time.sleep(0.5)
         kinesis.put_record(StreamName=unique_name, Data=b"second", PartitionKey="b")
-        wait_for(lambda: len(batches) >= 2, 60, "the second batch", query)
+        wait_until(lambda: len(batches) >= 2, 60, "the second batch", failed=query.exception)
         progress = query.lastProgress
     # the batch after 10 idle seconds is the very next one: no empty batch ran between
     assert batches == [(0, 1), (1, 1)]
     assert "millisBehindLatest" in json.dumps(progress["sources"][0]["latestOffset"])
-
-
-def wait_for(predicate, timeout_s, what, query):
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        assert query.exception() is None, query.exception()
-        assert time.monotonic() < deadline, f"not within {timeout_s} s: {what}"
-        time.sleep(0.1)
 
 
 @pytest.mark.parametrize(

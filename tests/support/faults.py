@@ -8,10 +8,11 @@ call fails, so what the server holds is the ground truth a test checks against.
 from __future__ import annotations
 
 import random
-import time
 from typing import Any, Callable, Optional
 
 from botocore.exceptions import ReadTimeoutError
+
+from .waiting import wait_until
 
 
 class _CannedResponse:
@@ -166,11 +167,6 @@ def write_from_outside(table: Any, key: str, write: Callable, timeout_s: float) 
     """Another writer's conditional ``write`` of lease ``key`` in ``table``; returns the
     written lease. The holder's own renewal between our read and our write makes the
     write miss (seen on a loaded machine), so read and retry until one lands."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        written = write(table.get_lease(key))
-        if written is not None:
-            return written
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not within {timeout_s:.1f}s: a write to {key} landed")
-        time.sleep(0.05)
+    return wait_until(
+        lambda: write(table.get_lease(key)), timeout_s, f"a write to {key} landed", interval_s=0.05
+    )

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import threading
-import time
 from typing import Callable
+
+from .waiting import wait_until
 
 _COLLECTORS: dict = {}  # key -> Collected; the output function holds only the key
 
@@ -51,14 +52,15 @@ class Collected:
             return list(self.items)
 
     def wait_for(self, predicate: Callable[[list], bool], timeout_s: float, what: str) -> list:
-        deadline = time.monotonic() + timeout_s
-        while True:
-            items = self.snapshot()
-            if predicate(items):
-                return items
-            if time.monotonic() > deadline:
-                raise AssertionError(f"not within {timeout_s:.0f}s: {what} (have {len(items)})")
-            time.sleep(0.1)
+        """The items once ``predicate(items)`` holds (a positive event, bounded)."""
+        seen: list = []
+
+        def holds() -> bool:
+            seen[:] = self.snapshot()
+            return bool(predicate(seen))
+
+        wait_until(holds, timeout_s, what, detail=lambda: f"(have {len(seen)})")
+        return seen
 
 
 def our_threads() -> list:
@@ -66,18 +68,6 @@ def our_threads() -> list:
     return sorted(
         t.name for t in threading.enumerate() if t.name.startswith(("kinesis-", "lease-"))
     )
-
-
-def wait_until(predicate: Callable[[], object], timeout_s: float, what: str) -> object:
-    """Poll ``predicate`` until it returns something true; fail naming ``what``."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not within {timeout_s:.0f}s: {what}")
-        time.sleep(0.1)
 
 
 def leases_of(dynamodb, app: str) -> dict:

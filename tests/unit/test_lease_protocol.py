@@ -21,12 +21,14 @@ from kinesis_dstream.leases import InMemoryLeaseRefresher, Lease, LeaseCoordinat
 from kinesis_dstream.leases.refresher import LeaseRefresher
 
 from ..support.lease_faults import FaultyRefresher
+from ..support.waiting import wait_until
 
 F = 10.0  # failover time, in clock seconds
 TIMINGS = LeaseTimings.from_failover(F)
 SEQ = "49590338271490256608559692538361571095921575989136588898"
 KEYS = [f"shardId-{i:012d}" for i in range(8)]
 BOUND_S = 10.0  # real seconds to wait for an event on a loaded 2-core machine
+POLL_S = 0.002  # the in-memory world changes fast: look often enough to see each step
 
 
 class Clock:
@@ -38,15 +40,6 @@ class Clock:
 
     def advance(self, seconds: float) -> None:
         self.now += seconds
-
-
-def wait_for(predicate, what: str, bound_s: float = BOUND_S) -> float:
-    started = time.monotonic()
-    while not predicate():
-        if time.monotonic() - started > bound_s:
-            raise AssertionError(f"not within {bound_s:.0f}s: {what}")
-        time.sleep(0.002)
-    return time.monotonic() - started
 
 
 def writer_threads(worker: str) -> list:
@@ -211,9 +204,11 @@ def test_a_hung_renewal_delays_no_other_lease_and_fences_only_its_own(world):
         started = time.monotonic()
         a.renew_leases()
         assert time.monotonic() - started < BOUND_S  # the pass waited its bound, not the hang
-        wait_for(
+        wait_until(
             lambda n=n: all(world.counter(k) == before[k] + n for k in others),
+            BOUND_S,
             f"pass {n} renews the other leases",
+            interval_s=POLL_S,
         )
     assert hung.entered.is_set() and world.store.calls[("renew", KEYS[0])] == 1
     assert a.renewal_stats().skipped >= 2  # later passes did not queue it again
@@ -221,8 +216,18 @@ def test_a_hung_renewal_delays_no_other_lease_and_fences_only_its_own(world):
     assert sorted(a.held_leases()) == others
     assert world.lost("a") == {KEYS[0]: "not renewed within the failover time"}
     hung.release.set()
-    wait_for(lambda: world.counter(KEYS[0]) == before[KEYS[0]] + 1, "the hung call lands")
-    wait_for(lambda: a.renewal_stats().renewals == 3 * len(others), "its result is handled")
+    wait_until(
+        lambda: world.counter(KEYS[0]) == before[KEYS[0]] + 1,
+        BOUND_S,
+        "the hung call lands",
+        interval_s=POLL_S,
+    )
+    wait_until(
+        lambda: a.renewal_stats().renewals == 3 * len(others),
+        BOUND_S,
+        "its result is handled",
+        interval_s=POLL_S,
+    )
     assert KEYS[0] not in a.held_leases()  # a late success does not resurrect it
 
 
@@ -336,7 +341,9 @@ def test_stop_returns_in_bounded_time_while_every_release_hangs(world):
     assert took < timings.release_timeout_s + timings.join_timeout_s + 2.0
     assert hung.entered.is_set() and set(world.lost("a")) == set(KEYS)
     world.store.heal()  # the hung calls return; their threads end
-    wait_for(lambda: writer_threads("a") == [], "the pool's threads end")
+    wait_until(
+        lambda: writer_threads("a") == [], BOUND_S, "the pool's threads end", interval_s=POLL_S
+    )
     assert set(world.owners().values()) <= {"a", None}
 
 
@@ -345,7 +352,12 @@ def test_background_threads_renew_and_stop_within_the_bound_when_the_store_is_do
     timings = LeaseTimings.from_failover(0.6)
     a = LeaseCoordinator(world.store, "bg", timings=timings).start()
     try:
-        wait_for(lambda: world.counter(KEYS[0]) >= 3, "the renewer thread renews")
+        wait_until(
+            lambda: world.counter(KEYS[0]) >= 3,
+            BOUND_S,
+            "the renewer thread renews",
+            interval_s=POLL_S,
+        )
         world.store.fail("renew", lambda: DependencyError("down"))
         world.store.fail("evict", lambda: DependencyError("down"))
         world.store.fail("list_leases", lambda: DependencyError("down"))
