@@ -21,7 +21,8 @@ from kinesis_dstream.sql.ends.store import DirectoryEndStore, EndStoreError
 from kinesis_dstream.sql.offsets import RangeEnd
 
 from ..support.faults import CallErrors
-from .test_sql_runner import _all, put, reader_for, rows
+from ..support.records import put_records
+from .test_sql_runner import _all, reader_for, rows
 
 BASE = {"streamName": "s", "region": "us-east-1"}
 
@@ -252,7 +253,7 @@ def test_records_arrive_once_and_a_lost_s3_store_fails_the_query(
     local_aws, kinesis, s3, bucket, unique_name, tmp_path
 ):
     ensure_stream(kinesis, unique_name, 2)
-    put(kinesis, unique_name, 12)
+    put_records(kinesis, unique_name, 12)
     url = f"s3a://{bucket}/{unique_name}"
     reader = reader_for(local_aws, unique_name, tmp_path, metadataPath=url)
     assert isinstance(reader.store, S3EndStore)

@@ -11,7 +11,6 @@ from datetime import datetime, timezone
 import pytest
 
 from kinesis_dstream import (
-    KinesisProducer,
     MessageHandlerError,
     StreamNotFoundError,
     ThrottledError,
@@ -27,6 +26,7 @@ from kinesis_dstream.retrieval.streams import (
 )
 
 from ..support.faults import CallCounter, CallErrors
+from ..support.records import put_records
 
 FAST = ReaderConfig(min_call_interval_s=0.0, backoff=Backoff(0.001, 0.01, max_attempts=50))
 
@@ -40,9 +40,10 @@ class FakeSleep:
 
 
 def fill(kinesis, stream, n, aggregate=False, prefix="r"):
-    with KinesisProducer(stream, client=kinesis, aggregate=aggregate) as producer:
-        for i in range(n):
-            producer.put(f"{prefix}{i}", f"pk{i % 7}")
+    """``n`` records ``{prefix}{i}`` over seven partition keys."""
+    put_records(
+        kinesis, stream, n, data=prefix + "{i}", key=lambda i: f"pk{i % 7}", aggregate=aggregate
+    )
 
 
 def read_all(reader, page=10_000):

@@ -9,7 +9,6 @@ from datetime import datetime, timezone
 
 import pytest
 
-from kinesis_dstream import KinesisProducer
 from kinesis_dstream.esn import (
     ESN_AT_TIMESTAMP,
     ESN_LATEST,
@@ -25,6 +24,8 @@ from kinesis_dstream.leases.shard_sync import ShardSync
 from kinesis_dstream.leases.timing import LeaseTimings
 from kinesis_dstream.retrieval.reader import ReaderConfig, ShardReader, StartPosition
 from kinesis_dstream.retrieval.streams import ensure_stream, list_shards, wait_active
+
+from ..support.records import put_records
 
 FAST = ReaderConfig(min_call_interval_s=0.0)
 
@@ -62,12 +63,6 @@ def test_a_bad_initial_position_is_refused(local_aws, kinesis):
         ShardSync(kinesis, "s", table, "EARLIEST")
 
 
-def put_spread(kinesis, stream, n, prefix):
-    with KinesisProducer(stream, client=kinesis) as producer:
-        for i in range(n):
-            producer.put(f"{prefix}{i}", f"key-{i}")
-
-
 def read_to_end(kinesis, stream, lease):
     reader = ShardReader(
         kinesis,
@@ -95,7 +90,7 @@ def test_after_a_split_and_a_merge_children_wait_for_their_parents(
     table.create_if_missing()
     sync = ShardSync(kinesis, unique_name, table, "TRIM_HORIZON")
     assert sync.sync() == ["shardId-000000000000", "shardId-000000000001"]
-    put_spread(kinesis, unique_name, 100, "old")
+    put_records(kinesis, unique_name, 100, data="old{i}", key="key-{i}")
 
     s0, _ = list_shards(kinesis, unique_name)
     low, high = (int(s0["HashKeyRange"][k]) for k in ("StartingHashKey", "EndingHashKey"))
@@ -111,7 +106,7 @@ def test_after_a_split_and_a_merge_children_wait_for_their_parents(
         AdjacentShardToMerge="shardId-000000000001",
     )
     wait_active(kinesis, unique_name)  # 3 + 1 -> 4
-    put_spread(kinesis, unique_name, 100, "new")
+    put_records(kinesis, unique_name, 100, data="new{i}", key="key-{i}")
 
     assert sorted(sync.sync()) == [f"shardId-00000000000{i}" for i in (2, 3, 4)]
     leases = leases_of(table)

@@ -21,7 +21,8 @@ from kinesis_dstream.sql.executor import partition
 from kinesis_dstream.sql.offsets import RangeEnd, make_offset
 
 from ..support.faults import CallErrors
-from .test_sql_runner import _all, put, reader_for, rows
+from ..support.records import put_records
+from .test_sql_runner import _all, reader_for, rows
 
 
 class GetRecordsErrors(CallErrors):
@@ -79,7 +80,7 @@ def test_throttling_in_the_middle_of_a_range_keeps_what_was_read(
     local_aws, kinesis, unique_name, tmp_path, per_fetch
 ):
     ensure_stream(kinesis, unique_name, 1)
-    put(kinesis, unique_name, 10)
+    put_records(kinesis, unique_name, 10)
     reader = reader_for(local_aws, unique_name, tmp_path, maxRecordsPerFetch=per_fetch)
     errors = GetRecordsErrors(reader.settings.client_spec.client(), executor=lambda n: n >= 1)
     try:
@@ -97,12 +98,12 @@ def test_throttling_in_the_middle_of_a_range_keeps_what_was_read(
 
 def test_latest_is_pinned_when_the_query_starts(local_aws, kinesis, unique_name, tmp_path):
     ensure_stream(kinesis, unique_name, 2)
-    put(kinesis, unique_name, 3, key="before")
+    put_records(kinesis, unique_name, 3, key="before{i}")
     reader = reader_for(local_aws, unique_name, tmp_path, initialPosition="latest")
     start = reader.initialOffset()
     assert all("ts" in e["pos"] for e in start["shards"].values())
     # records put before the first look at the shards, by a restarted driver
-    put(kinesis, unique_name, 6, start=3, key="after")
+    put_records(kinesis, unique_name, 6, start=3, key="after{i}")
     restarted = reader_for(local_aws, unique_name, tmp_path, initialPosition="latest")
     deadline = time.monotonic() + 10
     seen = []
@@ -120,7 +121,7 @@ def test_available_now_reads_to_the_cutoff_while_peeks_learn_nothing(
     local_aws, kinesis, unique_name, tmp_path
 ):
     ensure_stream(kinesis, unique_name, 2)
-    put(kinesis, unique_name, 20)
+    put_records(kinesis, unique_name, 20)
     reader = reader_for(local_aws, unique_name, tmp_path)
     start = reader.initialOffset()
     reader.prepareForTriggerAvailableNow()
@@ -137,7 +138,7 @@ def test_a_lost_end_store_fails_the_query_instead_of_repeating_a_batch(
     local_aws, kinesis, unique_name, tmp_path
 ):
     ensure_stream(kinesis, unique_name, 1)
-    put(kinesis, unique_name, 5)
+    put_records(kinesis, unique_name, 5)
     reader = reader_for(local_aws, unique_name, tmp_path)
     start = reader.initialOffset()
     end = reader.latestOffset(start, _all())
@@ -172,7 +173,7 @@ def test_a_lost_shard_position_is_warned_about_and_counted_once(
     local_aws, kinesis, unique_name, tmp_path, caplog
 ):
     ensure_stream(kinesis, unique_name, 1)
-    put(kinesis, unique_name, 3)
+    put_records(kinesis, unique_name, 3)
     shard = kinesis.list_shards(StreamName=unique_name)["Shards"][0]["ShardId"]
     iterator = kinesis.get_shard_iterator(
         StreamName=unique_name, ShardId=shard, ShardIteratorType="TRIM_HORIZON"

@@ -16,6 +16,7 @@ from kinesis_dstream.sql import KinesisStreamReader, SourceOptions
 from kinesis_dstream.sql.offsets import Offset, make_offset
 
 from ..support.faults import CallErrors
+from ..support.records import put_records
 
 
 class ExecutorThrottling(CallErrors):
@@ -48,12 +49,6 @@ def reader_for(local_aws, stream, tmp_path, **options):
     return KinesisStreamReader(opts)
 
 
-def put(kinesis, stream, n, start=0, key="k"):
-    with KinesisProducer(stream, client=kinesis) as producer:
-        for i in range(start, start + n):
-            producer.put(f"r{i}", f"{key}{i}")
-
-
 def rows(reader, start, end):
     """What executor tasks yield for batch (start, end), as (data, shard, seq, sub)."""
     out = []
@@ -75,14 +70,14 @@ def test_a_replayed_range_yields_exactly_the_first_reads_records(
     local_aws, kinesis, unique_name, tmp_path
 ):
     ensure_stream(kinesis, unique_name, 1)
-    put(kinesis, unique_name, 30)
+    put_records(kinesis, unique_name, 30)
     reader = reader_for(local_aws, unique_name, tmp_path)
     start = reader.initialOffset()
     end = reader.latestOffset(start, _all())
     assert end != start
     first = rows(reader, start, end)
     assert [r[0] for r in first] == [f"r{i}".encode() for i in range(30)]
-    put(kinesis, unique_name, 20, start=30)
+    put_records(kinesis, unique_name, 20, start=30)
     # a crash before commit: Spark re-plans (start, end) from its offset log in a new
     # process, and the executors read it again
     again = reader_for(local_aws, unique_name, tmp_path)
@@ -108,7 +103,7 @@ def test_no_new_records_returns_the_start_offset_and_peeks_are_paced(
     peeker = reader.runner.peeker
     # at most one GetShardIterator plus one GetRecords per shard per 200 ms
     assert polls > 20 and peeker.calls <= 2 * (2 + 1.0 / 0.2 + 1)
-    put(kinesis, unique_name, 5)
+    put_records(kinesis, unique_name, 5)
     # Each shard's peek sees its records in its own time: they may come in several batches.
     deadline = time.monotonic() + 10
     got: list = []
@@ -149,7 +144,7 @@ def test_a_position_past_retention_fails_or_restarts_at_trim_horizon(
     local_aws, kinesis, unique_name, tmp_path
 ):
     ensure_stream(kinesis, unique_name, 1)
-    put(kinesis, unique_name, 3)
+    put_records(kinesis, unique_name, 3)
     shard = kinesis.list_shards(StreamName=unique_name)["Shards"][0]["ShardId"]
     first_seq = int(
         kinesis.get_records(
@@ -177,7 +172,7 @@ def test_throttling_past_the_budget_ends_ranges_early_then_fails_the_query(
     local_aws, kinesis, unique_name, tmp_path
 ):
     ensure_stream(kinesis, unique_name, 1)
-    put(kinesis, unique_name, 10)
+    put_records(kinesis, unique_name, 10)
     reader = reader_for(local_aws, unique_name, tmp_path)
     client = reader.settings.client_spec.client()  # the executor's (this process's) client
     errors = ExecutorThrottling(client)
@@ -211,7 +206,7 @@ def test_the_reported_latest_offset_carries_the_databricks_lag_names(
     ensure_stream(kinesis, unique_name, 2)
     reader = reader_for(local_aws, unique_name, tmp_path, describeShardInterval="100ms")
     start = reader.initialOffset()
-    put(kinesis, unique_name, 20)
+    put_records(kinesis, unique_name, 20)
     end = reader.latestOffset(start, _all())
     report = reader.reportLatestOffset()
     lags = [v for v in report["millisBehindLatest"].values() if v is not None]

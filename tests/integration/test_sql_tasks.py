@@ -17,8 +17,9 @@ from kinesis_dstream.sql.executor.group import GroupPartition, plan_tasks
 from kinesis_dstream.sql.executor.partition import RangePartition
 from kinesis_dstream.sql.offsets import ShardRange
 
+from ..support.records import put_records
 from ..support.waiting import wait_until
-from .test_sql_runner import _all, put, reader_for
+from .test_sql_runner import _all, reader_for
 
 
 def data_of(reader, start, end):
@@ -58,8 +59,8 @@ def test_two_streams_never_re_read_a_quiet_streams_last_ranges(
     a, b = f"{unique_name}-a", f"{unique_name}-b"
     for stream in (a, b):
         ensure_stream(kinesis, stream, 2)
-    put(kinesis, a, 20, key="a")
-    put(kinesis, b, 30, start=100, key="b")
+    put_records(kinesis, a, 20, key="a{i}")
+    put_records(kinesis, b, 30, start=100, key="b{i}")
     reader = reader_for(local_aws, f"{a},{b}", tmp_path)
     start = reader.initialOffset()
     assert [p["stream"] for p in start["streams"]] == [a, b]
@@ -69,7 +70,7 @@ def test_two_streams_never_re_read_a_quiet_streams_last_ranges(
     )
     # only stream a gets new records: b's part keeps its last ranges, which must not be
     # read again, neither now nor in a replay of the batch after a crash
-    put(kinesis, a, 5, start=20, key="a")
+    put_records(kinesis, a, 5, start=20, key="a{i}")
     end = next_offset(reader, offset)
     assert end["streams"][1] == offset["streams"][1]
     assert sorted(data_of(reader, offset, end)) == [f"r{i}".encode() for i in range(20, 25)]
@@ -86,7 +87,7 @@ def test_a_row_limit_is_shared_by_the_streams(local_aws, kinesis, unique_name, t
     a, b = f"{unique_name}-a", f"{unique_name}-b"
     for stream in (a, b):
         ensure_stream(kinesis, stream, 1)
-        put(kinesis, stream, 40)
+        put_records(kinesis, stream, 40)
     reader = reader_for(local_aws, f"{a},{b}", tmp_path)
     offset = reader.initialOffset()
     total = 0
@@ -105,7 +106,7 @@ def test_shards_per_task_groups_ranges_and_delivers_each_once(
     local_aws, kinesis, unique_name, tmp_path
 ):
     ensure_stream(kinesis, unique_name, 5)
-    put(kinesis, unique_name, 500)
+    put_records(kinesis, unique_name, 500)
     reader = reader_for(local_aws, unique_name, tmp_path, shardsPerTask="2", fetchBufferSize="10mb")
     start = reader.initialOffset()
     end = reader.latestOffset(start, _all())
@@ -124,7 +125,7 @@ def test_a_read_time_bound_ends_a_range_and_its_replay_is_exact(
     local_aws, kinesis, unique_name, tmp_path
 ):
     ensure_stream(kinesis, unique_name, 1)
-    put(kinesis, unique_name, 300)
+    put_records(kinesis, unique_name, 300)
     # 10 records a call, 200 ms apart: 1 s lets about 5 calls through, not 30
     options = {"maxRecordsPerFetch": "10", "maxFetchTimeInMs": "1000"}
     reader = reader_for(local_aws, unique_name, tmp_path, **options)
@@ -164,7 +165,7 @@ def test_consumer_lag_metric_is_published_per_batch(
     # CloudWatch's endpoint comes from botocore's environment conventions, as on AWS
     monkeypatch.setenv("AWS_ENDPOINT_URL_CLOUDWATCH", local_aws.endpoint_url)
     ensure_stream(kinesis, unique_name, 1)
-    put(kinesis, unique_name, 10)
+    put_records(kinesis, unique_name, 10)
     reader = reader_for(local_aws, unique_name, tmp_path, emitConsumerLagMetrics="true")
     start = reader.initialOffset()
     end = reader.latestOffset(start, _all())
@@ -181,7 +182,7 @@ def test_a_python_credentials_provider_signs_the_calls(local_aws, kinesis, uniqu
     from kinesis_dstream.sql import KinesisStreamReader, SourceOptions
 
     ensure_stream(kinesis, unique_name, 1)
-    put(kinesis, unique_name, 5)
+    put_records(kinesis, unique_name, 5)
     options = SourceOptions.parse(
         {
             "kinesis.streamName": unique_name,
@@ -208,7 +209,7 @@ def test_a_deleted_stream_fails_the_query_naming_it(local_aws, kinesis, unique_n
     a, b = f"{unique_name}-a", f"{unique_name}-b"
     for stream in (a, b):
         ensure_stream(kinesis, stream, 1)
-    put(kinesis, a, 3)
+    put_records(kinesis, a, 3)
     reader = reader_for(local_aws, f"{a},{b}", tmp_path, describeShardInterval="1ms")
     start = reader.initialOffset()
     kinesis.delete_stream(StreamName=b)

@@ -12,7 +12,6 @@ from kinesis_dstream import (
     InitialPositionInStream,
     KinesisInitialPositions,
     KinesisInputDStream,
-    KinesisProducer,
     KinesisUtils,
     MetricsLevel,
     SparkAWSCredentials,
@@ -25,6 +24,7 @@ from kinesis_dstream.leases.dynamodb import LeaseTable
 from kinesis_dstream.leases.lease import Lease
 from kinesis_dstream.retrieval.streams import ensure_stream
 
+from ..support.records import put_records
 from ..support.streaming import Collected, leases_of, our_threads, progress_of
 from ..support.waiting import wait_until
 
@@ -34,10 +34,10 @@ FAST = {"fetchIntervalMs": 200, "failoverTimeMs": 3000}
 
 
 def put(kinesis, stream, n, prefix="r", aggregate=False):
-    with KinesisProducer(stream, client=kinesis, aggregate=aggregate) as producer:
-        for i in range(n):
-            producer.put(f"{prefix}{i}", f"pk-{i}")
-    return [f"{prefix}{i}" for i in range(n)]
+    """``n`` records ``{prefix}{i}`` with keys ``pk-{i}``; their data, in order."""
+    return list(
+        put_records(kinesis, stream, n, data=prefix + "{i}", key="pk-{i}", aggregate=aggregate)
+    )
 
 
 def create(ssc, local_aws, app, stream, position=InitialPositionInStream.TRIM_HORIZON, **kw):

@@ -14,6 +14,7 @@ import pytest
 from kinesis_dstream import KinesisProducer
 from kinesis_dstream.retrieval.streams import ensure_stream
 
+from ..support.records import put_records
 from ..support.streaming import running
 
 pytestmark = pytest.mark.spark
@@ -36,13 +37,8 @@ AWSLABS_COLUMNS = [
 
 
 def put(kinesis, stream, n, prefix):
-    sent = {}
-    with KinesisProducer(stream, client=kinesis) as producer:
-        for i in range(n):
-            key, data = f"{prefix}-key-{i}", f"{prefix}-{i}"
-            producer.put(data, key)
-            sent[data] = key
-    return sent
+    """{data: partition key} of ``n`` records ``{prefix}-{i}`` keyed ``{prefix}-key-{i}``."""
+    return put_records(kinesis, stream, n, data=prefix + "-{i}", key=prefix + "-key-{i}")
 
 
 def available_now(session, df, tmp_path, table):

@@ -16,6 +16,7 @@ from kinesis_dstream import KinesisProducer
 from kinesis_dstream.retrieval.consumers import list_consumers, register_consumer
 from kinesis_dstream.retrieval.streams import ensure_stream
 
+from ..support.records import put_records
 from ..support.streaming import running
 
 pytestmark = pytest.mark.spark
@@ -26,10 +27,8 @@ def fill(kinesis, stream):
     ensure_stream(kinesis, stream, 4)
     sent = set()
     for aggregate, count, prefix in ((False, 9000, "plain"), (True, 1000, "kpl")):
-        with KinesisProducer(stream, client=kinesis, aggregate=aggregate) as producer:
-            for i in range(count):
-                producer.put(f"{prefix}-{i}", f"{prefix}-key-{i}")
-                sent.add(f"{prefix}-{i}")
+        data, key = prefix + "-{i}", prefix + "-key-{i}"
+        sent |= set(put_records(kinesis, stream, count, data=data, key=key, aggregate=aggregate))
     return sent
 
 

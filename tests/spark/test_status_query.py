@@ -12,10 +12,10 @@ import time
 
 import pytest
 
-from kinesis_dstream import KinesisProducer
 from kinesis_dstream.cli import main
 from kinesis_dstream.retrieval.streams import ensure_stream
 
+from ..support.records import put_records
 from ..support.streaming import running
 from .test_sql_spark import source
 
@@ -32,12 +32,6 @@ def drain(session, df, checkpoint) -> None:
     with running(query):
         assert query.awaitTermination(180), "AvailableNow did not stop within 180 s"
         assert query.exception() is None, query.exception()
-
-
-def put(kinesis, stream, prefix, n=20):
-    with KinesisProducer(stream, client=kinesis) as producer:
-        for i in range(n):
-            producer.put(f"{prefix}-{i}", f"{prefix}-key-{i}")
 
 
 def status(local_aws, checkpoint, ends, capsys) -> dict:
@@ -57,13 +51,13 @@ def test_a_querys_shards_from_its_checkpoint_location(
     session, local_aws, kinesis, unique_name, tmp_path, capsys
 ):
     ensure_stream(kinesis, unique_name, 2)
-    put(kinesis, unique_name, "a")
+    put_records(kinesis, unique_name, 20, data="a-{i}", key="a-key-{i}")
     df = source(session, local_aws, unique_name, tmp_path)
     checkpoint, ends = tmp_path / "cp", tmp_path / "ends"
     drain(session, df, checkpoint)
-    put(kinesis, unique_name, "b")
+    put_records(kinesis, unique_name, 20, data="b-{i}", key="b-key-{i}")
     time.sleep(1.5)  # spacing the writes, not waiting for an outcome
-    put(kinesis, unique_name, "c")
+    put_records(kinesis, unique_name, 20, data="c-{i}", key="c-key-{i}")
     report = status(local_aws, checkpoint, ends, capsys)
     assert report["stream"] == unique_name and report["totals"]["shards"] == 2
     for shard in report["shards"]:
