@@ -19,8 +19,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from kinesis_dstream import KinesisProducer
 from kinesis_dstream.retrieval.streams import ensure_stream
+
+from ..support.records import put_records
 
 pytestmark = pytest.mark.spark
 
@@ -64,9 +65,7 @@ def run_query(tmp_path, local_aws, stream, store):
 def filled_stream(local_aws, kinesis):
     stream = f"cluster-{uuid.uuid4().hex[:8]}"
     ensure_stream(kinesis, stream, 2)
-    with KinesisProducer(stream, client=kinesis) as producer:
-        for i in range(RECORDS):
-            producer.put(f"r{i}", f"k{i}")
+    put_records(kinesis, stream, RECORDS)
     return stream
 
 
