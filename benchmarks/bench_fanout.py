@@ -27,7 +27,7 @@ from benchmarks import results
 from kinesis_dstream.retrieval.fanout import FanOutConfig, FanOutShardReader
 from kinesis_dstream.retrieval.reader import ReaderConfig, ShardReader, StartPosition
 from kinesis_dstream.retrieval.streams import ensure_stream
-from tests.ministack_server import MINISTACK_VERSION, MinistackServer
+from tests.support.ministack_server import MINISTACK_VERSION, MinistackServer
 
 SHARD0 = "shardId-000000000000"
 RECORD = b"x" * 1024

@@ -47,7 +47,7 @@ def server(name: str) -> Iterator[Any]:
         with LocalAWS() as aws:
             yield aws
     else:  # dynalite, installed by `npm ci --prefix tests/npm`
-        from tests.npm_servers import NodeServer
+        from tests.support.npm_servers import NodeServer
 
         with NodeServer(name) as node:
             yield node

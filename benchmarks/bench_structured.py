@@ -17,7 +17,7 @@ query on the now warm session, which does not pay the JVM's first Python data so
 (c) runs after both, on a warm session, so (b)/(c) is printed for each of (b)'s queries.
 
 With ``--server ministack`` (the local server that speaks SubscribeToShard; see
-tests/ministack_server.py) it runs (a), (b) and (d): the source with enhanced fan-out
+tests/support/ministack_server.py) it runs (a), (b) and (d): the source with enhanced fan-out
 (``consumerMode=efo``) on the same data, and prints (d)/(b) for each of (b)'s queries.
 createStream needs DynamoDB for its leases and is left out there.
 """
@@ -84,7 +84,7 @@ def main() -> None:
     args = parser.parse_args()
     n = args.records
     if args.server == "ministack":
-        from tests.ministack_server import MinistackServer
+        from tests.support.ministack_server import MinistackServer
 
         server = MinistackServer()
     else:

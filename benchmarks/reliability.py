@@ -9,7 +9,8 @@ the delivered multiset can be checked for what users care about:
   later seq (must be 0; re-deliveries after a failure are duplicates, not violations);
 - max lag: the longest put-to-delivery time seen.
 
-Scenarios use it from the tests (``tests/test_reliability.py``, ``tests/test_recovery.py``);
+Scenarios use it from the tests (``tests/spark/test_reliability.py``,
+``tests/spark/test_recovery.py``);
 
     python -m benchmarks.reliability [--slow]
 
@@ -147,8 +148,8 @@ def main() -> int:
                 "slow or not slow" if slow else "not slow",
                 "-k",
                 "not soak_short" if slow else "not soak_ten_minutes",
-                "tests/test_reliability.py",
-                "tests/test_recovery.py",
+                "tests/spark/test_reliability.py",
+                "tests/spark/test_recovery.py",
             ],
             cwd=root,
             env={**os.environ, REPORT_ENV: results},

@@ -30,7 +30,7 @@ GENERATED = (
 )
 
 #: What each createStream keyword does; a keyword of the signature without an entry is
-#: listed as undocumented (and tests/test_docs.py fails).
+#: listed as undocumented (and tests/integration/test_docs.py fails).
 KEYWORD_DOCS = {
     "ssc": "the `StreamingContext`",
     "kinesisAppName": (

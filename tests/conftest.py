@@ -1,9 +1,11 @@
-"""Shared fixtures: one embedded local AWS per test session, unique names per test."""
+"""Fixtures shared by every tier: one embedded local AWS per test session, unique names per
+test, the npm servers and ministack (each started once, when a test first asks for it).
+
+Each tier's own fixtures live in its conftest: Spark's in ``spark/``, kclpy's and the
+ministack client's in ``interop/``."""
 
 from __future__ import annotations
 
-import os
-import sys
 import uuid
 
 import pytest
@@ -11,8 +13,8 @@ import pytest
 from kinesis_dstream.local import LocalAWS
 from kinesis_dstream.retrieval.streams import ensure_stream
 
-from .ministack_server import MinistackServer
-from .npm_servers import NodeServer
+from .support.ministack_server import MinistackServer
+from .support.npm_servers import NodeServer
 
 
 @pytest.fixture(scope="session")
@@ -70,57 +72,3 @@ def dynamodb_server(request):
 @pytest.fixture
 def dynamodb(dynamodb_server):
     return dynamodb_server.client("dynamodb")
-
-
-@pytest.fixture(autouse=True)
-def no_streaming_context_outlives_its_test():
-    """Stop any StreamingContext a test left running, even a failing test's: otherwise
-    every later Spark test fails with "Only one StreamingContext may be started"."""
-    yield
-    if "pyspark.streaming" not in sys.modules:
-        return
-    from pyspark.streaming import StreamingContext
-
-    active = StreamingContext.getActive()
-    if active is not None:
-        active.stop(stopSparkContext=False, stopGraceFully=False)
-
-
-@pytest.fixture(scope="session")
-def spark(local_aws):
-    """One local[2] SparkContext for the session; its Python workers see the local AWS.
-
-    Credentials and region go into the environment before the JVM starts (executors
-    inherit it); endpoints are passed explicitly by each test.
-    """
-    saved = dict(os.environ)
-    os.environ.update({k: v for k, v in local_aws.env().items() if k != "AWS_ENDPOINT_URL"})
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    from pyspark import SparkConf, SparkContext
-
-    conf = (
-        SparkConf()
-        .setMaster("local[2]")
-        .setAppName("kinesis-dstream-tests")
-        .set("spark.ui.enabled", "false")
-        .set("spark.ui.showConsoleProgress", "false")
-    )
-    sc = SparkContext(conf=conf)
-    sc.setLogLevel("ERROR")
-    yield sc
-    sc.stop()
-    os.environ.clear()
-    os.environ.update(saved)
-
-
-@pytest.fixture(scope="module")
-def session(spark):
-    """A SparkSession on the session's SparkContext, both Kinesis data sources registered."""
-    from pyspark.sql import SparkSession
-
-    from kinesis_dstream.sql import AwsKinesisDataSource, KinesisDataSource
-
-    ss = SparkSession(spark)
-    ss.dataSource.register(KinesisDataSource)
-    ss.dataSource.register(AwsKinesisDataSource)
-    return ss

@@ -2,7 +2,7 @@
 
 The Java MultiLangDaemon loads its file with ``Properties.load(InputStream)``, so a user's
 existing file must mean the same here, escapes and all (tested against ``java`` itself in
-``tests/test_java_properties.py``):
+``tests/interop/test_java_properties.py``):
 
 - natural lines end at ``\\n``, ``\\r`` or ``\\r\\n``; leading white space (space, tab,
   form feed) is skipped; a line whose first other character is ``#`` or ``!`` is a

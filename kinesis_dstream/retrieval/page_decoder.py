@@ -41,7 +41,7 @@ compares instants or converts to UTC (Spark and Arrow timestamps), so nothing ch
 Everything else is what botocore returns: the same keys in the model's order, keys with
 a null value omitted (``NextShardIterator`` at a closed shard), ``bytes`` data, ``str``
 sequence numbers, ``int`` ``MillisBehindLatest``, ``ChildShards`` as lists and dicts
-(``tests/test_page_decoder.py`` compares both on real server answers).
+(``tests/integration/test_page_decoder.py`` compares both on real server answers).
 """
 
 import logging

@@ -1,0 +1,229 @@
+"""The source's driver and executor halves on moto's server, without Spark.
+
+The runner's calls and ``read()`` are called directly, as Spark's source runner and
+executor tasks call them; what the server holds is the ground truth.
+"""
+
+import json
+import time
+
+import pytest
+
+from kinesis_dstream import KinesisProducer
+from kinesis_dstream.errors import RecordsLostError, ThrottledError
+from kinesis_dstream.retrieval.streams import ensure_stream
+from kinesis_dstream.sql import KinesisStreamReader, SourceOptions
+from kinesis_dstream.sql.offsets import Offset, make_offset
+
+from ..support.faults import CallErrors
+from ..support.records import put_records
+
+
+class ExecutorThrottling(CallErrors):
+    """Throttle the executors' GetRecords (Limit > 2), not the runner's small peeks."""
+
+    def __init__(self, client):
+        super().__init__(client, "kinesis", "GetRecords", lambda n: None)
+
+    def _handle(self, params=None, **kwargs):
+        if json.loads(params["body"]).get("Limit", 0) > 2:
+            self._decide = lambda n: "ProvisionedThroughputExceededException"
+        else:
+            self._decide = lambda n: None
+        return super()._handle(**kwargs)
+
+
+def reader_for(local_aws, stream, tmp_path, **options):
+    opts = SourceOptions.parse(
+        {
+            "streamName": stream,
+            "endpointUrl": local_aws.endpoint_url,
+            "region": local_aws.region_name,
+            "metadataPath": str(tmp_path / "ends"),
+            "initialPosition": "trim_horizon",
+            "awsAccessKeyId": local_aws.access_key_id,
+            "awsSecretKey": local_aws.secret_access_key,
+            **options,
+        }
+    )
+    return KinesisStreamReader(opts)
+
+
+def rows(reader, start, end):
+    """What executor tasks yield for batch (start, end), as (data, shard, seq, sub)."""
+    out = []
+    for part in reader.partitions(start, end):
+        for batch in reader.read(part):
+            table = batch.to_pydict()
+            out += list(
+                zip(
+                    table["data"],
+                    table["shardId"],
+                    table["sequenceNumber"],
+                    table["subSequenceNumber"],
+                )
+            )
+    return out
+
+
+def test_a_replayed_range_yields_exactly_the_first_reads_records(
+    local_aws, kinesis, unique_name, tmp_path
+):
+    ensure_stream(kinesis, unique_name, 1)
+    put_records(kinesis, unique_name, 30)
+    reader = reader_for(local_aws, unique_name, tmp_path)
+    start = reader.initialOffset()
+    end = reader.latestOffset(start, _all())
+    assert end != start
+    first = rows(reader, start, end)
+    assert [r[0] for r in first] == [f"r{i}".encode() for i in range(30)]
+    put_records(kinesis, unique_name, 20, start=30)
+    # a crash before commit: Spark re-plans (start, end) from its offset log in a new
+    # process, and the executors read it again
+    again = reader_for(local_aws, unique_name, tmp_path)
+    assert rows(again, start, end) == first
+    following = again.latestOffset(end, _all())
+    assert [r[0] for r in rows(again, end, following)] == [f"r{i}".encode() for i in range(30, 50)]
+    # no credentials in offsets
+    assert "testing" not in json.dumps([start, end, following])
+
+
+def test_no_new_records_returns_the_start_offset_and_peeks_are_paced(
+    local_aws, kinesis, unique_name, tmp_path
+):
+    ensure_stream(kinesis, unique_name, 2)
+    reader = reader_for(local_aws, unique_name, tmp_path, minFetchPeriod="200ms")
+    start = reader.initialOffset()
+    deadline = time.monotonic() + 1.0
+    polls = 0
+    while time.monotonic() < deadline:
+        assert json.dumps(reader.latestOffset(start, _all())) == json.dumps(start)
+        polls += 1
+        time.sleep(0.01)
+    peeker = reader.runner.peeker
+    # at most one GetShardIterator plus one GetRecords per shard per 200 ms
+    assert polls > 20 and peeker.calls <= 2 * (2 + 1.0 / 0.2 + 1)
+    put_records(kinesis, unique_name, 5)
+    # Each shard's peek sees its records in its own time: they may come in several batches.
+    deadline = time.monotonic() + 10
+    got: list = []
+    offset = start
+    while len(got) < 5:
+        assert time.monotonic() < deadline, f"new records not all seen within 10 s: {got}"
+        end = reader.latestOffset(offset, _all())
+        if json.dumps(end) != json.dumps(offset):
+            got += [r[0] for r in rows(reader, offset, end)]
+            offset = end
+        time.sleep(0.05)
+    assert sorted(got) == sorted(f"r{i}".encode() for i in range(5))  # each exactly once
+
+
+def test_a_batch_ends_inside_an_aggregate_and_the_next_resumes_at_the_next_sub_record(
+    local_aws, kinesis, unique_name, tmp_path
+):
+    ensure_stream(kinesis, unique_name, 1)
+    with KinesisProducer(unique_name, client=kinesis, aggregate=True) as producer:
+        for i in range(10):
+            producer.put(f"u{i}", f"key{i}")
+    reader = reader_for(local_aws, unique_name, tmp_path, maxFetchRecordsPerShard="4")
+    offset = reader.initialOffset()
+    seen = []
+    for _ in range(3):
+        end = reader.latestOffset(offset, _all())
+        batch = rows(reader, offset, end)
+        assert len(batch) == 4 or (len(batch) == 2 and len(seen) == 8)
+        seen += batch
+        offset = end
+    assert [r[0] for r in seen] == [f"u{i}".encode() for i in range(10)]
+    assert [r[3] for r in seen] == list(range(10))
+    assert len({r[2] for r in seen}) == 1  # one outer record
+    assert json.dumps(reader.latestOffset(offset, _all())) == json.dumps(offset)
+
+
+def test_a_position_past_retention_fails_or_restarts_at_trim_horizon(
+    local_aws, kinesis, unique_name, tmp_path
+):
+    ensure_stream(kinesis, unique_name, 1)
+    put_records(kinesis, unique_name, 3)
+    shard = kinesis.list_shards(StreamName=unique_name)["Shards"][0]["ShardId"]
+    first_seq = int(
+        kinesis.get_records(
+            ShardIterator=kinesis.get_shard_iterator(
+                StreamName=unique_name, ShardId=shard, ShardIteratorType="TRIM_HORIZON"
+            )["ShardIterator"]
+        )["Records"][0]["SequenceNumber"]
+    )
+    # a checkpoint whose position is older than the oldest record the shard retains
+    trimmed = make_offset(
+        unique_name, "q", 5, {shard: {"seq": str(first_seq - 1), "sub": 0}}
+    ).to_json()
+    strict = reader_for(local_aws, unique_name, tmp_path, failOnDataLoss="true")
+    with pytest.raises(RecordsLostError) as info:
+        strict.latestOffset(trimmed, _all())
+    assert shard in str(info.value) and str(first_seq - 1) in str(info.value)
+    assert unique_name in str(info.value)
+    lenient = reader_for(local_aws, unique_name, tmp_path)
+    end = lenient.latestOffset(trimmed, _all())
+    assert Offset.from_json(end).ranges()[shard].start == "TRIM_HORIZON"
+    assert [r[0] for r in rows(lenient, trimmed, end)] == [b"r0", b"r1", b"r2"]
+
+
+def test_throttling_past_the_budget_ends_ranges_early_then_fails_the_query(
+    local_aws, kinesis, unique_name, tmp_path
+):
+    ensure_stream(kinesis, unique_name, 1)
+    put_records(kinesis, unique_name, 10)
+    reader = reader_for(local_aws, unique_name, tmp_path)
+    client = reader.settings.client_spec.client()  # the executor's (this process's) client
+    errors = ExecutorThrottling(client)
+    try:
+        offset = reader.initialOffset()
+        with pytest.raises(ThrottledError) as info:
+            for _ in range(5):
+                end = reader.latestOffset(offset, _all())
+                assert rows(reader, offset, end) == []  # nothing read, nothing lost
+                offset = end
+    finally:
+        errors.remove()
+    assert "shard" in str(info.value) and unique_name in str(info.value)
+    assert "3 micro-batches in a row" in str(info.value)
+    # the budget is per read: once the throttling stops, every record arrives
+    end = reader_for(local_aws, unique_name, tmp_path).latestOffset(offset, _all())
+    assert len(rows(reader, offset, end)) == 10
+
+
+def _all():
+    from pyspark.sql.streaming.datasource import ReadAllAvailable
+
+    return ReadAllAvailable()
+
+
+def test_the_reported_latest_offset_carries_the_databricks_lag_names(
+    local_aws, kinesis, unique_name, tmp_path
+):
+    """``avgMsBehindLatest``, ``maxMsBehindLatest``, ``minMsBehindLatest``,
+    ``numTotalShards``, ``numClosedShards`` (the Databricks source's metric names)."""
+    ensure_stream(kinesis, unique_name, 2)
+    reader = reader_for(local_aws, unique_name, tmp_path, describeShardInterval="100ms")
+    start = reader.initialOffset()
+    put_records(kinesis, unique_name, 20)
+    end = reader.latestOffset(start, _all())
+    report = reader.reportLatestOffset()
+    lags = [v for v in report["millisBehindLatest"].values() if v is not None]
+    assert lags and report["maxMsBehindLatest"] == max(lags) == report["maxMillisBehindLatest"]
+    assert report["minMsBehindLatest"] == min(lags)
+    assert report["avgMsBehindLatest"] == sum(lags) / len(lags)
+    assert (report["numTotalShards"], report["numClosedShards"]) == (2, 0)
+    shard = kinesis.list_shards(StreamName=unique_name)["Shards"][0]
+    low, high = int(shard["HashKeyRange"]["StartingHashKey"]), int(
+        shard["HashKeyRange"]["EndingHashKey"]
+    )
+    kinesis.split_shard(
+        StreamName=unique_name,
+        ShardToSplit=shard["ShardId"],
+        NewStartingHashKey=str((low + high) // 2),
+    )
+    time.sleep(0.2)  # past describeShardInterval: the next plan lists the shards again
+    reader.latestOffset(end, _all())
+    report = reader.reportLatestOffset()
+    assert (report["numTotalShards"], report["numClosedShards"]) == (4, 1)

@@ -1,0 +1,515 @@
+"""createStream and the builder on local Spark against moto's server."""
+
+import logging
+import time
+from datetime import datetime, timezone
+
+import pytest
+from pyspark.storagelevel import StorageLevel
+from pyspark.streaming import StreamingContext
+
+from kinesis_dstream import (
+    InitialPositionInStream,
+    KinesisInitialPositions,
+    KinesisInputDStream,
+    KinesisUtils,
+    MetricsLevel,
+    SparkAWSCredentials,
+)
+from kinesis_dstream.dstream.context import _RECEIVERS
+from kinesis_dstream.dstream.receiver import KinesisReceiver
+from kinesis_dstream.dstream.settings import StreamSettings
+from kinesis_dstream.esn import ExtendedSequenceNumber
+from kinesis_dstream.leases.dynamodb import LeaseTable
+from kinesis_dstream.leases.lease import Lease
+from kinesis_dstream.retrieval.streams import ensure_stream
+
+from ..support.records import put_records
+from ..support.streaming import Collected, leases_of, our_threads, progress_of
+from ..support.waiting import wait_until
+
+pytestmark = pytest.mark.spark
+
+FAST = {"fetchIntervalMs": 200, "failoverTimeMs": 3000}
+
+
+def put(kinesis, stream, n, prefix="r", aggregate=False):
+    """``n`` records ``{prefix}{i}`` with keys ``pk-{i}``; their data, in order."""
+    return list(
+        put_records(kinesis, stream, n, data=prefix + "{i}", key="pk-{i}", aggregate=aggregate)
+    )
+
+
+def create(ssc, local_aws, app, stream, position=InitialPositionInStream.TRIM_HORIZON, **kw):
+    return KinesisUtils.createStream(
+        ssc,
+        app,
+        stream,
+        local_aws.endpoint_url,
+        local_aws.region_name,
+        position,
+        1,
+        dynamoDBEndpointUrl=local_aws.endpoint_url,
+        cloudWatchEndpointUrl=local_aws.endpoint_url,
+        **{**FAST, **kw},
+    )
+
+
+def leases(local_aws, app):
+    return leases_of(local_aws.client("dynamodb"), app)
+
+
+def test_ten_thousand_records_over_four_shards_arrive_exactly_and_are_checkpointed(
+    ssc, local_aws, kinesis, unique_name
+):
+    ensure_stream(kinesis, unique_name, 4)
+    sent = put(kinesis, unique_name, 10_000)
+    got = Collected(create(ssc, local_aws, unique_name, unique_name))
+    ssc.start()
+    items = got.wait_for(lambda items: len(items) >= 10_000, 90, "10,000 records")
+    got.wait_batches(3)  # a few more batches: nothing extra may arrive
+    ssc.stop(stopSparkContext=False, stopGraceFully=True)
+    assert sorted(got.snapshot()) == sorted(sent)
+    assert len(items) == 10_000
+    held = leases(local_aws, unique_name)
+    assert len(held) == 4
+    for lease in held.values():
+        assert not lease.checkpoint.is_sentinel  # every shard checkpointed at a record
+        assert lease.lease_owner is None  # graceful stop: released
+    assert our_threads() == []
+
+
+def test_a_message_handler_gets_whole_records_also_from_kpl_aggregates(
+    ssc, local_aws, kinesis, unique_name
+):
+    ensure_stream(kinesis, unique_name, 2)
+    sent = put(kinesis, unique_name, 500, aggregate=True)
+    stream = create(
+        ssc,
+        local_aws,
+        unique_name,
+        unique_name,
+        messageHandler=lambda r: (
+            r.data.decode(),
+            r.partition_key,
+            r.shard_id,
+            r.stream_name,
+            r.sequence_number,
+            r.sub_sequence_number,
+            r.approximate_arrival_timestamp,
+        ),
+    )
+    got = Collected(stream)
+    ssc.start()
+    items = got.wait_for(lambda items: len(items) >= 500, 60, "500 user records")
+    assert sorted(i[0] for i in items) == sorted(sent)
+    assert {i[1] for i in items} == {f"pk-{n}" for n in range(500)}
+    assert {i[2] for i in items} == {"shardId-000000000000", "shardId-000000000001"}
+    assert {i[3] for i in items} == {unique_name}
+    assert max(i[5] for i in items) > 0  # sub-sequence numbers inside aggregates
+    assert all(isinstance(i[6], datetime) for i in items)
+
+
+def test_a_restart_inside_a_kpl_aggregate_resumes_at_the_next_sub_record(
+    ssc, local_aws, kinesis, unique_name
+):
+    ensure_stream(kinesis, unique_name, 1)
+    sent = put(kinesis, unique_name, 50, aggregate=True)  # one aggregate of 50
+    (outer,) = kinesis.get_records(
+        ShardIterator=kinesis.get_shard_iterator(
+            StreamName=unique_name,
+            ShardId="shardId-000000000000",
+            ShardIteratorType="TRIM_HORIZON",
+        )["ShardIterator"]
+    )["Records"]
+    table = LeaseTable(local_aws.client("dynamodb"), unique_name)
+    table.create_if_missing()
+    # what a JVM KCL worker leaves after processing user records 0..19 of the aggregate
+    table.create_lease(
+        Lease(
+            "shardId-000000000000",
+            checkpoint=ExtendedSequenceNumber(outer["SequenceNumber"], 19),
+            lease_owner="jvm-worker",
+            lease_counter=7,
+        )
+    )
+    # the file's 3 s failover: with 1 s a renewal stalled by load fenced the lease and the
+    # retake read the aggregate again
+    got = Collected(create(ssc, local_aws, unique_name, unique_name))
+    ssc.start()
+    got.wait_for(lambda items: len(items) >= 30, 60, "the last 30 sub-records")
+    got.wait_batches(3)
+    assert got.snapshot() == sent[20:]
+
+
+def test_the_builder_builds_bytes_and_message_handler_streams(ssc, local_aws, kinesis, unique_name):
+    ensure_stream(kinesis, unique_name, 1)
+    sent = put(kinesis, unique_name, 20)
+
+    def builder(app):
+        return (
+            KinesisInputDStream.builder()
+            .streamingContext(ssc)
+            .streamName(unique_name)
+            .checkpointAppName(app)
+            .endpointUrl(local_aws.endpoint_url)
+            .regionName(local_aws.region_name)
+            .dynamoDBEndpointUrl(local_aws.endpoint_url)
+            .initialPosition(KinesisInitialPositions.TrimHorizon())
+            .checkpointInterval(1)
+            .storageLevel(StorageLevel.MEMORY_AND_DISK_2)
+            .metricsLevel(MetricsLevel.NONE)
+            .metricsEnabledDimensions({"Operation", "ShardId"})
+            .kinesisCredentials(
+                SparkAWSCredentials.builder()
+                .basicCredentials(local_aws.access_key_id, local_aws.secret_access_key)
+                .build()
+            )
+        )
+
+    raw = Collected(builder(f"{unique_name}-a").build())
+    keyed = Collected(
+        builder(f"{unique_name}-b").buildWithMessageHandler(lambda r: (r.partition_key, r.data))
+    )
+    ssc.start()
+    raw.wait_for(lambda items: len(items) >= 20, 60, "20 raw records")
+    keyed.wait_for(lambda items: len(items) >= 20, 60, "20 handled records")
+    assert sorted(raw.snapshot()) == sorted(s.encode() for s in sent)
+    assert sorted(keyed.snapshot()) == sorted((f"pk-{i}", f"r{i}".encode()) for i in range(20))
+
+
+def test_the_builder_names_a_missing_required_value(ssc):
+    with pytest.raises(ValueError, match=r"streamName\(\.\.\.\) is required"):
+        KinesisInputDStream.builder().streamingContext(ssc).checkpointAppName("a").build()
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"awsAccessKeyId": "AKIA"}, "awsSecretKey is missing"),
+        ({"awsSecretKey": "s"}, "awsAccessKeyId is missing"),
+        ({"stsAssumeRoleArn": "arn:aws:iam::1:role/r"}, "stsSessionName and stsExternalId"),
+        ({"initialPositionInStream": 7}, r"unknown initial position 7; accepted: .*LATEST"),
+        ({"initialPositionInStream": "EARLIEST"}, "unknown initial position 'EARLIEST'"),
+        ({"initialPositionInStream": 2}, "AT_TIMESTAMP needs initialTimestamp"),
+        ({"checkpointInterval": 0}, "checkpointInterval must be a positive"),
+        ({"metricsLevel": 9}, "unknown metricsLevel 9"),
+        ({"kinesisAppName": ""}, "kinesisAppName must be a non-empty string"),
+        ({"maxRecordsPerFetch": 20_000}, r"max_records_per_fetch must be in \[1, 10000\]"),
+        ({"idleShardPollMs": 600_000}, r"idleShardPollMs / 1000\) must be in \[0, 60\], got 600"),
+    ],
+)
+def test_bad_arguments_raise_before_anything_starts(ssc, local_aws, unique_name, kwargs, match):
+    args = {
+        "ssc": ssc,
+        "kinesisAppName": unique_name,
+        "streamName": unique_name,
+        "endpointUrl": local_aws.endpoint_url,
+        "regionName": local_aws.region_name,
+        "initialPositionInStream": InitialPositionInStream.LATEST,
+        "checkpointInterval": 2,
+        **kwargs,
+    }
+    with pytest.raises(ValueError, match=match):
+        KinesisUtils.createStream(**args)
+    tables = local_aws.client("dynamodb").list_tables()["TableNames"]
+    assert unique_name not in tables and our_threads() == []
+
+
+@pytest.mark.parametrize(
+    "batch_s, explicit_ms, expected_s",
+    [(0.5, None, 0.5), (1, None, 1.0), (5, None, 1.0), (1, 300, 0.3), (0.5, 2000, 2.0)],
+)
+def test_rounds_default_to_one_per_batch_at_most_a_second_apart_and_align_to_batches(
+    spark, local_aws, unique_name, batch_s, explicit_ms, expected_s
+):
+    context = StreamingContext(spark, batch_s)
+    try:
+        options = {} if explicit_ms is None else {"fetchIntervalMs": explicit_ms}
+        KinesisUtils.createStream(
+            context,
+            unique_name,
+            unique_name,
+            local_aws.endpoint_url,
+            local_aws.region_name,
+            InitialPositionInStream.LATEST,
+            1,
+            **options,
+        )
+        (receiver,) = [r for r in _RECEIVERS.values() if r.settings.stream_name == unique_name]
+        assert receiver.settings.fetch_interval_s == expected_s
+        assert receiver.fetcher.pacer.batch_interval_s == batch_s
+        # in the settings, which Spark's checkpoint carries: aligned after a restart too
+        assert receiver.settings.batch_interval_s == batch_s
+    finally:
+        context.stop(stopSparkContext=False, stopGraceFully=False)
+
+
+def test_at_timestamp_from_python_reads_only_later_records(ssc, local_aws, kinesis, unique_name):
+    ensure_stream(kinesis, unique_name, 1)
+    put(kinesis, unique_name, 10, prefix="old")
+    time.sleep(1.1)
+    cut = datetime.now(timezone.utc)
+    time.sleep(0.1)
+    later = put(kinesis, unique_name, 10, prefix="new")
+    got = Collected(
+        create(
+            ssc,
+            local_aws,
+            unique_name,
+            unique_name,
+            InitialPositionInStream.AT_TIMESTAMP,
+            initialTimestamp=cut,
+        )
+    )
+    ssc.start()
+    got.wait_for(lambda items: len(items) >= 10, 60, "the 10 later records")
+    got.wait_batches(3)
+    assert sorted(got.snapshot()) == sorted(later)
+
+
+def test_a_failed_output_is_not_checkpointed_and_a_restart_delivers_it_again(
+    spark, local_aws, kinesis, unique_name
+):
+    ensure_stream(kinesis, unique_name, 1)
+    sent = put(kinesis, unique_name, 100)
+    first = StreamingContext(spark, 0.5)
+    seen = Collected()
+
+    def fail_after_seeing(rdd):
+        rows = rdd.collect()
+        if rows:
+            seen.add(rdd)
+            raise RuntimeError("the sink is down")
+
+    create(first, local_aws, unique_name, unique_name).foreachRDD(fail_after_seeing)
+    first.start()
+    seen.wait_for(lambda items: len(items) >= 100, 60, "records reach the failing output")
+    passes = wait_until(lambda: progress_of(unique_name).get("checkpoint_passes"), 30, "a pass")
+    wait_until(
+        lambda: progress_of(unique_name)["checkpoint_passes"] >= passes + 2,
+        30,
+        "two more checkpoint passes after the failed batch",
+    )
+    assert progress_of(unique_name)["blocked_shards"], "the failed batch blocks its shard"
+    first.stop(stopSparkContext=False, stopGraceFully=True)
+    assert leases(local_aws, unique_name)["shardId-000000000000"].checkpoint == (
+        ExtendedSequenceNumber("TRIM_HORIZON")
+    )
+
+    second = StreamingContext(spark, 0.5)
+    again = Collected(create(second, local_aws, unique_name, unique_name))
+    second.start()
+    try:
+        again.wait_for(lambda items: len(items) >= 100, 60, "the records again")
+    finally:
+        second.stop(stopSparkContext=False, stopGraceFully=True)
+    assert sorted(again.snapshot()) == sorted(sent)
+    assert not leases(local_aws, unique_name)["shardId-000000000000"].checkpoint.is_sentinel
+
+
+def test_a_stop_that_is_not_graceful_leaves_leases_to_expire(
+    spark, local_aws, kinesis, unique_name
+):
+    ensure_stream(kinesis, unique_name, 2)
+    context = StreamingContext(spark, 0.5)
+    Collected(create(context, local_aws, unique_name, unique_name))
+    context.start()
+    wait_until(
+        lambda: len([x for x in leases(local_aws, unique_name).values() if x.lease_owner]) == 2,
+        30,
+        "both leases taken",
+    )
+    context.stop(stopSparkContext=False, stopGraceFully=False)
+    assert all(lease.lease_owner for lease in leases(local_aws, unique_name).values())
+    assert our_threads() == []
+
+
+def receiver_settings(local_aws, name, transform, **overrides):
+    """Settings for a receiver driven by hand: TRIM_HORIZON, no timed checkpoints,
+    0.5 s rounds (what maxRate's per-round budget below is counted in)."""
+    overrides.setdefault("fetch_interval_s", 0.5)
+    return StreamSettings(
+        stream_id=name,
+        app_name=name,
+        stream_name=name,
+        endpoint_url=local_aws.endpoint_url,
+        region_name=local_aws.region_name,
+        initial_position="TRIM_HORIZON",
+        checkpoint_interval_s=60,
+        storage_level=StorageLevel.MEMORY_ONLY,
+        transform=transform,
+        dynamodb_endpoint_url=local_aws.endpoint_url,
+        **overrides,
+    )
+
+
+@pytest.mark.parametrize("per_task", [1, 2, 3])
+def test_a_lost_block_recomputes_to_exactly_the_recorded_range(
+    spark, local_aws, kinesis, unique_name, per_task
+):
+    ensure_stream(kinesis, unique_name, 3)
+    put(kinesis, unique_name, 450, prefix="first")
+    settings = receiver_settings(
+        local_aws,
+        unique_name,
+        lambda record: (record.shard_id, record.data.decode()),
+        max_records_per_fetch=100,  # a round stops part-way through each shard
+        shards_per_task=per_task,  # 1: a partition a shard; 2 and 3: shards grouped
+    )
+    receiver = KinesisReceiver(settings)
+    receiver.start(spark, fetcher=False)  # rounds are driven by hand below
+    try:
+        assert receiver.fetch_round() == 300
+        [round_] = receiver._book.rounds.values()
+        assert [len(g) for g in round_.groups] == {1: [1, 1, 1], 2: [2, 1], 3: [3]}[per_task]
+        batch = receiver.batch_rdd(1000, spark)
+        before = batch.collect()
+        assert len(before) == 300
+        put(kinesis, unique_name, 300, prefix="second")  # the shards grow meanwhile
+        for round_ in receiver._book.rounds.values():
+            round_.rdd.unpersist(blocking=True)  # the cached blocks are lost
+        assert batch.collect() == before  # recomputed: the same records, in order
+        assert receiver.batch_rdd(1000, spark).collect() == before  # asked again: same batch
+        assert receiver.fetch_round() == 300  # the next round goes on after the range
+        after = receiver.batch_rdd(2000, spark).collect()
+        assert not set(after) & set(before)
+    finally:
+        receiver.stop(release=True)
+
+
+def test_no_credential_reaches_the_logs_or_the_spark_checkpoint(
+    spark, local_aws, kinesis, unique_name, tmp_path, caplog, capfd
+):
+    ensure_stream(kinesis, unique_name, 1)
+    sent = put(kinesis, unique_name, 50)
+    secret = f"SECRET{unique_name.replace('-', '')}"
+    key_id = f"AKIA{unique_name[-8:].upper()}"
+    caplog.set_level(logging.DEBUG, logger="kinesis_dstream")
+    context = StreamingContext(spark, 0.5)
+    context.checkpoint(str(tmp_path / "checkpoint"))
+    stream = create(
+        context,
+        local_aws,
+        unique_name,
+        unique_name,
+        awsAccessKeyId=key_id,
+        awsSecretKey=secret,
+    )
+    counts = stream.map(lambda word: (word, 1)).updateStateByKey(
+        lambda new, old: sum(new) + (old or 0)
+    )
+    got = Collected(counts)
+    context.start()
+    got.wait_for(lambda items: sum(n for _, n in items) >= 50, 60, "50 records counted")
+    wait_until(
+        lambda: any((tmp_path / "checkpoint").rglob("checkpoint-*")),
+        30,
+        "a Spark checkpoint written",
+    )
+    got.wait_batches(2)
+    context.stop(stopSparkContext=False, stopGraceFully=True)
+    assert any((tmp_path / "checkpoint").rglob("checkpoint-*")), "no Spark checkpoint written"
+    for path in (tmp_path / "checkpoint").rglob("*"):
+        if path.is_file():
+            content = path.read_bytes()
+            assert secret.encode() not in content and key_id.encode() not in content, path
+    logged = caplog.text + "".join(capfd.readouterr())
+    assert secret not in logged and key_id not in logged
+    assert sorted(dict(got.snapshot())) == sorted(sent)
+
+
+def test_a_missing_stream_fails_the_batches_loudly_naming_it(spark, local_aws, unique_name):
+    context = StreamingContext(spark, 0.5)
+    Collected(create(context, local_aws, unique_name, f"{unique_name}-missing"))
+    context.start()
+    try:
+        with pytest.raises(Exception, match=f"stream '{unique_name}-missing' does not exist"):
+            context.awaitTerminationOrTimeout(20)
+    finally:
+        context.stop(stopSparkContext=False, stopGraceFully=False)
+    assert our_threads() == []
+
+
+def test_the_buffer_bound_pauses_fetching_and_max_rate_caps_rounds(
+    spark, local_aws, kinesis, unique_name
+):
+    ensure_stream(kinesis, unique_name, 1)
+    put(kinesis, unique_name, 500)
+    settings = receiver_settings(
+        local_aws,
+        unique_name,
+        lambda record: record.data,
+        max_records_per_fetch=60,
+        max_buffer_records=100,
+    )
+    receiver = KinesisReceiver(settings)
+    receiver.start(spark, fetcher=False)  # rounds are driven by hand below
+    try:
+        assert [receiver.fetch_round() for _ in range(3)] == [60, 60, 0]  # 120 >= 100: pause
+        assert receiver.stats.rounds_skipped_full_buffer == 1
+        assert receiver.progress()["buffered_records"] == 120
+        assert len(receiver.batch_rdd(1000, spark).collect()) == 120
+        receiver.batch_completed(1000, True)
+        receiver.fetcher.max_rate = 40  # spark.streaming.receiver.maxRate, records/s per stream
+        assert receiver.fetch_round() == 20  # 40/s x a 0.5 s round, one shard
+    finally:
+        receiver.stop(release=True)
+
+
+def test_max_rate_counts_user_records_and_a_round_may_end_inside_an_aggregate(
+    spark, local_aws, kinesis, unique_name
+):
+    ensure_stream(kinesis, unique_name, 1)
+    sent = put(kinesis, unique_name, 100, aggregate=True)  # one or two KPL aggregates
+    settings = receiver_settings(local_aws, unique_name, lambda record: record.data.decode())
+    receiver = KinesisReceiver(settings)
+    receiver.start(spark, fetcher=False)  # rounds are driven by hand below
+    try:
+        receiver.fetcher.max_rate = 40  # spark.streaming.receiver.maxRate: user records/s
+        assert [receiver.fetch_round() for _ in range(5)] == [20] * 5  # 40/s x 0.5 s rounds
+        assert receiver.batch_rdd(1000, spark).collect() == sent  # each sub-record once
+    finally:
+        receiver.stop(release=True)
+
+
+def test_the_batch_log_keeps_what_the_graph_remembers(ssc, local_aws, kinesis, unique_name):
+    ensure_stream(kinesis, unique_name, 1)
+    put(kinesis, unique_name, 10)
+    windowed = create(ssc, local_aws, unique_name, unique_name).window(1200, 0.5)  # 20 min
+    got = Collected(windowed)
+    ssc.start()
+    got.wait_for(lambda items: len(items) >= 10, 60, "10 records")
+    (receiver,) = [r for r in _RECEIVERS.values() if r.settings.stream_name == unique_name]
+    assert receiver._batches.log.retention_ms >= 1_200_000  # not the old fixed 900 s
+
+
+def test_a_window_that_runs_jobs_every_fourth_batch_still_checkpoints(
+    ssc, local_aws, kinesis, unique_name
+):
+    ensure_stream(kinesis, unique_name, 1)
+    sent = put(kinesis, unique_name, 50)
+    # Jobs run every 2 s only; the batch times between produce RDDs but no completion.
+    got = Collected(create(ssc, local_aws, unique_name, unique_name).window(2, 2))
+    ssc.start()
+    got.wait_for(lambda items: len(items) >= 50, 60, "50 records")
+    lease = wait_until(
+        lambda: next(
+            (x for x in leases(local_aws, unique_name).values() if not x.checkpoint.is_sentinel),
+            None,
+        ),
+        30,
+        "a checkpoint at a record",
+    )
+    assert lease.checkpoint.sequence_number == max(
+        (r["SequenceNumber"] for r in _records(kinesis, unique_name)), key=int
+    )
+    assert sorted(got.snapshot()) == sorted(sent)
+    assert progress_of(unique_name)["batches_awaiting_completion"] == []
+
+
+def _records(kinesis, stream):
+    iterator = kinesis.get_shard_iterator(
+        StreamName=stream, ShardId="shardId-000000000000", ShardIteratorType="TRIM_HORIZON"
+    )["ShardIterator"]
+    return kinesis.get_records(ShardIterator=iterator, Limit=1000)["Records"]

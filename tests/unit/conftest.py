@@ -1,0 +1,41 @@
+"""The unit tier: no server, no Spark, no daemon process; the whole tier runs in well under
+two minutes (``python -m pytest tests/unit`` or ``-m unit``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ..support.tiers import mark_tier
+
+#: Fixtures that start a server, Spark or a peer: a test asking for one belongs to another tier.
+NOT_HERE = frozenset(
+    {
+        "local_aws",
+        "kinesis",
+        "stream",
+        "kinesalite",
+        "dynalite",
+        "dynamodb_server",
+        "dynamodb",
+        "ministack",
+        "mini",
+        "spark",
+        "session",
+        "ssc",
+        "kclpy",
+        "aws_env",
+    }
+)
+
+
+def pytest_collection_modifyitems(items):
+    mark_tier(items, __file__, "unit")
+    for item in items:
+        if item.get_closest_marker("unit") is None:
+            continue
+        needs = NOT_HERE.intersection(getattr(item, "fixturenames", ()))
+        if needs:
+            raise pytest.UsageError(
+                f"{item.nodeid} is in tests/unit but asks for {sorted(needs)}: "
+                "move it to tests/integration, tests/spark or tests/interop"
+            )
