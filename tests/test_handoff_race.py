@@ -69,11 +69,7 @@ class Producer:
 
 
 def test_twenty_handoffs_at_random_points_of_the_batch_cycle(
-    aws_env,
-    kclpy,
-    unique_name,
-    tmp_path,
-    caplog,  # noqa: F811
+    aws_env, kclpy, unique_name, tmp_path, caplog  # noqa: F811
 ):
     local_aws = aws_env
     kinesis, dynamodb = local_aws.client("kinesis"), local_aws.client("dynamodb")
