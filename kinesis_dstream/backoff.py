@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, TypeVar
 
+from botocore.eventstream import ParserError
 from botocore.exceptions import (
     BotoCoreError,
     ChecksumError,
@@ -26,6 +27,7 @@ from botocore.exceptions import (
     ReadTimeoutError,
     ResponseStreamingError,
 )
+from urllib3.exceptions import HTTPError as Urllib3Error
 
 from .errors import (
     CredentialsError,
@@ -56,7 +58,9 @@ UNAVAILABLE_CODES = frozenset(
     {"InternalFailure", "InternalServerError", "ServiceUnavailable", "KMSInternalException"}
 )
 #: ChecksumError: a response body damaged on the way (``x-amz-crc32``; see
-#: :mod:`.retrieval.page_decoder`), as botocore's own DynamoDB retries treat it.
+#: :mod:`.retrieval.page_decoder`), as botocore's own DynamoDB retries treat it. The last
+#: three: urllib3's and the event stream parser's failures, as a subscription's event
+#: stream (read outside botocore's request) raises them.
 TRANSPORT_ERRORS = (
     ChecksumError,
     EndpointConnectionError,
@@ -65,6 +69,9 @@ TRANSPORT_ERRORS = (
     ProxyConnectionError,
     ReadTimeoutError,
     ResponseStreamingError,
+    Urllib3Error,
+    ParserError,
+    ConnectionError,
 )
 #: Raised by botocore before a request is sent: no (complete) credentials were found.
 MISSING_CREDENTIALS_ERRORS = (NoCredentialsError, PartialCredentialsError, CredentialRetrievalError)
@@ -133,17 +140,81 @@ def is_throttling(exc: BaseException) -> bool:
 
 
 def is_unavailable(exc: BaseException) -> bool:
-    """5xx answers and transport failures: the service may come back."""
+    """5xx answers (with an AWS error code or without one: a proxy's or a load
+    balancer's page), the unavailable codes and transport failures: the service may
+    come back."""
     if isinstance(exc, TRANSPORT_ERRORS):
         return True
     if isinstance(exc, ClientError):
-        status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
+        status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0
         return status >= 500 or error_code(exc) in UNAVAILABLE_CODES
     return False
 
 
-def is_retriable(exc: BaseException) -> bool:
-    return is_throttling(exc) or is_unavailable(exc)
+def is_retriable(exc: BaseException, also: frozenset = frozenset()) -> bool:
+    """The one rule for a failure worth trying again, whichever way the records are
+    read (polling, fan-out) and for the lease table: throttling, unavailability
+    (:func:`is_unavailable`), or one of ``also``, the calling operation's own codes
+    (SubscribeToShard's ``ResourceInUseException``: another subscription within 5 s)."""
+    return is_throttling(exc) or is_unavailable(exc) or error_code(exc) in also
+
+
+class RetryLog:
+    """Failures of one retried activity counted, and logged at a bounded rate: the first
+    at once, then at most one line per ``interval_s`` with the count since the last line
+    (an outage of an hour is some hundred lines, not one per attempt)."""
+
+    def __init__(
+        self,
+        logger: logging.Logger,
+        what: str,
+        interval_s: float = 30.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._log = logger
+        self.what = what
+        self.interval_s = interval_s
+        self._clock = clock
+        self.total = 0  # failures since start
+        self.in_a_row = 0  # failures since the last success
+        self._unlogged = 0
+        self._logged_at: Optional[float] = None
+
+    def failed(self, exc: BaseException, retry_in_s: Optional[float] = None) -> bool:
+        """Count one failure; returns whether it was logged."""
+        self.total += 1
+        self.in_a_row += 1
+        self._unlogged += 1
+        now = self._clock()
+        if self._logged_at is not None and now - self._logged_at < self.interval_s:
+            return False
+        self._logged_at = now
+        then = "" if retry_in_s is None else f", retrying in {retry_in_s:.1f}s"
+        self._log.warning(
+            "%s failed (%d since the last report, %d in a row)%s; last: %s",
+            self.what,
+            self._unlogged,
+            self.in_a_row,
+            then,
+            describe(exc),
+        )
+        self._unlogged = 0
+        return True
+
+    def succeeded(self) -> None:
+        """The activity worked again: one line if its failures were reported."""
+        if self._logged_at is not None:
+            self._log.info("%s works again after %d failure(s) in a row", self.what, self.in_a_row)
+        self.in_a_row = self._unlogged = 0
+        self._logged_at = None
+
+
+def describe(exc: BaseException) -> str:
+    """A failure in one short phrase: its AWS error code (or HTTP status), else its type."""
+    if isinstance(exc, ClientError):
+        status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+        return f"{error_code(exc) or 'no error code'} (HTTP {status}): {exc}"
+    return f"{type(exc).__name__}: {exc}"
 
 
 def endpoint_of(client: Any) -> dict:

@@ -334,7 +334,9 @@ class LeaseCoordinator:
         (:class:`CheckpointError`) or a lease this worker no longer holds
         (:class:`~.errors.LeaseLostError`). ``SHARD_END`` also records the children and
         stops renewing the lease (the shard needs no reader any more). A successful
-        write moves the counter, so it counts as a renewal.
+        write moves the counter, so it counts as a renewal. A write that finds a KCL 3.x
+        handoff begun is written as the checkpoint owner and the handoff goes on as when
+        the renewer finds it (:func:`~.renewer.write_checkpoint`).
         """
         self._fence()
         entry = self._held.get(shard_id)
@@ -350,16 +352,15 @@ class LeaseCoordinator:
                 operation="checkpoint",
                 shard_id=shard_id,
             )
+        written, handoff = None, False  # (our last write got no answer, and the lease moved)
         try:
             if not self._held.is_current(entry):
                 raise LeaseLostError(
                     f"cannot checkpoint shard {shard_id} at {esn}: worker {self.worker_id} "
                     "lost its lease meanwhile; nothing was written"
                 )
-            if not settle_unanswered(self.table, self._held, entry):
-                written = None  # our last write got no answer, and the lease moved since
-            else:
-                written = write_checkpoint(
+            if settle_unanswered(self.table, self._held, entry):
+                written, handoff = write_checkpoint(
                     self.table, self._held, entry, esn, child_shard_ids, self._clock
                 )
         finally:
@@ -370,8 +371,10 @@ class LeaseCoordinator:
                 f"cannot checkpoint shard {shard_id} at {esn}: the lease was taken by "
                 "another worker; nothing was written"
             )
-        if esn == ESN_SHARD_END:
-            self._held.remove(entry, lost=False)
+        if handoff:  # found here before the renewer: on as from the renewer
+            self.membership.handoff_started(entry)
+        if esn == ESN_SHARD_END and entry.state is not LeaseState.HANDING_OFF:
+            self._held.remove(entry, lost=False)  # (a handoff's transfer removes it)
             self._wake_parents.set()  # its children may be ready now
         return written
 

@@ -192,15 +192,9 @@ class LeaseRenewer:
                 self._on_handoff(entry)
 
     def _handoff_started(self, entry: HeldLease, sent_at: float) -> bool:
-        """After a lost condition: did a KCL 3.x leader start a graceful handoff (the
-        lease names another owner and us as ``checkpointOwner``)? One read."""
-        if self._on_handoff is None or entry.lease.checkpoint_owner is not None:
+        if self._on_handoff is None:
             return False
-        me = entry.lease.lease_owner
-        now = self.table.get_lease_once(entry.key)
-        if now is None or now.checkpoint_owner != me or now.lease_owner in (None, me):
-            return False
-        return self._held.hand_off(entry, now, sent_at)
+        return handoff_begun(self.table, self._held, entry, sent_at)
 
     def _count(
         self, *, renewals: int = 0, failures: int = 0, skipped: int = 0, gap_s: float = 0.0
@@ -232,6 +226,10 @@ class LeaseRenewer:
             # A lease we hand off goes to the owner the leader named; any other is freed.
             give = self.table.transfer if entry.lease.checkpoint_owner else self.table.evict
             released = unsure_write(entry, self._clock(), give, entry.lease)
+            handing = None if released is not None else handed_off_lease(self.table, entry)
+            if handing is not None:  # a handoff began since our last write: finish it
+                log.info("lease %s: handed off at release to %s", entry.key, handing.lease_owner)
+                released = unsure_write(entry, self._clock(), self.table.transfer, handing)
         except Exception as exc:
             log.warning("could not release lease %s: %s; it expires instead", entry.key, exc)
             return False
@@ -304,6 +302,31 @@ def settle_unanswered(table: LeaseRefresher, held: HeldLeases, entry: HeldLease)
     return True
 
 
+def handed_off_lease(table: LeaseRefresher, entry: HeldLease) -> Optional[Lease]:
+    """After a write to ``entry``'s lease lost its condition: the one rule (for renewals,
+    checkpoints and releases alike) that tells a KCL 3.x graceful handoff from a loss.
+
+    One read. A lease that now names another owner and us as ``checkpointOwner`` (what
+    the leader's ``initiateGracefulLeaseHandoff`` writes, counter unchanged) is being
+    handed off: returned as read. None: another worker took it, or the handoff we
+    already knew of (``entry.lease.checkpoint_owner`` set) ended.
+    """
+    if entry.lease.checkpoint_owner is not None:
+        return None
+    me = entry.lease.lease_owner
+    now = table.get_lease_once(entry.key)
+    if now is None or now.checkpoint_owner != me or now.lease_owner in (None, me):
+        return None
+    return now
+
+
+def handoff_begun(table: LeaseRefresher, held: HeldLeases, entry: HeldLease, since: float) -> bool:
+    """:func:`handed_off_lease`, and if so the held ``entry`` is HANDING_OFF from ``since``
+    with the lease as read: its next writes are guarded by ``checkpointOwner``."""
+    now = handed_off_lease(table, entry)
+    return now is not None and held.hand_off(entry, now, since)
+
+
 def write_checkpoint(
     table: LeaseRefresher,
     held: HeldLeases,
@@ -311,18 +334,36 @@ def write_checkpoint(
     esn: ExtendedSequenceNumber,
     child_shard_ids: Optional[list],
     clock: Callable[[], float],
-) -> Optional[Lease]:
+) -> tuple:
     """The checkpoint write itself; the caller holds ``entry.write_lock``. A position
-    before the current checkpoint is refused; a successful write counts as a renewal."""
+    before the current checkpoint is refused; a successful write counts as a renewal.
+
+    Returns (the lease as written or None, whether this write found a KCL 3.x handoff).
+    A write that lost its condition because a handoff began (:func:`handoff_begun`) is
+    written again as the lease's checkpoint owner, once: the application's last
+    checkpoints belong to the old owner, and the caller tells the handoff listener.
+    """
     current = entry.lease.checkpoint
     if esn < current:
         raise CheckpointError(
             f"cannot checkpoint shard {entry.key} at {esn}: it is before the current "
             f"checkpoint {current}"
         )
-    sent_at = clock()
     children = frozenset(child_shard_ids) if child_shard_ids else None
-    written = unsure_write(entry, sent_at, table.checkpoint, entry.lease, esn, children)
-    if written is not None:
-        held.written(entry, written, sent_at)
-    return written
+    handoff = False
+    for _ in range(2):
+        sent_at = clock()
+        written = unsure_write(entry, sent_at, table.checkpoint, entry.lease, esn, children)
+        if written is not None:
+            held.written(entry, written, sent_at)
+            break
+        if handoff or not handoff_begun(table, held, entry, sent_at):
+            break
+        handoff = True
+        log.info(
+            "lease %s: a checkpoint found the KCL 3.x handoff to %s: written as its "
+            "checkpoint owner",
+            entry.key,
+            entry.lease.lease_owner,
+        )
+    return written, handoff

@@ -14,7 +14,9 @@ worker's outcome, the way the Java daemon does:
   whose shutdown hook stops gracefully; so this daemon stops gracefully (every other
   child gets ``shutdownRequested``, the leases are released) and :meth:`run` returns 1;
 - a child past ``timeoutInSeconds``: the Java daemon halts the JVM (no hooks, leases
-  expire); this daemon kills every child, stops without releasing, and returns 1.
+  expire); this daemon kills every child, stops without releasing, and returns 1;
+- a read that fails (Kinesis down, answering 5xx, throttling) never ends a worker nor
+  the daemon: the worker reads again for as long as it holds the lease.
 
 :meth:`run` returns when its ``stop`` event is set (SIGTERM in the CLI) after a graceful
 stop: ``shutdownRequested`` to each child, then ``leaseLost``, children stopped, leases

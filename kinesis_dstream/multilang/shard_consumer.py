@@ -22,6 +22,7 @@ import logging
 import threading
 from typing import Any, Callable, Optional
 
+from ..backoff import RetryLog
 from ..errors import KinesisDStreamError
 from ..leases.lease import Lease
 from ..retrieval.fanout import FanOutShardReader
@@ -34,7 +35,7 @@ from .protocol import ChildHung, ShardProtocol
 
 log = logging.getLogger(__name__)
 
-#: Waits between reads after a retriable read failure: doubling, capped.
+#: Waits between reads after a read failure: doubling, capped.
 _READ_RETRY_S = (0.5, 1.0, 2.0, 5.0, 10.0)
 
 
@@ -88,6 +89,8 @@ class ShardConsumer:
         self.state = ConsumerState.STARTING
         self.outcome: Optional[Outcome] = None
         self.records_delivered = 0
+        #: Read failures, counted and logged at a bounded rate (see :meth:`_read_failed`).
+        self.read_failures = RetryLog(log, f"reading {config.stream_name}/{self.shard_id}")
         self._children: list = []
         self._thread = threading.Thread(
             target=self._run, name=f"multilang-shard-{self.shard_id}", daemon=True
@@ -190,7 +193,6 @@ class ShardConsumer:
         self, protocol: ShardProtocol, checkpointer: ChildCheckpointer, reader: ShardReader
     ) -> Outcome:
         """Read and give the child records until the shard ends or the worker stops."""
-        failures = 0
         while True:
             ended = self._stopping(protocol)
             if ended is not None:
@@ -198,20 +200,9 @@ class ShardConsumer:
             try:
                 batch = reader.read(max_records=self.config.max_records, max_calls=1)
             except KinesisDStreamError as exc:
-                if not exc.retriable:
-                    raise
-                wait = _READ_RETRY_S[min(failures, len(_READ_RETRY_S) - 1)]
-                failures += 1
-                log.warning(
-                    "shard %s: read failed (%d in a row), retrying in %.1fs: %s",
-                    self.shard_id,
-                    failures,
-                    wait,
-                    exc,
-                )
-                self._wake.wait(wait)
+                self._read_failed(exc)
                 continue
-            failures = 0
+            self.read_failures.succeeded()
             ended = self._stopping(protocol)  # records read after a loss are not given
             if ended is not None:
                 return ended
@@ -226,6 +217,15 @@ class ShardConsumer:
                 return self._end_shard(protocol, checkpointer)
             if not reader.transport.pushed:  # a subscription paces itself
                 self._wake.wait(self.config.idle_time_between_reads_s)
+
+    def _read_failed(self, exc: KinesisDStreamError) -> None:
+        """A read failed, for whatever reason: read again after a wait (doubling, capped)
+        for as long as the lease is held. The daemon exits for a child that fails, never
+        for a read that fails (as the Java daemon); the failures are counted and logged
+        at a bounded rate."""
+        wait = _READ_RETRY_S[min(self.read_failures.in_a_row, len(_READ_RETRY_S) - 1)]
+        self.read_failures.failed(exc, wait)
+        self._wake.wait(wait)
 
     def _stopping(self, protocol: ShardProtocol) -> Optional[Outcome]:
         if self.abort.is_set():

@@ -252,7 +252,7 @@ def register_consumer(
             stream_name=stream_name,
             consumer_arn=consumer_name,
             client=client,
-            retriable=lambda exc: error_code(exc) in _REGISTER_RETRY or is_retriable(exc),
+            retriable=functools.partial(is_retriable, also=_REGISTER_RETRY),
             sleep=sleep,
             clock=clock,
         )

@@ -13,10 +13,14 @@ record up to it was received whole (its sub-records wait in the buffer), so no A
 inside an aggregate is needed here; that case is a range's *start* (``StartPosition``
 with ``drop_through``). Readers in one process wait out the 5 s Kinesis requires between
 successful subscriptions of a consumer to a shard (:class:`~.events.SubscriptionPacer`);
-``ResourceInUseException`` / ``LimitExceededException`` (another process's subscription
-within 5 s, more than one call a second) are retried with backoff, bounded by
-:class:`FanOutConfig`'s timeout and retry count (awslabs'
-``kinesis.subscribeToShard.timeoutSec`` / ``.maxRetries``).
+failures are classified by the rule polling uses (:func:`~..backoff.is_retriable`:
+throttling, any answer >= 500 with or without an AWS error code, transport failures)
+plus ``ResourceInUseException`` (another process's subscription within 5 s), and
+retried with backoff, bounded by :class:`FanOutConfig`'s timeout and retry count
+(awslabs' ``kinesis.subscribeToShard.timeoutSec`` / ``.maxRetries``); the retries are
+counted and logged at a bounded rate (:class:`~..backoff.RetryLog`). Past the bound the
+read raises a retriable error: its owner (the kcl daemon's shard consumer) tries again
+for as long as it holds the lease.
 
 boto3 reads the event stream over HTTP/1.1, blocking in the reading thread: one wait for
 an event is bounded by the client's read timeout (Kinesis sends an event at least every
@@ -30,11 +34,18 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from botocore.eventstream import ParserError
 from botocore.exceptions import ClientError
-from urllib3.exceptions import HTTPError as Urllib3Error
 
-from ..backoff import TRANSPORT_ERRORS, Backoff, call_with_retry, endpoint_of, error_code
+from ..backoff import (
+    TRANSPORT_ERRORS,
+    Backoff,
+    RetryLog,
+    call_with_retry,
+    endpoint_of,
+    error_code,
+    is_retriable,
+    is_throttling,
+)
 from ..errors import DependencyError, KinesisServiceError, StreamNotFoundError, ThrottledError
 from .events import (
     PACER,
@@ -46,19 +57,14 @@ from .transport import Page, ShardTransport
 
 log = logging.getLogger(__name__)
 
-#: Codes a subscribe call (or a live subscription) may heal from by subscribing again.
-RESUBSCRIBE_CODES = frozenset(
-    {
-        "ResourceInUseException",  # another subscription within 5 s, or a takeover
-        "LimitExceededException",  # more than one call a second per shard and consumer
-        "ProvisionedThroughputExceededException",
-        "InternalFailure",
-        "InternalServerError",
-        "ServiceUnavailable",
-    }
-)
-#: Failures while reading the event stream: urllib3's surface unwrapped through botocore.
-STREAM_ERRORS = (*TRANSPORT_ERRORS, Urllib3Error, ParserError, ConnectionError)
+#: SubscribeToShard's own retriable code, beyond the rule every read follows
+#: (throttling such as ``LimitExceededException``, unavailability, transport failures).
+SUBSCRIBE_RETRY_CODES = frozenset({"ResourceInUseException"})  # a subscription within 5 s
+
+
+def is_resubscribable(exc: BaseException) -> bool:
+    """A subscribe call (or a live subscription) failed in a way subscribing again heals."""
+    return is_retriable(exc, SUBSCRIBE_RETRY_CODES)
 
 
 @dataclass(frozen=True)
@@ -130,6 +136,7 @@ class FanOutTransport(ShardTransport):
         self.subscriptions = 0
         self.subscribe_retries = 0
         self.subscription_ends = 0
+        self._retry_log = RetryLog(log, "SubscribeToShard")
 
     def __getstate__(self) -> dict:
         state = self._state_to_send(_events=None, _iterator=None)
@@ -158,9 +165,8 @@ class FanOutTransport(ShardTransport):
 
     def _count_retry(self, exc: BaseException) -> None:
         self.subscribe_retries += 1
-        log.info(
-            "SubscribeToShard %s/%s retried: %s", self.stream_name, self.shard_id, error_code(exc)
-        )
+        self._retry_log.what = f"SubscribeToShard {self.stream_name}/{self.shard_id}"
+        self._retry_log.failed(exc)
 
     def _subscribe(self) -> None:
         key = (self.consumer_arn, self.shard_id)
@@ -182,9 +188,7 @@ class FanOutTransport(ShardTransport):
             shard_id=self.shard_id,
             client=self.client,
             consumer_arn=self.consumer_arn,
-            retriable=lambda exc: (
-                error_code(exc) in RESUBSCRIBE_CODES or isinstance(exc, STREAM_ERRORS)
-            ),
+            retriable=is_resubscribable,
             sleep=self._sleep,
             clock=self._clock,
             on_retry=self._count_retry,
@@ -201,15 +205,15 @@ class FanOutTransport(ShardTransport):
         self._failures += 1
         code = error_code(exc)
         if self._failures > self._fanout.subscribe_max_retries:
-            kind = ThrottledError if code in RESUBSCRIBE_CODES else DependencyError
+            throttled = is_throttling(exc) or code in SUBSCRIBE_RETRY_CODES
+            kind = ThrottledError if throttled else DependencyError
             raise kind(
                 f"{self._failures} subscriptions in a row broke before their first event: {exc}",
                 operation="SubscribeToShard",
                 code=code,
                 **self._where(),
             ) from exc
-        self.subscribe_retries += 1
-        log.info("subscription to %s/%s broke: %r", self.stream_name, self.shard_id, exc)
+        self._count_retry(exc)
 
     def next_page(self, limit: int) -> Page:
         """The next event, subscribing (again) as needed; ``limit`` does not apply (an
@@ -241,16 +245,18 @@ class FanOutTransport(ShardTransport):
                         code=code,
                         **self._where(),
                     ) from exc
-                if code not in RESUBSCRIBE_CODES:
+                if not is_resubscribable(exc):
                     self.close()
                     raise KinesisServiceError(
                         f"{code}: {exc}", operation="SubscribeToShard", code=code, **self._where()
                     ) from exc
                 self._broken(exc)
                 continue
-            except STREAM_ERRORS as exc:
+            except TRANSPORT_ERRORS as exc:
                 self._broken(exc)
                 continue
+            if not self._got_event:
+                self._retry_log.succeeded()
             self._failures = 0
             self._got_event = True
             event = parse_event(message)

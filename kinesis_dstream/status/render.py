@@ -60,12 +60,17 @@ def format_status(status: AppStatus) -> str:
 
 
 def status_command(args: argparse.Namespace, stop: threading.Event, out: Any = None) -> int:
-    """Print the status once, or every ``args.watch`` seconds until ``stop`` is set."""
+    """Print the status once, or every ``args.watch`` seconds until ``stop`` is set.
+
+    A missing lease table or stream is one error naming it (raised before any report),
+    not a report with the error on every shard's line."""
     from ..aws import create_client
     from ..leases.admin import open_lease_table
+    from ..retrieval.streams import require_stream
 
     table = open_lease_table(args.table or args.app, args.endpoint_url, args.region)
     kinesis = create_client("kinesis", region_name=args.region, endpoint_url=args.endpoint_url)
+    require_stream(kinesis, args.stream)
     renewals = RenewalWatch()
     return _report(
         lambda: [application_status(args.app, args.stream, table.list_leases(), kinesis, renewals)],

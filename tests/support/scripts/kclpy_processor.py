@@ -5,6 +5,7 @@ the wall time, so a test can check what each child was given and in which order.
 ``$KCLPY_MODE`` picks the behaviour:
 
 - ``every``: checkpoint at every record (every sub-record of a KPL aggregate);
+- ``batch``: checkpoint at the end of every batch (as the kclpy sample can be set to);
 - ``raise``: raise from process_records on the first batch (without checkpointing),
   then checkpoint every later batch at its end;
 - ``exit``: exit with status 3 in the middle of the first batch;
@@ -100,7 +101,7 @@ class Processor(processor.RecordProcessorBase):
             deadline = time.time() + 60
             while not os.path.exists(gate) and time.time() < deadline:
                 time.sleep(0.05)
-        if MODE in ("raise", "bogus", "gated"):
+        if MODE in ("raise", "bogus", "gated", "batch"):
             self.checkpoint(
                 process_records_input.checkpointer, last.sequence_number, last.sub_sequence_number
             )
