@@ -8,11 +8,14 @@ A :class:`ShardConsumer` moves through :class:`ConsumerState`::
         └──────── child exits, breaks the protocol or hangs ────────────────────► DONE
 
 and ends with one :class:`Outcome` the daemon acts on. Records are read with the
-library's :class:`~..retrieval.reader.ShardReader`: by polling (one GetRecords per
-cycle, then ``idleTimeBetweenReadsInMillis``) or, with ``retrievalMode`` FANOUT, over
-the daemon's consumer's subscription (each event's records as they arrive); a lease lost
-while a batch is with the child lets the batch finish (its checkpoints answer
-``ShutdownException``) and the child gets ``leaseLost`` and no later records.
+library's :class:`~..retrieval.reader.ShardReader`: by polling, read ahead while the
+child works (:class:`~..retrieval.prefetch.ShardPrefetch`, bounded by
+``maxPendingProcessRecordsInput``, ``maxCacheByteSize`` and ``maxRecordsCount``, with
+``idleTimeBetweenReadsInMillis`` between GetRecords calls, as the KCL's prefetching
+publisher), or, with ``retrievalMode`` FANOUT, over the daemon's consumer's subscription
+(each event's records as they arrive); a lease lost while a batch is with the child lets
+the batch finish (its checkpoints answer ``ShutdownException``) and the child gets
+``leaseLost`` and no later records; what was read ahead is dropped (counted, logged).
 """
 
 from __future__ import annotations
@@ -25,7 +28,8 @@ from typing import Any, Callable, Optional
 from ..errors import KinesisDStreamError
 from ..leases.lease import Lease
 from ..retrieval.fanout import FanOutShardReader
-from ..retrieval.reader import ReaderConfig, ShardReader, StartPosition
+from ..retrieval.prefetch import PrefetchBounds, ShardPrefetch
+from ..retrieval.reader import ReadBatch, ReaderConfig, ShardReader, StartPosition
 from .checkpointer import ChildCheckpointer
 from .child import ChildProcess
 from .messages import ChildGone, ProtocolError
@@ -36,6 +40,8 @@ log = logging.getLogger(__name__)
 
 #: Waits between reads after a retriable read failure: doubling, capped.
 _READ_RETRY_S = (0.5, 1.0, 2.0, 5.0, 10.0)
+#: Longest wait for a read-ahead batch before a look at the lease and the stop signals.
+_TAKE_WAIT_S = 0.1
 
 
 class ConsumerState(enum.Enum):
@@ -88,6 +94,8 @@ class ShardConsumer:
         self.state = ConsumerState.STARTING
         self.outcome: Optional[Outcome] = None
         self.records_delivered = 0
+        #: The polled shard's read-ahead while it reads (None before, and with fan-out).
+        self.prefetch: Optional[ShardPrefetch] = None
         self._children: list = []
         self._thread = threading.Thread(
             target=self._run, name=f"multilang-shard-{self.shard_id}", daemon=True
@@ -173,7 +181,29 @@ class ShardConsumer:
         if start is None:  # already finished: nothing to read
             return self._end_shard(protocol, checkpointer)
         with self._reader(start) as reader:
-            return self._deliver(protocol, checkpointer, reader)
+            if self._fan_out is not None:
+                return self._deliver(
+                    protocol,
+                    checkpointer,
+                    lambda: reader.read(max_records=self.config.max_records, max_calls=1),
+                )
+            prefetch = self.prefetch = ShardPrefetch(reader, self._prefetch_bounds()).start()
+            outcome: Optional[Outcome] = None
+            try:
+                outcome = self._deliver(protocol, checkpointer, lambda: prefetch.take(_TAKE_WAIT_S))
+                return outcome
+            finally:
+                prefetch.close(outcome.value if outcome else "the shard's consumer failed")
+
+    def _prefetch_bounds(self) -> PrefetchBounds:
+        config = self.config
+        return PrefetchBounds(
+            max_pending_batches=config.max_pending_process_records_input,
+            max_bytes=config.max_cache_byte_size,
+            max_records=config.max_records_count,
+            max_records_per_call=config.max_records,
+            idle_between_calls_s=config.idle_time_between_reads_s,
+        )
 
     def _reader(self, start: StartPosition) -> ShardReader:
         shard = (self._kinesis, self.config.stream_name, self.shard_id, start)
@@ -187,16 +217,22 @@ class ShardConsumer:
         return FanOutShardReader(*shard, consumer_arn=consumer_arn, pacer=pacer, **options)
 
     def _deliver(
-        self, protocol: ShardProtocol, checkpointer: ChildCheckpointer, reader: ShardReader
+        self,
+        protocol: ShardProtocol,
+        checkpointer: ChildCheckpointer,
+        next_batch: Callable[[], Optional[ReadBatch]],
     ) -> Outcome:
-        """Read and give the child records until the shard ends or the worker stops."""
+        """Give the child records until the shard ends or the worker stops.
+
+        ``next_batch`` is the next batch read (None: none yet; a subscription's and the
+        read-ahead's own pace: no wait here but after a failure)."""
         failures = 0
         while True:
             ended = self._stopping(protocol)
             if ended is not None:
                 return ended
             try:
-                batch = reader.read(max_records=self.config.max_records, max_calls=1)
+                batch = next_batch()
             except KinesisDStreamError as exc:
                 if not exc.retriable:
                     raise
@@ -211,6 +247,8 @@ class ShardConsumer:
                 )
                 self._wake.wait(wait)
                 continue
+            if batch is None:
+                continue
             failures = 0
             ended = self._stopping(protocol)  # records read after a loss are not given
             if ended is not None:
@@ -224,8 +262,6 @@ class ShardConsumer:
             if batch.shard_ended:
                 self._children = list(batch.child_shard_ids)
                 return self._end_shard(protocol, checkpointer)
-            if not reader.transport.pushed:  # a subscription paces itself
-                self._wake.wait(self.config.idle_time_between_reads_s)
 
     def _stopping(self, protocol: ShardProtocol) -> Optional[Outcome]:
         if self.abort.is_set():
