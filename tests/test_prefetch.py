@@ -135,22 +135,44 @@ def test_order_is_kept_and_the_shard_end_is_the_last_batch():
     assert not prefetch._thread.is_alive()
 
 
-def test_aggregates_come_out_whole_and_in_order_under_the_record_bound():
-    def aggregate(sequence, n):
-        aggregator = RecordAggregator()
-        for i in range(n):
-            aggregator.add(b"%d-%d" % (sequence, i), "pk")
-        (entry,) = aggregator.flush()
-        return raw(sequence, entry["Data"])
+def aggregate(sequence, n):
+    aggregator = RecordAggregator()
+    for i in range(n):
+        aggregator.add(b"%d-%d" % (sequence, i), "pk")
+    (entry,) = aggregator.flush()
+    return raw(sequence, entry["Data"])
 
+
+def test_a_batch_is_one_pages_user_records_as_the_kcl_hands_them_over():
+    transport = Scripted([[aggregate(s, 40), aggregate(s + 100, 40)] for s in range(1, 4)])
+    with prefetch_on(transport, max_records=1000) as prefetch:
+        batches = [prefetch.take(BOUND_S) for _ in range(3)]
+    assert [len(batch.records) for batch in batches] == [80, 80, 80]
+
+
+def test_aggregates_come_out_whole_and_in_order_under_the_record_bound():
     transport = Scripted([[aggregate(s, 40)] for s in range(1, 6)], ends=True)
-    with prefetch_on(transport, max_records=30, max_records_per_call=25) as prefetch:
+    with prefetch_on(transport, max_records=30, max_pending_batches=10) as prefetch:
         wait_for(lambda: prefetch.state is PrefetchState.FULL)
-        assert prefetch.queued_records <= 30
+        assert prefetch.queued_records == 30
         batches = take_all(prefetch)
     data = [r.data for batch in batches for r in batch.records]
     assert data == [b"%d-%d" % (s, i) for s in range(1, 6) for i in range(40)]
-    assert all(len(batch.records) <= 25 for batch in batches)
+    assert all(len(batch.records) <= 30 for batch in batches)
+
+
+def test_records_left_in_the_reader_are_served_without_waiting_the_idle_time():
+    clock = FakeClock()
+    transport = Scripted([[aggregate(1, 40)], [aggregate(2, 40)]], clock=clock)
+    prefetch = prefetch_on(
+        transport, clock, max_records=30, max_pending_batches=10, idle_between_calls_s=0.2
+    )
+    with prefetch:
+        wait_for(lambda: prefetch.state is PrefetchState.FULL)
+        first = prefetch.take(BOUND_S)  # room again: the 10 left of the aggregate, then a call
+        second, third = prefetch.take(BOUND_S), prefetch.take(BOUND_S)
+    assert transport.calls_at[:2] == pytest.approx([0.0, 0.2])  # not 0.4: no wait, no call
+    assert [len(b.records) for b in (first, second, third)] == [30, 10, 20]
 
 
 def test_at_most_max_pending_batches_are_read_ahead():

@@ -175,21 +175,26 @@ class ShardConsumer:
 
     def _converse(self, protocol: ShardProtocol, checkpointer: ChildCheckpointer) -> Outcome:
         checkpoint = self.lease.checkpoint
-        protocol.initialize(checkpoint.sequence_number, checkpoint.sub_sequence_number)
-        self.state = ConsumerState.PROCESSING
         start = StartPosition.from_checkpoint(checkpoint, self.config.initial_timestamp)
-        if start is None:  # already finished: nothing to read
-            return self._end_shard(protocol, checkpointer)
-        with self._reader(start) as reader:
-            if self._fan_out is not None:
+        if start is None or self._fan_out is not None:
+            protocol.initialize(checkpoint.sequence_number, checkpoint.sub_sequence_number)
+            self.state = ConsumerState.PROCESSING
+            if start is None:  # already finished: nothing to read
+                return self._end_shard(protocol, checkpointer)
+            with self._reader(start) as reader:
                 return self._deliver(
                     protocol,
                     checkpointer,
                     lambda: reader.read(max_records=self.config.max_records, max_calls=1),
                 )
+        with self._reader(start) as reader:
+            # Reading starts while the child initializes, as the KCL's InitializeTask
+            # starts its records publisher before it initializes the record processor.
             prefetch = self.prefetch = ShardPrefetch(reader, self._prefetch_bounds()).start()
             outcome: Optional[Outcome] = None
             try:
+                protocol.initialize(checkpoint.sequence_number, checkpoint.sub_sequence_number)
+                self.state = ConsumerState.PROCESSING
                 outcome = self._deliver(protocol, checkpointer, lambda: prefetch.take(_TAKE_WAIT_S))
                 return outcome
             finally:
@@ -201,7 +206,6 @@ class ShardConsumer:
             max_pending_batches=config.max_pending_process_records_input,
             max_bytes=config.max_cache_byte_size,
             max_records=config.max_records_count,
-            max_records_per_call=config.max_records,
             idle_between_calls_s=config.idle_time_between_reads_s,
         )
 

@@ -9,7 +9,9 @@ turns; with it a GetRecords call is under way while the application works.
 Bounds (:class:`PrefetchBounds`, the KCL's properties and defaults): at most
 ``maxPendingProcessRecordsInput`` batches queued (3); a new page is read only while the
 queued records are under ``maxRecordsCount`` (30,000) and their bytes under
-``maxCacheByteSize`` (8 MiB), and asks for no more records than the room left. As in the
+``maxCacheByteSize`` (8 MiB); a batch is one page's user records (``maxRecords`` Kinesis
+records a call, more user records for KPL aggregates), cut at the room left (the rest
+waits in the reader and needs no call). As in the
 KCL, one page can carry the bytes past the byte bound (a page's size is known only once
 it is read); records never pass theirs. ``idleTimeBetweenReadsInMillis`` is counted as
 the KCL counts it: from the end of one GetRecords call to the start of the next, not from
@@ -57,14 +59,12 @@ class PrefetchBounds:
     max_bytes: int = DEFAULT_MAX_CACHE_BYTES
     #: Queued user records never pass this (``maxRecordsCount``).
     max_records: int = DEFAULT_MAX_CACHED_RECORDS
-    #: Records asked of one GetRecords call (``maxRecords``).
-    max_records_per_call: int = 10_000
     #: From the end of one GetRecords call to the start of the next
     #: (``idleTimeBetweenReadsInMillis``).
     idle_between_calls_s: float = 1.0
 
     def __post_init__(self) -> None:
-        for name in ("max_pending_batches", "max_bytes", "max_records", "max_records_per_call"):
+        for name in ("max_pending_batches", "max_bytes", "max_records"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)!r}")
         if self.idle_between_calls_s < 0:
@@ -200,7 +200,9 @@ class ShardPrefetch:
     # -- the read thread -----------------------------------------------------------------------
 
     def _room(self) -> int:
-        """Records the next read may ask for (0: wait for the consumer)."""
+        """User records the next batch may hold (0: wait for the consumer). A batch is
+        one page's user records, as the KCL hands them over: the page's size is the
+        reader's ``max_records_per_call`` (``maxRecords``), in Kinesis records."""
         bounds = self.bounds
         if (
             len(self._queue) >= bounds.max_pending_batches
@@ -208,7 +210,7 @@ class ShardPrefetch:
             or self._records >= bounds.max_records
         ):
             return 0
-        return min(bounds.max_records_per_call, bounds.max_records - self._records)
+        return bounds.max_records - self._records
 
     def _run(self) -> None:
         try:
@@ -228,12 +230,14 @@ class ShardPrefetch:
                 if self._stop.is_set():
                     return
                 self.state = PrefetchState.READING
-            if self._last_call_end is not None:
+            # Records left of the last page (an aggregate cut at the room) need no call.
+            calls = 0 if self.reader.has_pending else 1
+            if calls and self._last_call_end is not None:
                 wait = self.bounds.idle_between_calls_s - (self._clock() - self._last_call_end)
                 if wait > 0 and self._sleep_until(self._stop, wait):
                     return
             try:
-                batch = self.reader.read(max_records=room, max_calls=1)
+                batch = self.reader.read(max_records=room, max_calls=calls)
             except KinesisDStreamError as exc:
                 self._last_call_end = self._clock()
                 if not exc.retriable:
