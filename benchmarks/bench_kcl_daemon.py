@@ -150,10 +150,19 @@ def drain(kind: str, props: Path, out_dir: Path, env: dict, jars: Path, keys: se
     delivered = {line[1] for line in lines}
     times = [line[0] for line in lines]
     first, last = min(times), max(times)
-    batches = sorted({(line[2], line[0]) for line in lines})  # one time per batch
-    gaps = [
-        b[1] - a[1] for a, b in zip(batches, batches[1:]) if a[0] == b[0]
-    ]  # between batches of one child
+    # A batch starts where a child's next line comes more than 20 ms after the last.
+    by_child: dict = {}
+    for t, _, name in lines:
+        by_child.setdefault(name, []).append(t)
+    starts = []
+    for times_of_child in by_child.values():
+        times_of_child.sort()
+        starts.append([times_of_child[0]])
+        for a, b in zip(times_of_child, times_of_child[1:]):
+            if b - a > 0.02:
+                starts[-1].append(b)
+    gaps = [b - a for s in starts for a, b in zip(s, s[1:])]
+    batches = [t for s in starts for t in s]
     return {
         "batches": len(batches),
         "median_gap_s": statistics.median(gaps) if gaps else 0.0,
@@ -203,8 +212,9 @@ def describe(figures: dict) -> str:
         f"first record after {figures['first_s']:.1f}s, {figures['rate']:,.0f} records/s, "
         f"last record {figures['start_to_last_s']:.1f}s after the start, "
         f"missing {figures['missing']}, duplicates {figures['duplicates']}, "
-        f"checkpoint errors {figures['checkpoint_errors']}, {figures['batches']} batches, "
-        f"median {figures['median_gap_s'] * 1000:.0f} ms between a child's batches"
+        f"checkpoint errors {figures['checkpoint_errors']}; {figures['batches']} bursts "
+        f"(lines > 20 ms apart), median {figures['median_gap_s'] * 1000:.0f} ms between "
+        "a child's bursts"
     )
 
 
