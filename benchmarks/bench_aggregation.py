@@ -8,14 +8,18 @@ one-shard stream or a range check that cannot fail costs) and aws-kinesis-agg's
 ``iter_deaggregate_records(..., "Boto3")``, both materialising their user records in a
 list; the ratio is ours / theirs. The first shape also runs with our hash-range check on
 (the shard's range: a quarter of the key space, as on 4 shards, with the aggregates built
-by shard, so every key is hashed) and against aws-kinesis-agg's generator consumed one
-record at a time and discarded (it then keeps nothing alive). The shapes:
+by shard, so every key is hashed), and both generators (ours ``iter_deaggregate``,
+aws-kinesis-agg's ``iter_deaggregate_records``) consumed one record at a time and
+discarded (they then keep little alive). The shapes:
 
 - 1,000 x 100 x 100 B: the earlier single shape;
 - 200 x 500 x 10 B: tiny records, key tables past 128 entries (two-byte indexes);
 - 100 x 50 x 1 KiB: the KPL's default 50 KiB aggregates of 1 KiB records;
 - 5,000 x 10 x 100 B: small aggregates, where per-aggregate costs dominate;
-- 50 x 1,000 x 100 B: large aggregates.
+- 50 x 1,000 x 100 B: large aggregates;
+- 1,000 x 100 x 100 B with one user record in three carrying an explicit hash key (as
+  producers that route by hash key write them), also consumed as generators (ours
+  iterated, theirs consumed one record at a time, both discarding the records).
 
 Aggregation: 100,000 user records of 100 bytes.
 """
@@ -31,7 +35,13 @@ from aws_kinesis_agg.aggregator import RecordAggregator as AggRecordAggregator
 from google.protobuf.internal import api_implementation
 
 from benchmarks import results
-from kinesis_dstream.kpl import MAX_HASH_KEY, RecordAggregator, ShardMap, deaggregate
+from kinesis_dstream.kpl import (
+    MAX_HASH_KEY,
+    RecordAggregator,
+    ShardMap,
+    deaggregate,
+    iter_deaggregate,
+)
 
 QUARTER = (MAX_HASH_KEY + 1) // 4
 SHARDS = ShardMap([(f"shardId-{i:012d}", i * QUARTER, (i + 1) * QUARTER - 1) for i in range(4)])
@@ -64,12 +74,30 @@ def user_records(n: int, seed: int) -> list:
     return [(rng.randbytes(100), f"pk-{rng.getrandbits(64):x}") for _ in range(n)]
 
 
-SHAPES = [(1000, 100, 100), (200, 500, 10), (100, 50, 1024), (5000, 10, 100), (50, 1000, 100)]
+#: One user record in three with an explicit hash key.
+EHK_SHAPE = (1000, 100, 100, 3)
+SHAPES = [
+    (1000, 100, 100),
+    (200, 500, 10),
+    (100, 50, 1024),
+    (5000, 10, 100),
+    (50, 1000, 100),
+    EHK_SHAPE,
+]
 
 
-def user_records_of(n: int, size: int, seed: int) -> list:
+def user_records_of(n: int, size: int, seed: int, ehk_every: int = 0) -> list:
+    """(data, partition key, explicit hash key or None): every ``ehk_every``-th record
+    (none when 0) has an explicit hash key."""
     rng = random.Random(seed)
-    return [(rng.randbytes(size), f"pk-{rng.getrandbits(64):x}") for _ in range(n)]
+    return [
+        (
+            rng.randbytes(size),
+            f"pk-{rng.getrandbits(64):x}",
+            str(rng.getrandbits(128)) if ehk_every and i % ehk_every == 0 else None,
+        )
+        for i in range(n)
+    ]
 
 
 def aggregates_of(pool: list, count: int, per_aggregate: int) -> list:
@@ -77,8 +105,8 @@ def aggregates_of(pool: list, count: int, per_aggregate: int) -> list:
     records = []
     for n in range(count):
         aggregator = RecordAggregator(max_bytes=1024 * 1024)
-        for data, key in pool[n * per_aggregate : (n + 1) * per_aggregate]:
-            assert not aggregator.add(data, key)
+        for data, key, *ehk in pool[n * per_aggregate : (n + 1) * per_aggregate]:
+            assert not aggregator.add(data, key, *ehk)
         [entry] = aggregator.flush()
         records.append(
             {
@@ -102,10 +130,18 @@ def theirs_into_list(records: list) -> int:
     return len(list(agg_deaggregator.iter_deaggregate_records(records, data_format="Boto3")))
 
 
+def theirs_discarded(records: list) -> int:
+    return sum(1 for _ in agg_deaggregator.iter_deaggregate_records(records, data_format="Boto3"))
+
+
+def ours_discarded(records: list) -> int:
+    return sum(1 for _ in iter_deaggregate(records, 0, MAX_HASH_KEY, shard_id="s"))
+
+
 def deaggregation_shapes() -> None:
     print("de-aggregation, every shape, best of 5 (user records/s; both build a list):")
-    for count, per, size in SHAPES:
-        records = aggregates_of(user_records_of(count * per, size, 3), count, per)
+    for count, per, size, *ehk in SHAPES:
+        records = aggregates_of(user_records_of(count * per, size, 3, *ehk), count, per)
         n = count * per
         ours, theirs = best_rates(
             [
@@ -114,11 +150,21 @@ def deaggregation_shapes() -> None:
             ],
             n,
         )
-        shape = f"{count:,} x {per:,} x {size:,} B"
+        shape = f"{count:,} x {per:,} x {size:,} B" + (f", 1/{ehk[0]} EHK" if ehk else "")
         print(
-            f"  {shape:22} ours {ours:12,.0f}  aws-kinesis-agg {theirs:12,.0f}  "
+            f"  {shape:32} ours {ours:12,.0f}  aws-kinesis-agg {theirs:12,.0f}  "
             f"ratio {ours / theirs:.2f}"
         )
+    count, per, size, every = EHK_SHAPE
+    records = aggregates_of(user_records_of(count * per, size, 3, every), count, per)
+    ours, theirs = best_rates(
+        [lambda: ours_discarded(records), lambda: theirs_discarded(records)], count * per
+    )
+    shape = f"{count:,} x {per:,} x {size:,} B, 1/{every} EHK, generators"
+    print(
+        f"  {shape:32} ours {ours:12,.0f}  aws-kinesis-agg {theirs:12,.0f}  "
+        f"ratio {ours / theirs:.2f}"
+    )
 
 
 def _hk(key: str) -> int:
@@ -132,7 +178,7 @@ def main() -> None:
     deaggregation_shapes()
     records, start, end = aggregates_for_shard0(1000, 100)
     n = 100 * len(records)
-    ours, theirs_list, theirs_stream = best_rates(
+    ours, theirs_list, theirs_stream, ours_stream = best_rates(
         [
             lambda: len(deaggregate(records, start, end, shard_id="shardId-000000000000")),
             lambda: len(
@@ -141,6 +187,7 @@ def main() -> None:
             lambda: sum(
                 1 for _ in agg_deaggregator.iter_deaggregate_records(records, data_format="Boto3")
             ),
+            lambda: sum(1 for _ in iter_deaggregate(records, start, end, shard_id="shardId-0")),
         ],
         n,
     )
@@ -152,7 +199,9 @@ def main() -> None:
     label = "aws-kinesis-agg, generator, records discarded:"
     print(f"  {label:51}{theirs_stream:12,.0f} user records/s")
     print(f"  ratio ours / aws-kinesis-agg (list):      {ours / theirs_list:.2f}")
-    print(f"  ratio ours / aws-kinesis-agg (generator): {ours / theirs_stream:.2f}")
+    label = "ours, iter_deaggregate, records discarded:"
+    print(f"  {label:51}{ours_stream:12,.0f} user records/s")
+    print(f"  ratio ours / aws-kinesis-agg (generator): {ours_stream / theirs_stream:.2f}")
 
     users = user_records(100_000, 2)
 

@@ -1,7 +1,7 @@
 """KPL aggregated records: the format, de-aggregation (KCL-compatible), aggregation."""
 
 from .aggregation import RecordAggregator, ShardMap
-from .deaggregation import deaggregate
+from .deaggregation import deaggregate, iter_deaggregate
 from .format import (
     DEFAULT_MAX_AGGREGATE_BYTES,
     DIGEST_SIZE,
@@ -29,4 +29,5 @@ __all__ = [
     "deaggregate",
     "effective_hash_key",
     "is_aggregated",
+    "iter_deaggregate",
 ]

@@ -29,12 +29,14 @@ had already emitted, losing the rest. Here such an aggregate is passed through w
 one plain record (counted and logged): nothing lost.
 
 Decoding: upb (protobuf's C backend) splits the aggregate (read through a memoryview, not
-copied) into its key tables and each user record's bytes. An aggregate without explicit
-hash keys whose user records all have the common layout (partition key index and data
-length each a varint of at most two bytes, nothing after the data) is split by one short
-loop into data and partition keys, and its ``KinesisRecord`` objects are built by
-``map``/``zip`` in C, with no bytecode per record; any other aggregate gets the general
-loop, with a full protobuf parse of each uncommon user record. The garbage collector is
+copied) into its key tables and each user record's bytes. An aggregate whose user records
+all have the common layout (partition key index, optional explicit hash key index and data
+length each a varint of at most two bytes, nothing after the data: :mod:`.layout`) is
+split by one short loop into data, partition keys and explicit hash keys, and its
+``KinesisRecord`` objects are built by ``map``/``zip`` in C, with no bytecode per record;
+any other aggregate gets the general loop, with a full protobuf parse of each uncommon
+user record. :func:`iter_deaggregate` hands the records over a few aggregates at a time,
+for consumers that keep none of them. The garbage collector is
 left alone (pausing it would change process-wide state from library code): what remains
 per record is one tuple-subclass allocation, which CPython's collector always tracks. This
 measured fastest (docs/benchmarks/, ``benchmarks/bench_aggregation.py``).
@@ -44,9 +46,9 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from functools import partial
-from itertools import count, repeat
+from itertools import count, islice, repeat
 from typing import Any, Optional
 
 from google.protobuf import message
@@ -62,6 +64,7 @@ from .format import (
     UserRecordMessage,
     new_md5,
 )
+from .layout import count_outside, split_common, split_keyed
 
 log = logging.getLogger(__name__)
 
@@ -151,16 +154,33 @@ def deaggregate(
             continue
         pks = list(view.partition_key_table)
         try:
-            split = None if view.explicit_hash_key_table else _split_common(view.records, pks)
+            ehk_table = view.explicit_hash_key_table
+            if ehk_table:
+                ehks = list(ehk_table)
+                split = split_keyed(view.records, pks, ehks)
+            else:
+                ehks = None
+                split = split_common(view.records, pks)
             if split is not None:
-                datas, keys = split
+                datas, keys, hashes = split
                 outside = 0
-                if check_keys:
-                    bad = {
-                        k for k in pks if not low_digest <= md5(k.encode()).digest() <= high_digest
-                    }
+                bad = (
+                    {k for k in pks if not low_digest <= md5(k.encode()).digest() <= high_digest}
+                    if check_keys
+                    else None
+                )
+                if ehks is None:
                     if bad:
                         outside = sum(1 for k in keys if k in bad)
+                else:
+                    # Non-numeric keys in the table fail as the record-by-record path fails.
+                    bad_hashes = (
+                        {e for e in ehks if not low <= _parse_hash_key(e) <= high}
+                        if check_range
+                        else None
+                    )
+                    if bad or bad_hashes:
+                        outside = count_outside(keys, hashes, bad or set(), bad_hashes or set())
                 if not (outside and drop_outside_shard):
                     outside_total += outside
                     extend(
@@ -171,7 +191,7 @@ def deaggregate(
                                 keys,
                                 repeat(sequence_number),
                                 count(),
-                                repeat(None),
+                                repeat(None) if hashes is None else hashes,
                                 repeat(arrival),
                                 repeat(shard_id),
                                 repeat(stream_name),
@@ -242,45 +262,40 @@ def deaggregate(
     return out
 
 
-def _split_common(raws: Any, pks: list) -> Optional[tuple]:
-    """(data list, partition key list) if every user record has the common layout, else None.
+#: Input records per :func:`deaggregate` call in :func:`iter_deaggregate`: enough that
+#: the call's set-up is nothing per plain record, few enough that a consumer that drops
+#: each user record keeps only a few thousand alive.
+_CHUNK = 8
 
-    The layout: ``08 <partition key index> 1A <data length> <data>``, each varint of at
-    most two bytes and nothing after the data. An index past the key table raises
-    IndexError (a malformed aggregate), as a full parse would.
+
+def iter_deaggregate(
+    records: Iterable[Any],
+    starting_hash_key: Optional[Any] = None,
+    ending_hash_key: Optional[Any] = None,
+    *,
+    shard_id: Optional[str] = None,
+    stream_name: Optional[str] = None,
+    stats: Optional[DeaggregationStats] = None,
+    drop_outside_shard: bool = False,
+) -> Iterator:
+    """:func:`deaggregate` as a generator, for consumers that handle one user record at a
+    time: the user records of a few input records at a time, so the memory held is that of
+    a few aggregates, not of the whole page. Same arguments, records, order and counts.
     """
-    datas: list = []
-    keys: list = []
-    add_data = datas.append
-    add_key = keys.append
-    for raw in raws:
-        if raw[0] != 8:
-            return None
-        pki = raw[1]
-        if pki < 128:
-            at = 2
-        else:
-            high_bits = raw[2]
-            if high_bits > 127:
-                return None
-            pki = (pki & 127) | high_bits << 7
-            at = 3
-        if raw[at] != 26:
-            return None
-        length = raw[at + 1]
-        if length < 128:
-            at += 2
-        else:
-            high_bits = raw[at + 2]
-            if high_bits > 127:
-                return None
-            length = (length & 127) | high_bits << 7
-            at += 3
-        if len(raw) - at != length:
-            return None
-        add_data(raw[at:])
-        add_key(pks[pki])
-    return datas, keys
+    source = iter(records)
+    while True:
+        chunk = list(islice(source, _CHUNK))
+        if not chunk:
+            return
+        yield from deaggregate(
+            chunk,
+            starting_hash_key,
+            ending_hash_key,
+            shard_id=shard_id,
+            stream_name=stream_name,
+            stats=stats,
+            drop_outside_shard=drop_outside_shard,
+        )
 
 
 def _general(

@@ -105,6 +105,11 @@ class MultiLangDaemon:
         with self._lock:
             return sorted(self._workers)
 
+    def consumer(self, shard_id: str) -> Optional[ShardConsumer]:
+        """The running consumer of ``shard_id``, None if there is none."""
+        with self._lock:
+            return self._workers.get(shard_id)
+
     def run(self, stop: threading.Event) -> int:
         """Hold leases and run children until ``stop`` is set or a child fails.
 

@@ -68,7 +68,13 @@ class MultiLangConfig:
     processing_language: Optional[str] = None
     failover_time_s: float = 10.0
     max_records: int = 10_000
+    #: From the end of one GetRecords call to the start of the next, as the KCL counts it.
     idle_time_between_reads_s: float = 1.0
+    #: Read-ahead bounds of a polled shard (the KCL's ``maxPendingProcessRecordsInput``,
+    #: ``maxCacheByteSize``, ``maxRecordsCount``, with its defaults).
+    max_pending_process_records_input: int = 3
+    max_cache_byte_size: int = 8 * 1024 * 1024
+    max_records_count: int = 30_000
     max_leases_for_worker: Optional[int] = None
     max_leases_to_steal: int = 1
     shard_sync_interval_s: float = 60.0
@@ -172,6 +178,9 @@ def parse_properties(props: dict, source: Optional[str] = None) -> MultiLangConf
         failover_time_s=_millis(props, "failoverTimeMillis", 10_000, where),
         max_records=_int(props, "maxRecords", 10_000, where, maximum=10_000),
         idle_time_between_reads_s=_millis(props, "idleTimeBetweenReadsInMillis", 1_000, where, 0),
+        max_pending_process_records_input=_int(props, "maxPendingProcessRecordsInput", 3, where),
+        max_cache_byte_size=_int(props, "maxCacheByteSize", 8 * 1024 * 1024, where),
+        max_records_count=_int(props, "maxRecordsCount", 30_000, where),
         max_leases_for_worker=_optional_int(props, "maxLeasesForWorker", where),
         max_leases_to_steal=_int(props, "maxLeasesToStealAtOneTime", 1, where, minimum=0),
         shard_sync_interval_s=_millis(props, "shardSyncIntervalMillis", 60_000, where),

@@ -44,6 +44,9 @@ HONOURED = frozenset(
         "shutdownGraceMillis",
         "callProcessRecordsEvenForEmptyRecordList",
         "cleanupLeasesUponShardCompletion",
+        "maxPendingProcessRecordsInput",
+        "maxCacheByteSize",
+        "maxRecordsCount",
     }
 )
 
@@ -79,9 +82,6 @@ IGNORED = frozenset(
         "maxDescribeStreamConsumerRetries",
         "registerStreamConsumerRetries",
         "retryBackoffMillis",
-        "maxCacheByteSize",
-        "maxRecordsCount",
-        "maxPendingProcessRecordsInput",
         "idleMillisBetweenCalls",
         "leaseTableDeletionProtectionEnabled",
         "leaseTablePitrEnabled",

@@ -8,11 +8,14 @@ A :class:`ShardConsumer` moves through :class:`ConsumerState`::
         └──────── child exits, breaks the protocol or hangs ────────────────────► DONE
 
 and ends with one :class:`Outcome` the daemon acts on. Records are read with the
-library's :class:`~..retrieval.reader.ShardReader`: by polling (one GetRecords per
-cycle, then ``idleTimeBetweenReadsInMillis``) or, with ``retrievalMode`` FANOUT, over
-the daemon's consumer's subscription (each event's records as they arrive); a lease lost
-while a batch is with the child lets the batch finish (its checkpoints answer
-``ShutdownException``) and the child gets ``leaseLost`` and no later records.
+library's :class:`~..retrieval.reader.ShardReader`: by polling, read ahead while the
+child works (:class:`~..retrieval.prefetch.ShardPrefetch`, bounded by
+``maxPendingProcessRecordsInput``, ``maxCacheByteSize`` and ``maxRecordsCount``, with
+``idleTimeBetweenReadsInMillis`` between GetRecords calls, as the KCL's prefetching
+publisher), or, with ``retrievalMode`` FANOUT, over the daemon's consumer's subscription
+(each event's records as they arrive); a lease lost while a batch is with the child lets
+the batch finish (its checkpoints answer ``ShutdownException``) and the child gets
+``leaseLost`` and no later records; what was read ahead is dropped (counted, logged).
 """
 
 from __future__ import annotations
@@ -26,7 +29,8 @@ from ..backoff import RetryLog
 from ..errors import KinesisDStreamError
 from ..leases.lease import Lease
 from ..retrieval.fanout import FanOutShardReader
-from ..retrieval.reader import ReaderConfig, ShardReader, StartPosition
+from ..retrieval.prefetch import PrefetchBounds, ShardPrefetch
+from ..retrieval.reader import ReadBatch, ReaderConfig, ShardReader, StartPosition
 from .checkpointer import ChildCheckpointer
 from .child import ChildProcess
 from .messages import ChildGone, ProtocolError
@@ -37,6 +41,8 @@ log = logging.getLogger(__name__)
 
 #: Waits between reads after a read failure: doubling, capped.
 _READ_RETRY_S = (0.5, 1.0, 2.0, 5.0, 10.0)
+#: Longest wait for a read-ahead batch before a look at the lease and the stop signals.
+_TAKE_WAIT_S = 0.1
 
 
 class ConsumerState(enum.Enum):
@@ -91,6 +97,8 @@ class ShardConsumer:
         self.records_delivered = 0
         #: Read failures, counted and logged at a bounded rate (see :meth:`_read_failed`).
         self.read_failures = RetryLog(log, f"reading {config.stream_name}/{self.shard_id}")
+        #: The polled shard's read-ahead while it reads (None before, and with fan-out).
+        self.prefetch: Optional[ShardPrefetch] = None
         self._children: list = []
         self._thread = threading.Thread(
             target=self._run, name=f"multilang-shard-{self.shard_id}", daemon=True
@@ -170,13 +178,39 @@ class ShardConsumer:
 
     def _converse(self, protocol: ShardProtocol, checkpointer: ChildCheckpointer) -> Outcome:
         checkpoint = self.lease.checkpoint
-        protocol.initialize(checkpoint.sequence_number, checkpoint.sub_sequence_number)
-        self.state = ConsumerState.PROCESSING
         start = StartPosition.from_checkpoint(checkpoint, self.config.initial_timestamp)
-        if start is None:  # already finished: nothing to read
-            return self._end_shard(protocol, checkpointer)
+        if start is None or self._fan_out is not None:
+            protocol.initialize(checkpoint.sequence_number, checkpoint.sub_sequence_number)
+            self.state = ConsumerState.PROCESSING
+            if start is None:  # already finished: nothing to read
+                return self._end_shard(protocol, checkpointer)
+            with self._reader(start) as reader:
+                return self._deliver(
+                    protocol,
+                    checkpointer,
+                    lambda: reader.read(max_records=self.config.max_records, max_calls=1),
+                )
         with self._reader(start) as reader:
-            return self._deliver(protocol, checkpointer, reader)
+            # Reading starts while the child initializes, as the KCL's InitializeTask
+            # starts its records publisher before it initializes the record processor.
+            prefetch = self.prefetch = ShardPrefetch(reader, self._prefetch_bounds()).start()
+            outcome: Optional[Outcome] = None
+            try:
+                protocol.initialize(checkpoint.sequence_number, checkpoint.sub_sequence_number)
+                self.state = ConsumerState.PROCESSING
+                outcome = self._deliver(protocol, checkpointer, lambda: prefetch.take(_TAKE_WAIT_S))
+                return outcome
+            finally:
+                prefetch.close(outcome.value if outcome else "the shard's consumer failed")
+
+    def _prefetch_bounds(self) -> PrefetchBounds:
+        config = self.config
+        return PrefetchBounds(
+            max_pending_batches=config.max_pending_process_records_input,
+            max_bytes=config.max_cache_byte_size,
+            max_records=config.max_records_count,
+            idle_between_calls_s=config.idle_time_between_reads_s,
+        )
 
     def _reader(self, start: StartPosition) -> ShardReader:
         shard = (self._kinesis, self.config.stream_name, self.shard_id, start)
@@ -190,17 +224,25 @@ class ShardConsumer:
         return FanOutShardReader(*shard, consumer_arn=consumer_arn, pacer=pacer, **options)
 
     def _deliver(
-        self, protocol: ShardProtocol, checkpointer: ChildCheckpointer, reader: ShardReader
+        self,
+        protocol: ShardProtocol,
+        checkpointer: ChildCheckpointer,
+        next_batch: Callable[[], Optional[ReadBatch]],
     ) -> Outcome:
-        """Read and give the child records until the shard ends or the worker stops."""
+        """Give the child records until the shard ends or the worker stops.
+
+        ``next_batch`` is the next batch read (None: none yet; a subscription's and the
+        read-ahead's own pace: no wait here but after a failure)."""
         while True:
             ended = self._stopping(protocol)
             if ended is not None:
                 return ended
             try:
-                batch = reader.read(max_records=self.config.max_records, max_calls=1)
+                batch = next_batch()
             except KinesisDStreamError as exc:
                 self._read_failed(exc)
+                continue
+            if batch is None:
                 continue
             self.read_failures.succeeded()
             ended = self._stopping(protocol)  # records read after a loss are not given
@@ -215,8 +257,6 @@ class ShardConsumer:
             if batch.shard_ended:
                 self._children = list(batch.child_shard_ids)
                 return self._end_shard(protocol, checkpointer)
-            if not reader.transport.pushed:  # a subscription paces itself
-                self._wake.wait(self.config.idle_time_between_reads_s)
 
     def _read_failed(self, exc: KinesisDStreamError) -> None:
         """A read failed, for whatever reason: read again after a wait (doubling, capped)

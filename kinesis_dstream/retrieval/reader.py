@@ -281,6 +281,11 @@ class ShardReader:
     def _has_pending(self) -> bool:
         return self._next < len(self._pending)
 
+    @property
+    def has_pending(self) -> bool:
+        """User records received and not yet returned: the next read needs no call."""
+        return self._has_pending()
+
     def _serve(self, out: list, room: int, max_bytes: Optional[int], size: int) -> int:
         """Move up to ``room`` pending records to ``out`` (fewer at ``max_bytes``)."""
         pending, start = self._pending, self._next

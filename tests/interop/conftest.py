@@ -6,18 +6,12 @@ needs Maven; its download does not) into ``~/.cache/kinesis_dstream/``."""
 
 from __future__ import annotations
 
-import glob
-import subprocess
-import sys
-import tarfile
 from pathlib import Path
 
 import pytest
 
-from ..support.java_kcl import CACHE
+from ..support.kclpy import kclpy_sdist
 from ..support.tiers import mark_tier
-
-KCLPY_VERSION = "3.2.0"
 
 
 def pytest_collection_modifyitems(items):
@@ -33,36 +27,10 @@ def mini(ministack):
 @pytest.fixture(scope="session")
 def kclpy() -> Path:
     """The extracted amazon-kclpy sdist (``amazon_kclpy/`` and ``samples/`` inside)."""
-    target = CACHE / f"amazon_kclpy-{KCLPY_VERSION}"
-    if (target / "amazon_kclpy" / "kcl.py").exists():
-        return target
-    CACHE.mkdir(parents=True, exist_ok=True)
-    download = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "download",
-            "--no-binary",
-            ":all:",
-            "--no-deps",
-            f"amazon-kclpy=={KCLPY_VERSION}",
-            "-d",
-            str(CACHE),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    archives = glob.glob(str(CACHE / f"amazon_kclpy-{KCLPY_VERSION}.tar.gz"))
-    if download.returncode != 0 or not archives:
-        pytest.fail(
-            f"could not download the amazon-kclpy {KCLPY_VERSION} sdist from PyPI into "
-            f"{CACHE} (needed for the multilang tests): pip said:\n{download.stderr[-2000:]}"
-        )
-    with tarfile.open(archives[0]) as archive:
-        archive.extractall(CACHE, filter="data")
-    return target
+    try:
+        return kclpy_sdist()
+    except RuntimeError as exc:
+        pytest.fail(f"{exc} (needed for the multilang tests)")
 
 
 @pytest.fixture
