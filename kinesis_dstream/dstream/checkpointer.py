@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import dataclass
 from typing import Any, Optional, Protocol
 
 from ..errors import CheckpointError, LeaseLostError
@@ -47,37 +48,31 @@ class CheckpointObserver(Protocol):
     def checkpoint_pass(self, blocked: dict, stalled: list) -> None: ...
 
 
+@dataclass(frozen=True)
 class Checkpointer:
     """Writes the positions one receiver's state allows; takes no lock of its own."""
 
-    def __init__(
-        self,
-        state: ReceiverState,
-        coordinator: CheckpointWriter,
-        shard_sync: ChildLeases,
-        observer: CheckpointObserver,
-        stalled_batch_ms: int,
-    ) -> None:
-        self._state = state
-        self._coordinator = coordinator
-        self._shard_sync = shard_sync
-        self._observer = observer
-        self._stalled_batch_ms = stalled_batch_ms
+    state: ReceiverState
+    coordinator: CheckpointWriter
+    shard_sync: ChildLeases
+    observer: CheckpointObserver
+    #: A batch whose completion is this late behind a later one is warned about.
+    stalled_batch_ms: int
 
     def checkpoint_now(self) -> int:
         """Write every position the ledger allows and finish ended shards. Returns writes."""
-        targets, children = self._state.checkpoint_targets()
+        targets, children = self.state.checkpoint_targets()
         written = write_checkpoints(
-            targets, children, self._coordinator, self._shard_sync, self._observer
+            targets, children, self.coordinator, self.shard_sync, self.observer
         )
-        self._state.checkpoints_written(written)
+        self.state.checkpoints_written(written)
         return len(written)
 
     def checkpoint_pass(self) -> None:
         """One interval's pass: write, then name the blocked shards and stalled batches."""
         self.checkpoint_now()
-        blocked, stalled = self._state.stuck(self._stalled_batch_ms)
-        self._observer.checkpoint_pass(blocked, stalled)
+        blocked, stalled = self.state.stuck(self.stalled_batch_ms)
+        self.observer.checkpoint_pass(blocked, stalled)
 
 
 log = logging.getLogger(__name__)
