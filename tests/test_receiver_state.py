@@ -12,10 +12,11 @@ from typing import NamedTuple, Optional
 
 import pytest
 
+from kinesis_dstream.dstream.checkpointer import Checkpointer
 from kinesis_dstream.dstream.executor_read import ShardRange
 from kinesis_dstream.dstream.receiver_state import ReceiverState
 from kinesis_dstream.dstream.round_book import Round
-from kinesis_dstream.errors import KinesisDStreamError
+from kinesis_dstream.errors import KinesisDStreamError, LeaseLostError
 from kinesis_dstream.esn import ESN_SHARD_END, ESN_TRIM_HORIZON, ExtendedSequenceNumber
 from kinesis_dstream.retrieval.reader import StartPosition
 
@@ -231,6 +232,48 @@ def test_the_batch_log_survives_a_restart_and_live_ranges_go_only_to_later_times
     assert len(restarted.batch_opened(2000, 2000)[0]) == 1
     restarted.keep_batch_log_for(1_200_000)
     assert restarted.batch_log_retention_ms() == 1_200_000
+
+
+class LeaseTable:
+    """The checkpointer's collaborators, as the state sees them: the lease writes (one
+    shard's lease is lost), the children's leases and what the observer hears."""
+
+    def __init__(self, lost: set) -> None:
+        self.lost = lost
+        self.checkpoints: dict = {}
+        self.children_created: list = []
+        self.heard: list = []
+
+    def checkpoint(self, shard_id, esn, child_shard_ids=None):
+        if shard_id in self.lost:
+            raise LeaseLostError(f"shard {shard_id}: lease lost")
+        self.checkpoints[shard_id] = (esn, child_shard_ids)
+
+    def create_child_leases(self, child_shard_ids):
+        self.children_created.append(list(child_shard_ids))
+
+    def checkpoint_written(self, shard_id, seconds):
+        self.heard.append(("written", shard_id))
+
+    def checkpoint_refused(self, shard_id, position, exc):
+        self.heard.append(("refused", shard_id))
+
+    def checkpoint_pass(self, blocked, stalled):
+        self.heard.append(("pass", dict(blocked), list(stalled)))
+
+
+def test_the_checkpointer_tells_the_state_only_what_was_written():
+    state, reads = opened(shards=("a", "b")), Reads()
+    reads.round(state, {"a", "b"})
+    state.batch_opened(1000, 1000)
+    state.batch_completed(1000, succeeded=True)
+    table = LeaseTable(lost={"a"})
+    checkpointer = Checkpointer(state, table, table, table, stalled_batch_ms=60_000)
+    assert checkpointer.checkpoint_now() == 1
+    assert table.checkpoints == {"b": (esn(3), None)}
+    assert state.checkpoint_targets()[0] == {"a": (1, esn(3))}  # tried again next pass
+    checkpointer.checkpoint_pass()
+    assert table.heard == [("refused", "a"), ("written", "b"), ("refused", "a"), ("pass", {}, [])]
 
 
 def test_operations_from_many_threads_keep_the_ledger_rule():
