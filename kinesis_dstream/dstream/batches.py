@@ -1,6 +1,6 @@
 """What each batch holds: live rounds' partitions, and the log that survives a restart.
 
-Batch ``t`` gets the slices the ledger assigns to it; the RDD is the union of those
+Batch ``t`` gets the ranges the ledger assigns to it; the RDD is the union of those
 rounds' cached partitions. Its ranges (shard, first and last position, count) go into a
 :class:`BatchLog` that rides in Spark's checkpoint (pickled with the ``transform``
 function), so a restarted driver recomputes an old batch by reading exactly those ranges
@@ -17,7 +17,7 @@ from collections import OrderedDict
 from typing import Any, Callable, NamedTuple, Optional
 
 from ..retrieval.reader import StartPosition
-from .executor_read import RangeHeader, deliver
+from .executor_read import ShardRange, deliver
 from .ledger import Ledger
 
 #: Keep at least this much of the log whatever the graph says (Spark re-runs the batches
@@ -26,7 +26,9 @@ MIN_RETENTION_MS = 60_000
 
 
 class BatchRange(NamedTuple):
-    """One shard's records in one batch: enough to read them again exactly."""
+    """One shard's records in one batch, as the batch log keeps them: enough to read
+    them again exactly. Pickled into Spark's checkpoint, so its module, name and fields
+    are a stored format: a restarted driver reads the ones an older one wrote."""
 
     shard_id: str
     hash_key_range: Optional[tuple]
@@ -35,20 +37,20 @@ class BatchRange(NamedTuple):
     records: int
 
 
-def ranges_of(slices: list, rounds: dict) -> tuple:
-    """The :class:`BatchRange` of every slice holding records."""
+def ranges_of(entries: list, rounds: dict) -> tuple:
+    """The :class:`BatchRange` of every ledger entry holding records."""
     out = []
-    for slice_ in slices:
-        if not slice_.records:
+    for entry in entries:
+        if not entry.records:
             continue
-        plan = next(p for p in rounds[slice_.round_id].plans if p.shard_id == slice_.shard_id)
+        plan = next(p for p in rounds[entry.round_id].plans if p.shard_id == entry.shard_id)
         out.append(
             BatchRange(
-                slice_.shard_id,
+                entry.shard_id,
                 plan.hash_key_range,
-                (int(slice_.first.sequence_number), slice_.first.sub_sequence_number),
-                (int(slice_.last.sequence_number), slice_.last.sub_sequence_number),
-                slice_.records,
+                (int(entry.first.sequence_number), entry.first.sub_sequence_number),
+                (int(entry.last.sequence_number), entry.last.sub_sequence_number),
+                entry.records,
             )
         )
     return tuple(out)
@@ -103,25 +105,25 @@ class BatchBook:
         self.log = BatchLog()
 
     def take(self, batch_ms: int, ledger: Ledger, rounds: dict, owner_ms: int) -> tuple:
-        """(parts, logged ranges) of batch ``batch_ms``, assigning it slices if it is new.
+        """(parts, logged ranges) of batch ``batch_ms``, assigning it ranges if it is new.
 
         Asked again for a live time: the same parts. A time known only from the log (a
-        restart): its ranges. A new time: the slices the ledger assigns to it, reported
+        restart): its ranges. A new time: the ranges the ledger assigns to it, reported
         complete by job time ``owner_ms``.
         """
         parts = self.live.get(batch_ms)
         logged = self.log.get(batch_ms)
         if parts is None and logged is None:
-            slices = ledger.assign(batch_ms)
+            entries = ledger.assign(batch_ms)
             parts = []
-            for round_id in sorted({s.round_id for s in slices}):
+            for round_id in sorted({s.round_id for s in entries}):
                 round_ = rounds[round_id]
                 round_.batch_ms = batch_ms
-                parts.append((round_, round_.partitions(slices)))
+                parts.append((round_, round_.partitions(entries)))
             if parts:
                 self.live[batch_ms] = parts
                 self.owners[batch_ms] = owner_ms
-                self.log.add(batch_ms, ranges_of(slices, rounds))
+                self.log.add(batch_ms, ranges_of(entries, rounds))
         return parts, logged
 
     def complete(self, job_ms: int) -> list:
@@ -141,7 +143,7 @@ class BatchBook:
         return sorted(t for t, owner in self.owners.items() if owner < newest - after_ms)
 
     def restore(self, entries: dict, ledger: Ledger) -> None:
-        """After a restart: the batches before it; live slices go only to later times."""
+        """After a restart: the batches before it; live ranges go only to later times."""
         for batch_ms in self.log.restore(entries):
             ledger.note_batch_time(batch_ms)
 
@@ -150,7 +152,7 @@ def union_rdd(sc: Any, parts: list) -> Any:
     """The records of a live batch: each round's included partitions, in round order."""
     rdds = [
         r.rdd.mapPartitionsWithIndex(
-            deliver(r.plans, r.headers, included, r.groups), preservesPartitioning=True
+            deliver(r.plans, r.ranges, included, r.groups), preservesPartitioning=True
         )
         for r, included in parts
     ]
@@ -175,11 +177,11 @@ def range_rdd(sc: Any, ranges: tuple, plan: Callable[..., Any]) -> Any:
         )
         for r in ranges
     ]
-    headers = [
-        RangeHeader(
+    recorded = [
+        ShardRange(
             0, r.shard_id, r.records, r.first_esn, r.last_esn, 0, None, False, (), None, 0, 0.0
         )
         for r in ranges
     ]
-    # Empty partitions: deliver() finds no header and reads each recorded range.
-    return sc.parallelize([], len(plans)).mapPartitionsWithIndex(deliver(plans, headers))
+    # Empty partitions: deliver() finds no range and reads each recorded one.
+    return sc.parallelize([], len(plans)).mapPartitionsWithIndex(deliver(plans, recorded))

@@ -2,17 +2,18 @@
 
 A round is a Spark job with one partition per group of shards (``shardsPerTask``). Each
 task reads its shards concurrently, each with a :class:`~..retrieval.reader.ShardReader`,
-and emits for each a :class:`RangeHeader` followed by the records (decoded, or what the
-message handler returned). The job's RDD is persisted, so
-the data stays on the executors; the driver collects only the headers.
+and emits for each a :class:`ShardRange` (the shard's range read in one go: where it
+starts and ends, how many records, what the read saw) followed by the records (decoded,
+or what the message handler returned). The job's RDD is persisted, so the data stays on
+the executors; the driver collects only the ranges.
 
 Failures are per shard: a task never fails because one shard did. A read that fails
 reports an empty range with the error's kind (``transient``: throttling or an
 unavailable service past the retry budget, retried next round; ``permanent``: the
 message handler raised, the stream is gone, ...) and message, and the task goes on.
 
-The batch RDD built from a round checks each partition's header against the range the
-driver recorded. If a cached block was lost and Spark re-ran the fetch, the re-read may
+The batch RDD built from a round checks each range a partition holds against the one
+the driver recorded. If a cached block was lost and Spark re-ran the fetch, the re-read may
 have started elsewhere (a LATEST iterator) or gone further (new records since): the
 partition then reads exactly the recorded range instead, so a batch recomputes to the
 same records, never to "whatever is there now".
@@ -46,8 +47,9 @@ log = logging.getLogger(__name__)
 MAX_READ_THREADS = 16
 
 
-class RangeHeader(NamedTuple):
-    """What one task of a round read: the first element of its partition."""
+class ShardRange(NamedTuple):
+    """One shard's range read in one go (a round's read, or a recovered batch's): the
+    header of that shard's records in its partition, and all the driver learns of them."""
 
     round_id: int
     shard_id: str
@@ -107,14 +109,14 @@ class FetchPlan:
         )
 
 
-def fetch(groups: Iterable[list], headers: Any = None) -> Iterator:
-    """mapPartitions function of a round: header, then the records, for each plan.
+def fetch(groups: Iterable[list], ranges: Any = None) -> Iterator:
+    """mapPartitions function of a round: the shard's range, then its records, per plan.
 
     A partition holds one group of plans (shards): they are read concurrently, one thread
     each (at most :data:`MAX_READ_THREADS`), then yielded in the group's order. Reading
     many shards in one task is what keeps a round of hundreds of mostly quiet shards
     cheap: a task's launch and its Python worker's round trip are paid once a group.
-    ``headers`` is a Spark accumulator of lists: each header is also added there, so the
+    ``ranges`` is a Spark accumulator of lists: each range is also added there, so the
     driver learns the ranges from the job that caches the data, with no second job
     reading the cache (and no Python worker left with unread input, which Spark would
     not reuse).
@@ -130,8 +132,8 @@ def fetch(groups: Iterable[list], headers: Any = None) -> Iterator:
                 raw = list(pool.map(functools.partial(_read_one, with_handler=False), group))
             results = [_handle(plan, result) for plan, result in zip(group, raw)]
         for header, records in results:
-            if headers is not None:
-                headers.add([header])
+            if ranges is not None:
+                ranges.add([header])
             yield header
             yield from records
 
@@ -184,7 +186,7 @@ def _read_one(plan: FetchPlan, with_handler: bool = True) -> tuple:
         log.warning(
             "reading shard %s of %s failed (%s): %s", plan.shard_id, plan.stream_name, kind, exc
         )
-        header = RangeHeader(
+        header = ShardRange(
             plan.round_id,
             plan.shard_id,
             0,
@@ -206,7 +208,7 @@ def _read_one(plan: FetchPlan, with_handler: bool = True) -> tuple:
             type(exc).__name__,
         )
         return header, []
-    header = RangeHeader(
+    header = ShardRange(
         plan.round_id,
         plan.shard_id,
         len(batch.records),
@@ -233,8 +235,8 @@ def warm_up(client: ClientSpec) -> None:
     client.client()
 
 
-class HeaderList:
-    """Spark AccumulatorParam (by its two methods) gathering RangeHeaders from tasks."""
+class RangeList:
+    """Spark AccumulatorParam (by its two methods) gathering ShardRanges from tasks."""
 
     def zero(self, value: list) -> list:
         return []
@@ -246,16 +248,17 @@ class HeaderList:
 
 def deliver(
     plans: list,
-    headers: list,
+    ranges: list,
     included: Optional[frozenset] = None,
     groups: Optional[list] = None,
 ) -> Callable[[int, Iterator], Iterator]:
     """mapPartitionsWithIndex function of a batch: the round's records, exactly its range.
 
     Partition ``p`` holds the plans ``groups[p]`` (default: plan ``p`` alone), each as its
-    header then that many records. ``included`` names the plans (shards) the batch holds;
+    :class:`ShardRange` then that many records. ``ranges`` are the ones the driver
+    recorded, a plan each. ``included`` names the plans (shards) the batch holds;
     the others (a lost lease's) deliver nothing. A partition recomputed after its cached
-    block was lost read something else: each plan whose header differs from the recorded
+    block was lost read something else: each plan whose range differs from the recorded
     one is re-read from Kinesis, exactly its recorded range.
     """
 
@@ -275,7 +278,7 @@ def deliver(
         for plan_index in group:
             header = next(items, None)
             chunk = itertools.islice(items, header.records if header is not None else 0)
-            expected = headers[plan_index]
+            expected = ranges[plan_index]
             if included is not None and plan_index not in included:
                 _consume(chunk)
                 continue
@@ -295,7 +298,7 @@ def _consume(chunk: Iterator) -> None:
         pass
 
 
-def _same_range(header: RangeHeader, expected: RangeHeader) -> bool:
+def _same_range(header: ShardRange, expected: ShardRange) -> bool:
     return (header.first_esn, header.last_esn, header.records) == (
         expected.first_esn,
         expected.last_esn,
@@ -303,7 +306,7 @@ def _same_range(header: RangeHeader, expected: RangeHeader) -> bool:
     )
 
 
-def read_range(plan: FetchPlan, expected: RangeHeader) -> list:
+def read_range(plan: FetchPlan, expected: ShardRange) -> list:
     """Exactly the records from ``expected.first_esn`` to ``expected.last_esn``."""
     assert expected.first_esn is not None and expected.last_esn is not None
     log.warning(

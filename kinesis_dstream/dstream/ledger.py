@@ -1,25 +1,28 @@
 """The shard ledger: which records may be checkpointed, as pure logic (no Spark, no AWS).
 
-Per shard, the records fetched form an ordered queue of *slices* (one shard's part of one
-fetch round). A slice is handed to exactly one batch, and its batch completes with every
+Per shard, the records fetched form an ordered queue of *ranges* (a
+:class:`RangeEntry` for each :class:`~.executor_read.ShardRange` a round read). A range
+is handed to exactly one batch, and its batch completes with every
 output successful, or fails, or never reports (a lost listener event). The ledger rule:
 
-    a shard's checkpoint advances only over the contiguous prefix of slices, from the
+    a shard's checkpoint advances only over the contiguous prefix of ranges, from the
     oldest, whose batches completed with every output successful.
 
 So a batch that completes out of order (``spark.streaming.concurrentJobs`` > 1), a
 completion that never arrives, and a batch time nobody knows (after a restart) can never
-move a checkpoint past an earlier slice that has not succeeded. ``SHARD_END`` is a target
-only once every slice of the shard, including the one that reached the end, succeeded.
+move a checkpoint past an earlier range that has not succeeded. ``SHARD_END`` is a target
+only once every range of the shard, including the one that reached the end, succeeded.
 
-A lease that is lost ends its shard's *generation*: the slices not yet handed to Spark are
-dropped (returned, so the caller can free them), and completions of slices already handed
+A lease that is lost ends its shard's *generation*: the ranges not yet handed to Spark are
+dropped (returned, so the caller can free them), and completions of ranges already handed
 out are ignored for checkpointing. A regained lease opens a new generation that starts
 from the lease's checkpoint, so nothing of the old one can leak into it.
 
 Each shard has an explicit :class:`ShardPhase`; transitions go through :meth:`_move`,
-which refuses any not in :data:`TRANSITIONS`. The ledger is not thread-safe: its owner
-(the receiver) calls it under one lock and makes no I/O while holding it.
+which refuses any not in :data:`TRANSITIONS`. The phase a shard starts in while a parent
+shard is unfinished is the lease's (:class:`~..leases.held.LeaseState`, which owns it).
+The ledger is not thread-safe: its owner (:class:`~.receiver_state.ReceiverState`) calls
+it under one lock and makes no I/O while holding it.
 """
 
 from __future__ import annotations
@@ -30,12 +33,17 @@ from dataclasses import dataclass, field, replace
 from typing import Optional
 
 from ..esn import ESN_SHARD_END, ExtendedSequenceNumber
+from ..leases.held import LeaseState
 
 
 class ShardPhase(enum.Enum):
-    WAITING_ON_PARENTS = "waiting on parents"  # leased; a parent shard is not finished yet
+    """A held shard's phase in the ledger (one lease generation)."""
+
+    #: The lease's state of that name (leases own it): until the round thread sees the
+    #: lease READY, the shard is not read.
+    WAITING_ON_PARENTS = LeaseState.WAITING_ON_PARENTS.value
     READING = "reading"
-    ENDED = "ended"  # the shard's end was read; its last slices may still be in batches
+    ENDED = "ended"  # the shard's end was read; its last ranges may still be in batches
     BLOCKED = "blocked"  # a batch holding its records failed, or a read failed for good
     FINISHED = "finished"  # SHARD_END was checkpointed
     LOST = "lost"  # the lease went to another worker or expired
@@ -46,14 +54,16 @@ P = ShardPhase
 TRANSITIONS = {
     P.WAITING_ON_PARENTS: {P.READING, P.LOST},
     P.READING: {P.ENDED, P.BLOCKED, P.LOST},
-    P.ENDED: {P.BLOCKED, P.FINISHED, P.LOST},  # BLOCKED: a batch of its slices failed
+    P.ENDED: {P.BLOCKED, P.FINISHED, P.LOST},  # BLOCKED: a batch of its ranges failed
     P.BLOCKED: {P.LOST},
     P.FINISHED: set(),
     P.LOST: set(),
 }
 
 
-class SliceState(enum.Enum):
+class RangeState(enum.Enum):
+    """Where a range is on its way through batches."""
+
     FETCHED = "fetched"  # not yet in a batch
     ASSIGNED = "assigned"  # in a batch that has not completed
     SUCCEEDED = "succeeded"
@@ -61,8 +71,9 @@ class SliceState(enum.Enum):
 
 
 @dataclass(frozen=True)
-class Slice:
-    """One shard's records in one fetch round: enough to read them again exactly."""
+class RangeEntry:
+    """The ledger's entry for one :class:`~.executor_read.ShardRange` (a shard's records
+    read in one round): enough to read them again exactly, and its batch's outcome."""
 
     round_id: int
     shard_id: str
@@ -71,7 +82,7 @@ class Slice:
     first: Optional[ExtendedSequenceNumber] = None
     last: Optional[ExtendedSequenceNumber] = None
     ends_shard: bool = False
-    state: SliceState = SliceState.FETCHED
+    state: RangeState = RangeState.FETCHED
     batch_ms: Optional[int] = None
 
 
@@ -80,7 +91,7 @@ class _ShardBook:
     generation: int
     phase: ShardPhase
     checkpoint: ExtendedSequenceNumber
-    slices: list = field(default_factory=list)  # oldest first; popped once checkpointed
+    ranges: list = field(default_factory=list)  # oldest first; popped once checkpointed
     blocked_reason: Optional[str] = None
 
 
@@ -89,12 +100,12 @@ class IllegalTransition(RuntimeError):
 
 
 class Ledger:
-    """Slices per shard, batches per time, and the checkpoint each shard may reach."""
+    """Ranges per shard, batches per time, and the checkpoint each shard may reach."""
 
     def __init__(self) -> None:
         self._books: dict = {}  # shard id -> _ShardBook (current generation only)
         self._generations: dict = {}  # shard id -> last generation opened
-        #: Newest batch time that was given slices, or is known from a restored log.
+        #: Newest batch time that was given ranges, or is known from a restored log.
         self._newest_batch_ms: Optional[int] = None
 
     # -- shards --------------------------------------------------------------------------
@@ -116,12 +127,12 @@ class Ledger:
             self._move(shard_id, book, P.READING)
 
     def lose(self, shard_id: str) -> list:
-        """The lease is gone: drop the slices not yet in a batch and return them."""
+        """The lease is gone: drop the ranges not yet in a batch and return them."""
         book = self._books.pop(shard_id, None)
         if book is None:
             return []
         self._move(shard_id, book, P.LOST)
-        return [s for s in book.slices if s.state is SliceState.FETCHED]
+        return [s for s in book.ranges if s.state is RangeState.FETCHED]
 
     def block(self, shard_id: str, reason: str) -> None:
         """Stop the shard's checkpoint where it is (a read failed for good)."""
@@ -153,35 +164,35 @@ class Ledger:
             )
         book.phase = to
 
-    # -- slices and batches --------------------------------------------------------------
+    # -- ranges and batches --------------------------------------------------------------
 
-    def add(self, new: Slice) -> bool:
-        """Record a fetched slice. False (and nothing kept) if its generation is over,
+    def add(self, new: RangeEntry) -> bool:
+        """Record a fetched range. False (and nothing kept) if its generation is over,
         the shard is not being read, or it holds nothing (no records, not the end)."""
         book = self._books.get(new.shard_id)
         if book is None or book.generation != new.generation:
             return False
         if book.phase is not P.READING or not (new.records or new.ends_shard):
             return False
-        previous = book.slices[-1].last if book.slices else book.checkpoint
+        previous = book.ranges[-1].last if book.ranges else book.checkpoint
         if new.records and new.first is not None and new.first <= previous:
             raise ValueError(
-                f"shard {new.shard_id}: slice of round {new.round_id} starts at "
+                f"shard {new.shard_id}: range of round {new.round_id} starts at "
                 f"{new.first}, not after {previous}"
             )
-        book.slices.append(replace(new, state=SliceState.FETCHED, batch_ms=None))
+        book.ranges.append(replace(new, state=RangeState.FETCHED, batch_ms=None))
         if new.ends_shard:
             self._move(new.shard_id, book, P.ENDED)
         return True
 
     def note_batch_time(self, batch_ms: int) -> None:
-        """A batch time already taken elsewhere (a restored batch log): live slices go
+        """A batch time already taken elsewhere (a restored batch log): live ranges go
         only to later times."""
         if self._newest_batch_ms is None or batch_ms > self._newest_batch_ms:
             self._newest_batch_ms = batch_ms
 
     def assign(self, batch_ms: int) -> list:
-        """Hand every fetched slice to batch ``batch_ms``; returns them, oldest first.
+        """Hand every fetched range to batch ``batch_ms``; returns them, oldest first.
 
         A time at or before one already assigned or logged gets nothing: live records
         never go back in time (a recomputed batch must hold what it held before).
@@ -191,23 +202,23 @@ class Ledger:
         self._newest_batch_ms = batch_ms
         assigned = []
         for book in self._books.values():
-            for n, slice_ in enumerate(book.slices):
-                if slice_.state is SliceState.FETCHED:
-                    book.slices[n] = replace(slice_, state=SliceState.ASSIGNED, batch_ms=batch_ms)
-                    assigned.append(book.slices[n])
+            for n, entry in enumerate(book.ranges):
+                if entry.state is RangeState.FETCHED:
+                    book.ranges[n] = replace(entry, state=RangeState.ASSIGNED, batch_ms=batch_ms)
+                    assigned.append(book.ranges[n])
         return sorted(assigned, key=lambda s: (s.round_id, s.shard_id))
 
     def complete(self, batch_ms: int, succeeded: bool) -> list:
         """Batch ``batch_ms`` ended. Returns the shards it blocked (failed batches)."""
         blocked = []
-        state = SliceState.SUCCEEDED if succeeded else SliceState.FAILED
+        state = RangeState.SUCCEEDED if succeeded else RangeState.FAILED
         for shard_id, book in self._books.items():
-            for n, slice_ in enumerate(book.slices):
-                if slice_.batch_ms == batch_ms and slice_.state is SliceState.ASSIGNED:
-                    book.slices[n] = replace(slice_, state=state)
+            for n, entry in enumerate(book.ranges):
+                if entry.batch_ms == batch_ms and entry.state is RangeState.ASSIGNED:
+                    book.ranges[n] = replace(entry, state=state)
                     if not succeeded and book.phase is not P.BLOCKED:
                         self._move(shard_id, book, P.BLOCKED)
-                        first = slice_.first or slice_.last
+                        first = entry.first or entry.last
                         book.blocked_reason = (
                             f"batch {batch_ms} failed: records from {first} are not checkpointed"
                         )
@@ -220,19 +231,19 @@ class Ledger:
         """Shard id -> (generation, position) for every shard whose checkpoint may move.
 
         The position is the last record of the contiguous successful prefix, or
-        SHARD_END when that prefix includes the slice that reached the shard's end.
+        SHARD_END when that prefix includes the range that reached the shard's end.
         """
         out = {}
         for shard_id, book in self._books.items():
             target = None
-            for slice_ in book.slices:
-                if slice_.state is not SliceState.SUCCEEDED:
+            for entry in book.ranges:
+                if entry.state is not RangeState.SUCCEEDED:
                     break
-                if slice_.ends_shard:
+                if entry.ends_shard:
                     target = ESN_SHARD_END
                     break
-                if slice_.last is not None:
-                    target = slice_.last
+                if entry.last is not None:
+                    target = entry.last
             if target is not None and target > book.checkpoint:
                 out[shard_id] = (book.generation, target)
         return out
@@ -240,7 +251,7 @@ class Ledger:
     def checkpointed(
         self, shard_id: str, generation: int, position: ExtendedSequenceNumber
     ) -> None:
-        """``position`` was written for the shard: forget the slices it covers."""
+        """``position`` was written for the shard: forget the ranges it covers."""
         book = self._books.get(shard_id)
         if book is None or book.generation != generation or position <= book.checkpoint:
             return
@@ -249,11 +260,11 @@ class Ledger:
             self._move(shard_id, book, P.FINISHED)
             del self._books[shard_id]
             return
-        while book.slices and book.slices[0].state is SliceState.SUCCEEDED:
-            last = book.slices[0].last
+        while book.ranges and book.ranges[0].state is RangeState.SUCCEEDED:
+            last = book.ranges[0].last
             if last is None or last > position:
                 break
-            book.slices.pop(0)
+            book.ranges.pop(0)
 
     def checkpoint(self, shard_id: str) -> Optional[ExtendedSequenceNumber]:
         book = self._books.get(shard_id)
@@ -261,19 +272,19 @@ class Ledger:
 
     # -- introspection -------------------------------------------------------------------
 
-    def slices(self, shard_id: str) -> list:
+    def ranges(self, shard_id: str) -> list:
         book = self._books.get(shard_id)
-        return [] if book is None else list(book.slices)
+        return [] if book is None else list(book.ranges)
 
-    def unassigned(self) -> Iterable[Slice]:
+    def unassigned(self) -> Iterable[RangeEntry]:
         for book in self._books.values():
-            yield from (s for s in book.slices if s.state is SliceState.FETCHED)
+            yield from (s for s in book.ranges if s.state is RangeState.FETCHED)
 
     def waiting_batches(self) -> set:
-        """Batch times holding slices that have not completed (for stall warnings)."""
+        """Batch times holding ranges that have not completed (for stall warnings)."""
         return {
             s.batch_ms
             for book in self._books.values()
-            for s in book.slices
-            if s.state is SliceState.ASSIGNED
+            for s in book.ranges
+            if s.state is RangeState.ASSIGNED
         }

@@ -22,7 +22,6 @@ from ..metrics import (
     Metrics,
     NullMetrics,
 )
-from .ledger import Ledger, ShardPhase
 from .settings import StreamSettings
 
 log = logging.getLogger(__name__)
@@ -49,59 +48,59 @@ class ReceiverObserver:
             settings.stream_name, settings.drop_aggregates_outside_shard
         )
 
-    def round_fetched(self, headers: list) -> None:
+    def round_fetched(self, ranges: list) -> None:
         add = self.metrics.add
-        for header in headers:
-            shard = header.shard_id
-            if header.millis_behind_latest is not None:
+        for read in ranges:
+            shard = read.shard_id
+            if read.millis_behind_latest is not None:
                 add(
                     "MillisBehindLatest",
-                    header.millis_behind_latest,
+                    read.millis_behind_latest,
                     "Milliseconds",
                     "ProcessTask",
                     shard,
                 )
             add(
-                "GetRecords.Success", header.get_records_calls, "Count", "KinesisDataFetcher", shard
+                "GetRecords.Success", read.get_records_calls, "Count", "KinesisDataFetcher", shard
             )
-            add("GetRecords.Throttled", header.throttles, "Count", "KinesisDataFetcher", shard)
-            add("AggregatesDropped", header.aggregates_dropped, "Count", "ProcessTask", shard)
+            add("GetRecords.Throttled", read.throttles, "Count", "KinesisDataFetcher", shard)
+            add("AggregatesDropped", read.aggregates_dropped, "Count", "ProcessTask", shard)
             add(
                 "UserRecordsOutsideShard",
-                header.user_records_outside_shard,
+                read.user_records_outside_shard,
                 "Count",
                 "ProcessTask",
                 shard,
             )
             self.outside_shard.add(
                 shard,
-                header.user_records_outside_shard,
-                header.aggregates_dropped,
-                header.user_records_dropped,
+                read.user_records_outside_shard,
+                read.aggregates_dropped,
+                read.user_records_dropped,
             )
-            if header.error_kind is not None:
+            if read.error_kind is not None:
                 add("ReadFailures", 1, "Count", "KinesisDataFetcher", shard)
 
     def batch_completed(self, batch_ms: int, succeeded: bool, parts: list, held: int) -> None:
-        headers = [
-            r.headers[i] for r, included in parts for i in sorted(included) if r.headers[i].records
+        ranges = [
+            r.ranges[i] for r, included in parts for i in sorted(included) if r.ranges[i].records
         ]
         if succeeded:
             self.batches_completed += 1
-            for header in headers:
-                shard = header.shard_id
-                self.metrics.add("RecordsProcessed", header.records, "Count", "ProcessTask", shard)
+            for read in ranges:
+                shard = read.shard_id
+                self.metrics.add("RecordsProcessed", read.records, "Count", "ProcessTask", shard)
                 self.metrics.add(
-                    "DataBytesProcessed", header.data_bytes, "Bytes", "ProcessTask", shard
+                    "DataBytesProcessed", read.data_bytes, "Bytes", "ProcessTask", shard
                 )
         else:
             self.batches_failed += 1
-        lags = [h.millis_behind_latest for r, _ in parts for h in r.headers]
+        lags = [h.millis_behind_latest for r, _ in parts for h in r.ranges]
         self.last_batch = {
             "batch_time_ms": batch_ms,
             "succeeded": succeeded,
-            "records": sum(h.records for h in headers),
-            "bytes": sum(h.data_bytes for h in headers),
+            "records": sum(h.records for h in ranges),
+            "bytes": sum(h.data_bytes for h in ranges),
             "shards_held": held,
             "max_millis_behind_latest": max((x for x in lags if x is not None), default=None),
         }
@@ -164,30 +163,17 @@ class ReceiverObserver:
         self.metrics.add("CurrentLeases", held, "Count", "LeaseCoordinator")
         return self.metrics.publish()
 
-    def progress(self, book: Any, ledger: Ledger) -> dict:
-        """The ``progress()`` snapshot; the caller holds the receiver's lock."""
-        stats = book.stats
-        lags = [x for x in stats.last_millis_behind.values() if x is not None]
+    def progress(self, state: dict) -> dict:
+        """The ``progress()`` snapshot: the receiver state's part (shards, failures,
+        fetch counters: :meth:`~.receiver_state.ReceiverState.progress`) and this
+        observer's (batches, checkpoints, metrics)."""
         return {
             "stream": self.settings.stream_name,
             "application": self.settings.app_name,
             "worker_id": self.coordinator.worker_id,
-            "shards_held": sorted(book.cursors),
-            "shards_waiting_on_parents": ledger.shards(ShardPhase.WAITING_ON_PARENTS),
-            "blocked_shards": ledger.blocked(),
-            "batches_awaiting_completion": sorted(ledger.waiting_batches()),
-            "failure": None if book.failure is None else str(book.failure),
-            "max_millis_behind_latest": max(lags, default=None),
-            "millis_behind_latest": dict(stats.last_millis_behind),
-            "records_fetched": stats.records,
-            "bytes_fetched": stats.data_bytes,
-            "rounds": stats.rounds,
-            "transient_read_failures": stats.transient_failures,
-            "shard_reads": stats.shard_reads,
-            "idle_reads_skipped": stats.idle_reads_skipped,
+            **state,
             # per shard: user_records_outside_shard, aggregates_dropped, user_records_dropped
             "kpl_outside_shard": self.outside_shard.snapshot(),
-            "buffered_records": book.buffered()[0],
             "batches_completed": self.batches_completed,
             "batches_failed": self.batches_failed,
             "checkpoints_written": self.checkpoints_written,

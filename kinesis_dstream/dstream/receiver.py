@@ -3,23 +3,26 @@
 One :class:`KinesisReceiver` per ``createStream`` call is one KCL-style worker. It owns:
 
 - a :class:`~..leases.coordinator.LeaseCoordinator` (renewer and taker, shard sync);
-- the fetcher thread: every ``fetch_interval_s``, the last round before each batch time
-  timed to end just before it (:mod:`.pacing`), it plans a round (the ready shards in
-  groups, a task each, bounded by ``max_records_per_fetch``, the buffer bounds and
-  ``spark.streaming.receiver.maxRate``) and runs it as a Spark job whose RDD is persisted
-  at the stream's storage level; only per-shard range headers reach the driver
-  (:mod:`.rounds`);
-- the checkpointer thread: every ``checkpoint_interval_s`` it writes, per shard, the
-  position the :class:`~.ledger.Ledger` allows (the contiguous prefix of rounds whose
-  batches completed with every output successful), and warns about blocked shards;
+- its :class:`~.receiver_state.ReceiverState`: the ledger, fetch book, batch book and
+  batch log, and the one lock guarding them (taken by nobody else);
+- the round thread (:class:`~.round_thread.RoundThread`): every ``fetch_interval_s``,
+  the last round before each batch time timed to end just before it (:mod:`.pacing`), it
+  plans a round (the ready shards in groups, a task each, bounded by
+  ``max_records_per_fetch``, the buffer bounds and ``spark.streaming.receiver.maxRate``)
+  and runs it as a Spark job whose RDD is persisted at the stream's storage level; only
+  each shard's :class:`~.executor_read.ShardRange` reaches the driver (:mod:`.round_job`);
+- the checkpointer thread: every ``checkpoint_interval_s`` its
+  :class:`~.checkpointer.Checkpointer` writes, per shard, the position the ledger allows
+  (the contiguous prefix of rounds whose batches completed with every output
+  successful), and warns about blocked shards;
 - the metrics thread.
 
-Batch ``t`` gets the slices the ledger assigns to it (:meth:`batch_rdd`); the streaming
+Batch ``t`` gets the ranges the ledger assigns to it (:meth:`batch_rdd`); the streaming
 listener reports each batch's outcome (:meth:`batch_completed`). A shard that failed for
 good fails every later batch with an error naming stream, shard and position.
 
-Locking: ``_lock`` guards the ledger, the fetch book, the batches and the batch log; no
-Spark call or AWS call is made while holding it.
+Locking: the state's lock is the state's own; ``_phase_lock`` guards only this
+receiver's :class:`ReceiverPhase`. No Spark call or AWS call is made under either.
 """
 
 from __future__ import annotations
@@ -27,7 +30,6 @@ from __future__ import annotations
 import enum
 import logging
 import threading
-import time
 from datetime import datetime, timezone
 from typing import Any, Optional
 
@@ -35,14 +37,15 @@ from ..leases.lease import Lease
 from ..retrieval.idle import IdlePolling
 from ..retrieval.reader import StartPosition
 from ..retrieval.streams import latest_iterator, require_stream
-from .batches import BatchBook, range_rdd, union_rdd
-from .checkpointer import write_checkpoints
+from .batches import range_rdd, union_rdd
+from .checkpointer import Checkpointer
 from .executor_read import FetchPlan
 from .lease_setup import build_lease_worker
-from .ledger import Ledger
 from .observe import ReceiverObserver
-from .round_book import Cursor, FetchBook
-from .round_thread import RoundThread, unpersist
+from .receiver_state import ReceiverState
+from .round_book import FetchStats
+from .round_job import unpersist
+from .round_thread import RoundThread
 from .settings import StreamSettings
 from .spark_internals import context_alive
 
@@ -54,7 +57,10 @@ JOIN_TIMEOUT_S = 15.0
 STALLED_BATCH_MS = 60_000
 
 
-class ReceiverState(enum.Enum):
+class ReceiverPhase(enum.Enum):
+    """Where a receiver is in its life: NEW -> STARTING -> RUNNING -> STOPPED (a failed
+    start goes back to NEW; a stop from any phase is final)."""
+
     NEW = "new"
     STARTING = "starting"
     RUNNING = "running"
@@ -73,27 +79,24 @@ class KinesisReceiver:
         self.table, self.shard_sync = worker.table, worker.shard_sync
         self.coordinator = worker.coordinator
         self.observer = ReceiverObserver(settings, credentials.get("cloudwatch"), self.coordinator)
-        self._lock = threading.Lock()
-        self._ledger = Ledger()
         idle = IdlePolling(settings.fetch_interval_s, settings.max_idle_wait_s)
-        self._book = FetchBook(settings.stream_name, self._ledger, time.monotonic, idle)
-        self._batches = BatchBook()
-        self._state = ReceiverState.NEW
+        #: What was read, what each batch holds, what may be checkpointed.
+        self.state = ReceiverState(settings.stream_name, settings.retain_s, idle)
+        self._phase_lock = threading.Lock()
+        self._phase = ReceiverPhase.NEW
         self.fetcher = RoundThread(
-            settings,
-            self.kinesis_spec,
-            self._lock,
-            self._book,
-            self.coordinator,
-            self.observer,
-            JOIN_TIMEOUT_S,
+            settings, self.kinesis_spec, self.state, self.coordinator, self.observer, JOIN_TIMEOUT_S
+        )
+        self.checkpointer = Checkpointer(
+            self.state, self.coordinator, self.shard_sync, self.observer, STALLED_BATCH_MS
         )
         self._stop_background = threading.Event()
         self._threads: list = []
 
     @property
-    def stats(self) -> Any:
-        return self._book.stats
+    def stats(self) -> FetchStats:
+        """A copy of the fetch counters."""
+        return self.state.stats()
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -103,16 +106,16 @@ class KinesisReceiver:
 
         ``fetcher=False`` leaves rounds to :meth:`fetch_round` (driven by hand).
         """
-        with self._lock:
-            if self._state is not ReceiverState.NEW:
+        with self._phase_lock:
+            if self._phase is not ReceiverPhase.NEW:
                 return
-            self._state = ReceiverState.STARTING
+            self._phase = ReceiverPhase.STARTING
         try:
             self._start(sc, fetcher)
         except BaseException:
-            with self._lock:
-                if self._state is ReceiverState.STARTING:
-                    self._state = ReceiverState.NEW
+            with self._phase_lock:
+                if self._phase is ReceiverPhase.STARTING:
+                    self._phase = ReceiverPhase.NEW
             raise
 
     def _start(self, sc: Any, fetcher: bool) -> None:
@@ -123,15 +126,15 @@ class KinesisReceiver:
             self.fetcher.start_warm_up()  # overlaps the lease table's set-up below
         require_stream(self.kinesis_spec.client(), self.settings.stream_name)
         self.table.create_if_missing()
-        with self._lock:
-            if self._state is ReceiverState.STOPPED:
+        with self._phase_lock:
+            if self._phase is ReceiverPhase.STOPPED:
                 return
         self.coordinator.start()
-        with self._lock:
-            stopped = self._state is ReceiverState.STOPPED
+        with self._phase_lock:
+            stopped = self._phase is ReceiverPhase.STOPPED
             if not stopped:
                 self._start_threads(fetcher)
-                self._state = ReceiverState.RUNNING
+                self._phase = ReceiverPhase.RUNNING
         if stopped:
             self.coordinator.stop(release=False)
             return
@@ -156,8 +159,7 @@ class KinesisReceiver:
     def remember(self, remember_ms: Optional[int]) -> None:
         """How far back (ms) the DStream graph may recompute batches: the batch log
         keeps that much (None: unknown, keep the minimum)."""
-        with self._lock:
-            self._batches.log.set_retention(remember_ms)
+        self.state.keep_batch_log_for(remember_ms)
 
     def stop_fetching(self) -> None:
         """Stop starting rounds and wait for the one in flight (before Spark stops)."""
@@ -174,12 +176,12 @@ class KinesisReceiver:
         after the failover time and other workers take them then. Every step runs even
         when an earlier one fails (DynamoDB or Kinesis down): no thread is left behind.
         """
-        with self._lock:
+        with self._phase_lock:
             # A start still in progress sees STOPPED and unwinds itself (see _start).
-            started = self._state is ReceiverState.RUNNING
-            if self._state is ReceiverState.STOPPED:
+            started = self._phase is ReceiverPhase.RUNNING
+            if self._phase is ReceiverPhase.STOPPED:
                 return
-            self._state = ReceiverState.STOPPED
+            self._phase = ReceiverPhase.STOPPED
         try:
             self.stop_fetching()
             self._stop_background.set()
@@ -220,9 +222,7 @@ class KinesisReceiver:
                 log.error("receiver thread %s did not stop in %.0fs", thread.name, JOIN_TIMEOUT_S)
 
     def _unpersist_all(self) -> None:
-        with self._lock:
-            rounds, self._book.rounds = list(self._book.rounds.values()), {}
-            self._batches.live = {}
+        rounds = self.state.rounds_dropped()
         if context_alive(self.fetcher.sc):
             for round_ in rounds:
                 unpersist(round_)
@@ -246,17 +246,14 @@ class KinesisReceiver:
             position = StartPosition.at_timestamp(pinned_at)
         if lease.lease_key not in self.coordinator.held_leases():
             return  # a late callback: the lease was lost again meanwhile
-        with self._lock:
-            generation = self._ledger.open_shard(lease.lease_key, lease.checkpoint, ready=False)
-            cursor = Cursor(generation, position, lease.hash_key_range, iterator)
-            self._book.open(lease.lease_key, cursor)
+        self.state.shard_opened(
+            lease.lease_key, lease.checkpoint, position, lease.hash_key_range, iterator
+        )
 
     def _lease_lost(self, shard_id: str, reason: str) -> None:
         if shard_id in self.coordinator.held_leases():
             return  # a late callback: the lease was lost and taken again meanwhile
-        with self._lock:
-            empty = self._book.close(shard_id)
-        for round_ in empty:
+        for round_ in self.state.shard_closed(shard_id):
             unpersist(round_)
         log.info(
             "stream %s: stopped reading shard %s: lease lost (%s)",
@@ -268,21 +265,14 @@ class KinesisReceiver:
     # -- batches ----------------------------------------------------------------------------
 
     def batch_rdd(self, batch_ms: int, sc: Any, owner_ms: Optional[int] = None) -> Any:
-        """The RDD of batch ``batch_ms``: the slices the ledger assigns to it; the
+        """The RDD of batch ``batch_ms``: the ranges the ledger assigns to it; the
         completion of job time ``owner_ms`` (default: ``batch_ms``) reports them.
 
         Asked again for the same time, it returns the same records; for a time known only
         from a restored batch log (after a restart), it re-reads exactly those ranges. A
         shard that failed for good fails the batch, naming stream, shard and position.
         """
-        with self._lock:
-            failure = self._book.failure
-            if failure is None:
-                parts, logged = self._batches.take(
-                    batch_ms, self._ledger, self._book.rounds, owner_ms or batch_ms
-                )
-        if failure is not None:
-            raise failure
+        parts, logged = self.state.batch_opened(batch_ms, owner_ms or batch_ms)
         if parts is None:
             return range_rdd(sc, logged or (), self._range_plan)
         return union_rdd(sc, parts)
@@ -294,45 +284,27 @@ class KinesisReceiver:
 
     def batch_ranges(self, batch_ms: int) -> tuple:
         """(the ranges batch ``batch_ms`` holds, MillisBehindLatest by shard): the UI's."""
-        with self._lock:
-            return self._batches.log.get(batch_ms) or (), dict(self._book.stats.last_millis_behind)
+        return self.state.batch_ranges(batch_ms)
 
     def batch_log(self) -> dict:
         """Recent batches' ranges (plain data) for Spark's checkpoint."""
-        with self._lock:
-            return self._batches.log.snapshot()
+        return self.state.batch_log()
 
     def restore_batch_log(self, entries: dict) -> None:
         """After a restart: remember what the batches before it held, to recompute them;
         live records go only to later batch times."""
-        with self._lock:
-            self._batches.restore(entries, self._ledger)
+        self.state.batch_log_restored(entries)
 
     def batch_completed(self, batch_ms: int, succeeded: bool) -> None:
-        """Job time ``batch_ms`` ended; the slices it reports (its own, and those of the
+        """Job time ``batch_ms`` ended; the ranges it reports (its own, and those of the
         batch times before it that ran no jobs of their own) count as processed only if
         every output succeeded."""
-        now = time.monotonic()
-        with self._lock:
-            done = self._batches.complete(batch_ms)
-            if not done:
-                return  # a batch from before this receiver (recovery) or with no rounds
-            blocked = []
-            for time_ms, parts in done:
-                blocked += self._ledger.complete(time_ms, succeeded)
-                for round_, _ in parts:
-                    round_.completed_at = now
-            expired = [
-                r
-                for r in self._book.rounds.values()
-                if r.completed_at is not None and now - r.completed_at >= self.settings.retain_s
-            ]
-            for round_ in expired:
-                del self._book.rounds[round_.round_id]
-            held = len(self._book.cursors)
-        for round_ in expired:
+        completed = self.state.batch_completed(batch_ms, succeeded)
+        if not completed.done:
+            return  # a batch from before this receiver (recovery) or with no rounds
+        for round_ in completed.expired:
             unpersist(round_)
-        for shard_id in blocked:
+        for shard_id in completed.blocked:
             log.warning(
                 "stream %s batch %d failed: shard %s will not be checkpointed past its last "
                 "checkpoint until the application restarts",
@@ -340,38 +312,21 @@ class KinesisReceiver:
                 batch_ms,
                 shard_id,
             )
-        parts = [part for _, time_parts in done for part in time_parts]
-        self.observer.batch_completed(batch_ms, succeeded, parts, held)
+        parts = [part for _, time_parts in completed.done for part in time_parts]
+        self.observer.batch_completed(batch_ms, succeeded, parts, completed.shards_held)
 
     # -- checkpoints ------------------------------------------------------------------------
 
     def _checkpoint_loop(self) -> None:
         while not self._stop_background.wait(self.settings.checkpoint_interval_s):
             try:
-                self.checkpoint_now()
-                with self._lock:
-                    blocked = self._ledger.blocked()
-                    stalled = self._batches.stalled(STALLED_BATCH_MS)
-                self.observer.checkpoint_pass(blocked, stalled)
+                self.checkpointer.checkpoint_pass()
             except Exception:
                 log.exception("checkpointing failed for stream %s", self.settings.stream_name)
 
     def checkpoint_now(self) -> int:
         """Write every position the ledger allows and finish ended shards. Returns writes."""
-        with self._lock:
-            targets = self._ledger.targets()
-            children = {k: c.children for k, c in self._book.cursors.items()}
-        written = write_checkpoints(
-            targets, children, self.coordinator, self.shard_sync, self.observer
-        )
-        with self._lock:
-            for shard_id, generation, position in written:
-                if self._ledger.generation(shard_id) != generation:
-                    continue  # lost and regained during the write: not this generation's
-                self._ledger.checkpointed(shard_id, generation, position)
-                if position.is_shard_end:
-                    self._book.cursors.pop(shard_id, None)
-        return len(written)
+        return self.checkpointer.checkpoint_now()
 
     # -- metrics and progress ---------------------------------------------------------------
 
@@ -384,9 +339,8 @@ class KinesisReceiver:
 
     def progress(self) -> dict:
         """A snapshot of what this stream is doing: lag, throughput, blocked shards."""
-        with self._lock:
-            return self.observer.progress(self._book, self._ledger)
+        return self.observer.progress(self.state.progress())
 
     def buffered_records(self) -> int:
-        with self._lock:
-            return self._book.buffered()[0]
+        """User records fetched whose batches have not completed."""
+        return self.state.buffered_records()

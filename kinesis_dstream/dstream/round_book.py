@@ -1,11 +1,13 @@
-"""Fetch rounds on the driver: which shards a round reads, from where, and what came back.
+"""Fetch rounds' bookkeeping on the driver: where each shard is read from, the rounds
+still cached, and what each shard's :class:`~.executor_read.ShardRange` changed.
 
-Every ``fetch_interval_s`` the receiver's fetcher thread plans a round (every held,
+Every ``fetch_interval_s`` the receiver's round thread plans a round (every held,
 ready, unblocked shard whose backoff and idle wait have passed, in groups of
-``shards_per_task`` a task), runs it as a Spark job and records each shard's outcome here:
+``shards_per_task`` a task), runs it as a Spark job (:mod:`.round_job`) and records each
+shard's outcome here:
 
 - records (or the shard's end): the shard's :class:`Cursor` moves after them and the
-  ledger gets a :class:`~.ledger.Slice`;
+  ledger gets a :class:`~.ledger.RangeEntry`;
 - a transient failure (throttling or an unavailable service past the retry budget): the
   shard is retried on a later round after a backoff, counted and logged; the other
   shards' records in the round are kept. After :data:`MAX_TRANSIENT_FAILURES` in a row
@@ -14,12 +16,12 @@ ready, unblocked shard whose backoff and idle wait have passed, in groups of
   blocked in the ledger (nothing at or past the failing record is checkpointed) and the
   error is kept as :attr:`FetchBook.failure`, which fails the next batch.
 
-:class:`FetchBook` is not thread-safe: the receiver calls it under its one lock.
+:class:`FetchBook` is not thread-safe: its owner, the
+:class:`~.receiver_state.ReceiverState`, calls it under its one lock.
 """
 
 from __future__ import annotations
 
-import functools
 import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
@@ -29,9 +31,8 @@ from ..errors import KinesisDStreamError, MessageHandlerError
 from ..esn import ExtendedSequenceNumber
 from ..retrieval.idle import IdlePolling, is_idle_read
 from ..retrieval.reader import StartPosition
-from .executor_read import RangeHeader, fetch
-from .ledger import Ledger, ShardPhase, Slice
-from .spark_internals import count_in_jvm
+from .executor_read import ShardRange
+from .ledger import Ledger, RangeEntry, ShardPhase
 
 log = logging.getLogger(__name__)
 
@@ -64,12 +65,13 @@ class Cursor:
 
 @dataclass(eq=False)
 class Round:
-    """One fetch round: its cached RDD and what each partition (shard) read."""
+    """One fetch round: the ShardRanges read across shards in one Spark job, and its
+    cached RDD."""
 
     round_id: int
     rdd: Any
     plans: list
-    headers: list
+    ranges: list  # the ShardRange each plan read, in plan order
     generations: list  # the lease generation each plan was made in
     records: int
     data_bytes: int
@@ -80,9 +82,9 @@ class Round:
     #: When the round was planned (the book's clock); None: when it is recorded.
     planned_at: Optional[float] = None
 
-    def partitions(self, slices: list) -> frozenset:
-        """Indexes of the plans holding ``slices`` (of this round)."""
-        wanted = {s.shard_id for s in slices if s.round_id == self.round_id}
+    def partitions(self, entries: list) -> frozenset:
+        """Indexes of the plans holding ``entries`` (of this round)."""
+        wanted = {s.shard_id for s in entries if s.round_id == self.round_id}
         return frozenset(i for i, p in enumerate(self.plans) if p.shard_id in wanted)
 
 
@@ -130,11 +132,11 @@ class FetchBook:
         empty = []
         for round_id in dropped:
             round_ = self.rounds.get(round_id)
-            if round_ is not None and round_.batch_ms is None and not self._live_slices(round_):
+            if round_ is not None and round_.batch_ms is None and not self._has_unassigned(round_):
                 empty.append(self.rounds.pop(round_id))
         return empty
 
-    def _live_slices(self, round_: Round) -> bool:
+    def _has_unassigned(self, round_: Round) -> bool:
         return any(s.round_id == round_.round_id for s in self.ledger.unassigned())
 
     def now(self) -> float:
@@ -167,24 +169,24 @@ class FetchBook:
     def record(self, round_: Round) -> bool:
         """Take in a round's outcomes. True if it holds anything a batch must deliver."""
         keep = False
-        for plan, header, generation in zip(round_.plans, round_.headers, round_.generations):
+        for plan, read, generation in zip(round_.plans, round_.ranges, round_.generations):
             cursor = self.cursors.get(plan.shard_id)
             if cursor is None or cursor.generation != generation:
                 continue  # the lease was lost (and maybe regained) while the round ran
-            self.stats.last_millis_behind[plan.shard_id] = header.millis_behind_latest
-            if header.error_kind is not None:
-                self._failed(plan.shard_id, cursor, header)
+            self.stats.last_millis_behind[plan.shard_id] = read.millis_behind_latest
+            if read.error_kind is not None:
+                self._failed(plan.shard_id, cursor, read)
                 continue
             cursor.failures = 0
-            cursor.iterator = header.next_iterator
-            self._pace(cursor, header, round_.planned_at)
-            if header.records:
-                seq, sub = header.last_esn
+            cursor.iterator = read.next_iterator
+            self._pace(cursor, read, round_.planned_at)
+            if read.records:
+                seq, sub = read.last_esn
                 cursor.position = StartPosition.after_checkpoint(str(seq), sub)
-            if header.shard_ended:
-                cursor.children = header.child_shard_ids
+            if read.shard_ended:
+                cursor.children = read.child_shard_ids
             try:
-                keep |= self.ledger.add(_slice(round_.round_id, generation, header))
+                keep |= self.ledger.add(_entry(round_.round_id, generation, read))
             except ValueError as exc:  # a range out of order: a bug or a broken server
                 self._block(plan.shard_id, cursor, str(exc), None)
         self.stats.rounds += 1
@@ -195,11 +197,11 @@ class FetchBook:
             self.rounds[round_.round_id] = round_
         return keep
 
-    def _pace(self, cursor: Cursor, header: RangeHeader, planned_at: Optional[float]) -> None:
+    def _pace(self, cursor: Cursor, read: ShardRange, planned_at: Optional[float]) -> None:
         """An idle read makes the shard wait (in time, whatever the rounds' pace);
         anything else has it read every round."""
         if self.idle is not None and is_idle_read(
-            header.records, header.millis_behind_latest, header.shard_ended
+            read.records, read.millis_behind_latest, read.shard_ended
         ):
             cursor.idle_reads += 1
             read_at = self._clock() if planned_at is None else planned_at
@@ -208,11 +210,11 @@ class FetchBook:
             cursor.idle_reads = 0
             cursor.idle_until = 0.0
 
-    def _failed(self, shard_id: str, cursor: Cursor, header: RangeHeader) -> None:
+    def _failed(self, shard_id: str, cursor: Cursor, read: ShardRange) -> None:
         cursor.idle_reads = 0
         cursor.idle_until = 0.0
-        cursor.iterator = header.next_iterator
-        if header.error_kind == "transient" and cursor.failures + 1 < MAX_TRANSIENT_FAILURES:
+        cursor.iterator = read.next_iterator
+        if read.error_kind == "transient" and cursor.failures + 1 < MAX_TRANSIENT_FAILURES:
             self.stats.transient_failures += 1
             delay = SHARD_RETRY_BACKOFF.ceiling_s(cursor.failures)
             cursor.failures += 1
@@ -223,14 +225,14 @@ class FetchBook:
                 self.stream_name,
                 cursor.failures,
                 delay,
-                header.error,
+                read.error,
             )
             return
-        if header.error_kind == "transient":
-            cause = f"{MAX_TRANSIENT_FAILURES} reads in a row failed; the last: {header.error}"
+        if read.error_kind == "transient":
+            cause = f"{MAX_TRANSIENT_FAILURES} reads in a row failed; the last: {read.error}"
         else:
-            cause = header.error or "unknown error"
-        self._block(shard_id, cursor, cause, header.error_type)
+            cause = read.error or "unknown error"
+        self._block(shard_id, cursor, cause, read.error_type)
 
     def _block(self, shard_id: str, cursor: Cursor, cause: str, error_type: Optional[str]) -> None:
         """The shard failed for good: block it, and fail every later batch."""
@@ -243,54 +245,6 @@ class FetchBook:
             self.failure = error
 
 
-def group_plans(count: int, shards_per_task: int) -> list:
-    """Plan indexes per partition: consecutive groups of at most ``shards_per_task``."""
-    return [
-        list(range(i, min(i + shards_per_task, count))) for i in range(0, count, shards_per_task)
-    ]
-
-
-def run_round(
-    sc: Any,
-    round_id: int,
-    plans: list,
-    generations: list,
-    headers: Any,
-    storage_level: Any,
-    shards_per_task: int = 1,
-) -> Round:
-    """Run a round as a Spark job, cache its RDD, and collect only its range headers.
-
-    ``headers`` is the receiver's accumulator: each task adds its header there, so the
-    driver learns the ranges from the job that caches the data, with no second job.
-    Each partition holds one group of plans (one element: the group's list), so Spark's
-    slicing of the collection puts exactly that group in that partition.
-    """
-    groups = group_plans(len(plans), max(1, shards_per_task))
-    elements = [[plans[i] for i in group] for group in groups]
-    rdd = sc.parallelize(elements, len(elements)).mapPartitions(
-        functools.partial(fetch, headers=headers)
-    )
-    rdd.persist(storage_level)
-    count_in_jvm(rdd)  # computes and caches the round in the JVM; no Python pass over it
-    by_shard = {h.shard_id: h for h in headers.value if h.round_id == round_id}
-    headers.value = []  # a recomputed old round may add headers: they are ignored
-    missing = [p.shard_id for p in plans if p.shard_id not in by_shard]
-    if missing:
-        raise RuntimeError(f"round {round_id}: no range reported for shards {missing}")
-    ordered = [by_shard[p.shard_id] for p in plans]
-    return Round(
-        round_id,
-        rdd,
-        plans,
-        ordered,
-        generations,
-        records=sum(h.records for h in ordered),
-        data_bytes=sum(h.data_bytes for h in ordered),
-        groups=groups,
-    )
-
-
 def _after(cursor: Cursor) -> str:
     position = cursor.position
     if position.drop_through is not None:
@@ -301,16 +255,16 @@ def _after(cursor: Cursor) -> str:
     return position.sequence_number or position.iterator_type
 
 
-def _slice(round_id: int, generation: int, header: RangeHeader) -> Slice:
+def _entry(round_id: int, generation: int, read: ShardRange) -> RangeEntry:
     def esn(value: Optional[tuple]) -> Optional[ExtendedSequenceNumber]:
         return None if value is None else ExtendedSequenceNumber(str(value[0]), value[1])
 
-    return Slice(
+    return RangeEntry(
         round_id,
-        header.shard_id,
+        read.shard_id,
         generation,
-        header.records,
-        esn(header.first_esn),
-        esn(header.last_esn),
-        ends_shard=header.shard_ended,
+        read.records,
+        esn(read.first_esn),
+        esn(read.last_esn),
+        ends_shard=read.shard_ended,
     )

@@ -1,47 +1,60 @@
-"""The fetcher: the thread that plans and runs a fetch round every ``fetch_interval_s``,
-timed by its :class:`~.pacing.RoundPacer` to end just before each batch time.
+"""The round thread: plans and runs a fetch round every ``fetch_interval_s``, timed by
+its :class:`~.pacing.RoundPacer` to end just before each batch time.
 
-A round reads, in one Spark job, every held shard that is ready, unblocked and past its
-backoff (:meth:`~.round_book.FetchBook.readable`), bounded by ``max_records_per_fetch``, the
-buffer bounds and ``spark.streaming.receiver.maxRate`` (user records a second per
-stream, after KPL de-aggregation, as kinesis-asl counts them). The receiver owns the
-:class:`RoundThread`, which owns its thread: started by :meth:`start_thread`, stopped and
-joined (its Spark job cancelled first) by :meth:`stop`. It also owns the warm-up thread
-(:meth:`start_warm_up`): one small Spark job at start, while the leases are being set
-up, that starts the executors' Python workers and loads the reading code and the
-Kinesis client's service model there, so the first round does not pay for them (about
-2 s on a cold local[2], against 0.4 s for a warm round).
+A round reads every held shard that is ready, unblocked and past its backoff
+(:meth:`~.receiver_state.ReceiverState.plan_round`), bounded by ``max_records_per_fetch``,
+the buffer bounds and ``spark.streaming.receiver.maxRate`` (user records a second per
+stream, after KPL de-aggregation, as kinesis-asl counts them), in one Spark job
+(:func:`~.round_job.run_round`), and records it in the receiver's state; it takes no lock
+of its own. The receiver owns the :class:`RoundThread`, which owns its thread: started by
+:meth:`start_thread`, stopped and joined (its Spark job cancelled first) by :meth:`stop`.
+It also owns the warm-up thread (:meth:`start_warm_up`): one small Spark job at start,
+while the leases are being set up, that starts the executors' Python workers and loads
+the reading code and the Kinesis client's service model there, so the first round does
+not pay for them (about 2 s on a cold local[2], against 0.4 s for a warm round).
 """
 
 from __future__ import annotations
 
-import itertools
 import logging
 import threading
 import time
-from typing import Any, Optional
+from typing import Any, Optional, Protocol
 
+from ..aws import ClientSpec
 from ..retrieval.reader import ReaderConfig, StartPosition
-from .executor_read import FetchPlan, HeaderList, warm_up
+from .executor_read import FetchPlan, RangeList, warm_up
 from .pacing import RoundPacer
-from .round_book import FetchBook, Round, run_round
+from .receiver_state import ReceiverState
+from .round_job import run_round, unpersist
 from .settings import StreamSettings, shards_per_task
 from .spark_internals import context_alive
 
 log = logging.getLogger(__name__)
 
 
+class ReadyLeases(Protocol):
+    """Which held leases may be read now (the lease coordinator)."""
+
+    def ready_leases(self) -> dict: ...
+
+
+class RoundObserver(Protocol):
+    """Hears of each round's ranges (metrics)."""
+
+    def round_fetched(self, ranges: list) -> None: ...
+
+
 class RoundThread:
-    """Plans and runs rounds for one receiver; the book is guarded by ``lock``."""
+    """Plans and runs rounds for one receiver, recording them in its ``state``."""
 
     def __init__(
         self,
         settings: StreamSettings,
-        kinesis_spec: Any,
-        lock: Any,
-        book: FetchBook,
-        coordinator: Any,
-        observer: Any,
+        kinesis_spec: ClientSpec,
+        state: ReceiverState,
+        leases: ReadyLeases,
+        observer: RoundObserver,
         join_timeout_s: float,
     ) -> None:
         self.settings = settings
@@ -49,13 +62,11 @@ class RoundThread:
         self.sc: Any = None
         #: spark.streaming.receiver.maxRate: user records a second per stream (0: none).
         self.max_rate = 0
-        self._lock = lock
-        self._book = book
-        self._coordinator = coordinator
+        self._state = state
+        self._leases = leases
         self._observer = observer
         self._join_timeout_s = join_timeout_s
-        self._round_ids = itertools.count(1)
-        self._headers: Any = None  # Spark accumulator of the rounds' range headers
+        self._ranges: Any = None  # Spark accumulator of the rounds' ShardRanges
         self._reader_config = ReaderConfig(
             drop_outside_shard=settings.drop_aggregates_outside_shard
         )
@@ -70,9 +81,9 @@ class RoundThread:
         self._max_wait_s = settings.fetch_interval_s + (settings.batch_interval_s or 0.0)
 
     def configure(self, sc: Any) -> None:
-        """Read Spark's settings (retries, maxRate) and make the header accumulator."""
+        """Read Spark's settings (retries, maxRate) and make the range accumulator."""
         self.sc = sc
-        self._headers = sc.accumulator([], HeaderList())
+        self._ranges = sc.accumulator([], RangeList())
         conf = sc.getConf()
         self._reader_config = ReaderConfig.from_spark_conf(
             conf, drop_outside_shard=self.settings.drop_aggregates_outside_shard
@@ -145,45 +156,38 @@ class RoundThread:
 
     def fetch_round(self) -> int:
         """Plan and run one round; returns the user records fetched."""
-        ready = set(self._coordinator.ready_leases())
+        ready = self._leases.ready_leases()
         settings = self.settings
-        with self._lock:
-            records, data_bytes = self._book.buffered()
-            if records >= settings.max_buffer_records or data_bytes >= settings.max_buffer_bytes:
-                self._book.stats.rounds_skipped_full_buffer += 1
-                return 0
-            planned_at = self._book.now()
-            shards = self._book.readable(ready)
-            if not shards:
-                return 0
-            round_id = next(self._round_ids)
-            per_shard = settings.max_records_per_fetch
-            if self.max_rate > 0:  # user records per second per stream, as kinesis-asl
-                # by the time since the last round started, when paced (a closing round
-                # may come early), at most one interval's worth
-                since = min(
-                    self.pacer.gap_s or settings.fetch_interval_s, settings.fetch_interval_s
-                )
-                budget = self.max_rate * since
-                per_shard = max(1, min(per_shard, int(budget / len(shards))))
-            plans = [
-                self.plan(round_id, shard_id, c.position, c.iterator, c.hash_key_range, per_shard)
-                for shard_id, c in shards
-            ]
-            generations = [c.generation for _, c in shards]
+        planned = self._state.plan_round(
+            ready, settings.max_buffer_records, settings.max_buffer_bytes
+        )
+        if planned is None:
+            return 0
+        round_id, shards = planned.round_id, planned.shards
+        per_shard = settings.max_records_per_fetch
+        if self.max_rate > 0:  # user records per second per stream, as kinesis-asl
+            # by the time since the last round started, when paced (a closing round
+            # may come early), at most one interval's worth
+            since = min(self.pacer.gap_s or settings.fetch_interval_s, settings.fetch_interval_s)
+            budget = self.max_rate * since
+            per_shard = max(1, min(per_shard, int(budget / len(shards))))
+        plans = [
+            self.plan(round_id, shard_id, c.position, c.iterator, c.hash_key_range, per_shard)
+            for shard_id, c in shards
+        ]
+        generations = [c.generation for _, c in shards]
         per_task = shards_per_task(settings, len(plans), self.sc.defaultParallelism)
         started = time.monotonic()
         round_ = run_round(
-            self.sc, round_id, plans, generations, self._headers, settings.storage_level, per_task
+            self.sc, round_id, plans, generations, self._ranges, settings.storage_level, per_task
         )
         self.pacer.round_took(time.monotonic() - started)
         # A shard that filled its read has more now: read again as soon as Kinesis allows,
         # unless maxRate is what bounded it (then the next round keeps the interval).
-        full = any(h.records >= per_shard for h in round_.headers)
+        full = any(r.records >= per_shard for r in round_.ranges)
         self.pacer.backlog = full and self.max_rate <= 0
-        round_.planned_at = planned_at
-        with self._lock:
-            keep = self._book.record(round_)
+        round_.planned_at = planned.planned_at
+        keep = self._state.round_recorded(round_)
         log.debug(
             "stream %s round %d: %d shards in %d tasks, %d records",
             settings.stream_name,
@@ -192,7 +196,7 @@ class RoundThread:
             len(round_.groups or plans),
             round_.records,
         )
-        self._observer.round_fetched(round_.headers)
+        self._observer.round_fetched(round_.ranges)
         if not keep:
             unpersist(round_)
         return round_.records
@@ -221,10 +225,3 @@ class RoundThread:
             config=self._reader_config,
             transform=self.settings.transform,
         )
-
-
-def unpersist(round_: Round) -> None:
-    try:
-        round_.rdd.unpersist()
-    except Exception:  # the SparkContext may already be gone
-        log.debug("could not unpersist round %d", round_.round_id, exc_info=True)

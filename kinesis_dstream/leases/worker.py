@@ -9,7 +9,7 @@ change to how our workers join a fleet is made once.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Protocol
 
 from .coordinator import LeaseCoordinator, default_worker_id
 from .dynamodb import LeaseTable
@@ -17,6 +17,32 @@ from .fleet import FleetWatch
 from .lease import Lease
 from .shard_sync import ShardSync
 from .timing import DEFAULT_FAILOVER_TIME_S, DEFAULT_SHARD_SYNC_INTERVAL_S, LeaseTimings
+
+
+class WorkerSettings(Protocol):
+    """Settings that name a worker's fields as :class:`LeaseWorkerConfig` does
+    (createStream's StreamSettings, the kcl daemon's MultiLangConfig); read only."""
+
+    @property
+    def stream_name(self) -> str: ...
+
+    @property
+    def initial_position(self) -> str: ...
+
+    @property
+    def worker_id(self) -> Optional[str]: ...
+
+    @property
+    def failover_time_s(self) -> float: ...
+
+    @property
+    def max_leases_for_worker(self) -> Optional[int]: ...
+
+    @property
+    def max_leases_to_steal(self) -> int: ...
+
+    @property
+    def shard_sync_interval_s(self) -> float: ...
 
 
 @dataclass(frozen=True)
@@ -38,7 +64,7 @@ class LeaseWorkerConfig:
 
     @classmethod
     def of(
-        cls, application_name: str, settings: Any, table_name: Optional[str] = None
+        cls, application_name: str, settings: WorkerSettings, table_name: Optional[str] = None
     ) -> LeaseWorkerConfig:
         """From settings that name the worker's fields as this class does (createStream's
         StreamSettings, the kcl daemon's MultiLangConfig)."""

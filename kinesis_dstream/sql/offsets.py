@@ -34,7 +34,9 @@ VERSION = 1
 
 @dataclass(frozen=True)
 class ShardRange:
-    """One shard's slice of one micro-batch, before its end is known."""
+    """One shard's range of one micro-batch, read in one go (as createStream's
+    :class:`~..dstream.executor_read.ShardRange`), before its end is known; where it
+    ended is its :class:`RangeEnd`."""
 
     start: Position
     limit: int

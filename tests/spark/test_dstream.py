@@ -361,13 +361,13 @@ def test_a_lost_block_recomputes_to_exactly_the_recorded_range(
     receiver.start(spark, fetcher=False)  # rounds are driven by hand below
     try:
         assert receiver.fetch_round() == 300
-        [round_] = receiver._book.rounds.values()
+        [round_] = receiver.state.rounds()
         assert [len(g) for g in round_.groups] == {1: [1, 1, 1], 2: [2, 1], 3: [3]}[per_task]
         batch = receiver.batch_rdd(1000, spark)
         before = batch.collect()
         assert len(before) == 300
         put(kinesis, unique_name, 300, prefix="second")  # the shards grow meanwhile
-        for round_ in receiver._book.rounds.values():
+        for round_ in receiver.state.rounds():
             round_.rdd.unpersist(blocking=True)  # the cached blocks are lost
         assert batch.collect() == before  # recomputed: the same records, in order
         assert receiver.batch_rdd(1000, spark).collect() == before  # asked again: same batch
@@ -481,7 +481,7 @@ def test_the_batch_log_keeps_what_the_graph_remembers(ssc, local_aws, kinesis, u
     ssc.start()
     got.wait_for(lambda items: len(items) >= 10, 60, "10 records")
     (receiver,) = [r for r in _RECEIVERS.values() if r.settings.stream_name == unique_name]
-    assert receiver._batches.log.retention_ms >= 1_200_000  # not the old fixed 900 s
+    assert receiver.state.batch_log_retention_ms() >= 1_200_000  # not the old fixed 900 s
 
 
 def test_a_window_that_runs_jobs_every_fourth_batch_still_checkpoints(

@@ -1,11 +1,11 @@
 """A fetch round's partition holding several shards: what a batch takes from it (pure)."""
 
-from kinesis_dstream.dstream.executor_read import RangeHeader, deliver
-from kinesis_dstream.dstream.round_book import group_plans
+from kinesis_dstream.dstream.executor_read import ShardRange, deliver
+from kinesis_dstream.dstream.round_job import group_plans
 
 
 def header(shard, records, first=(1, 0), last=(9, 0)):
-    return RangeHeader(0, shard, records, first, last, 0, None, False, (), None, 1, 0.0)
+    return ShardRange(0, shard, records, first, last, 0, None, False, (), None, 1, 0.0)
 
 
 def test_plans_are_grouped_consecutively():
@@ -78,7 +78,7 @@ def test_a_group_applies_the_message_handler_after_reading_and_a_failure_is_perm
         stream_name="s", shard_id="shardId-1", iterator="it-0", transform=transform
     )
     records = [SimpleNamespace(sequence_number=str(n), sub_sequence_number=0) for n in (1, 3)]
-    header = header_ok = RangeHeader(
+    header = header_ok = ShardRange(
         0, "shardId-1", 2, (1, 0), (3, 0), 10, 0, False, (), "it-9", 1, 0.0
     )
     assert _handle(plan, (header_ok, records)) == (header, ["1", "3"])

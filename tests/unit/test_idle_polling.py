@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kinesis_dstream.dstream.executor_read import RangeHeader
+from kinesis_dstream.dstream.executor_read import ShardRange
 from kinesis_dstream.dstream.ledger import Ledger
 from kinesis_dstream.dstream.round_book import Cursor, FetchBook, Round
 from kinesis_dstream.esn import ESN_TRIM_HORIZON
@@ -78,7 +78,7 @@ class Book:
             last = (self.next_seq[shard] + n - 1, 0) if n else None
             self.next_seq[shard] += n
             headers.append(
-                RangeHeader(
+                ShardRange(
                     self.round_id,
                     shard,
                     n,

@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from kinesis_dstream.dstream.ledger import IllegalTransition, Ledger, ShardPhase, Slice
+from kinesis_dstream.dstream.ledger import IllegalTransition, Ledger, RangeEntry, ShardPhase
 from kinesis_dstream.esn import ESN_SHARD_END, ESN_TRIM_HORIZON, ExtendedSequenceNumber
 
 
@@ -15,8 +15,10 @@ def esn(n: int, sub: int = 0) -> ExtendedSequenceNumber:
     return ExtendedSequenceNumber(str(n), sub)
 
 
-def fetched(ledger: Ledger, round_id: int, shard: str, first: int, last: int, ends=False) -> Slice:
-    slice_ = Slice(
+def fetched(
+    ledger: Ledger, round_id: int, shard: str, first: int, last: int, ends=False
+) -> RangeEntry:
+    slice_ = RangeEntry(
         round_id,
         shard,
         ledger.generation(shard) or 0,
@@ -55,7 +57,7 @@ def test_the_checkpoint_follows_the_contiguous_successful_prefix_only():
     assert ledger.targets() == {"s": (1, esn(10))}
     ledger.checkpointed("s", 1, esn(10))
     assert ledger.targets() == {}
-    assert [s.batch_ms for s in ledger.slices("s")] == [2000, 3000]
+    assert [s.batch_ms for s in ledger.ranges("s")] == [2000, 3000]
     ledger.complete(2000, True)
     assert ledger.targets() == {"s": (1, esn(30))}
 
@@ -81,7 +83,7 @@ def test_shard_end_is_a_target_only_after_every_slice_succeeded():
     ledger.open_shard("s", ESN_TRIM_HORIZON)
     fetched(ledger, 1, "s", 1, 5)
     ledger.assign(1000)
-    ledger.add(Slice(2, "s", 1, 0, ends_shard=True))
+    ledger.add(RangeEntry(2, "s", 1, 0, ends_shard=True))
     assert ledger.phase("s") is ShardPhase.ENDED
     ledger.assign(2000)
     ledger.complete(2000, True)
@@ -105,10 +107,10 @@ def test_live_slices_never_go_to_a_batch_time_at_or_before_a_logged_one():
 def test_phases_change_only_along_the_transition_table():
     ledger = Ledger()
     ledger.open_shard("s", ESN_TRIM_HORIZON, ready=False)
-    assert not ledger.add(Slice(1, "s", 1, 3, esn(1), esn(3)))  # waiting on parents
+    assert not ledger.add(RangeEntry(1, "s", 1, 3, esn(1), esn(3)))  # waiting on parents
     ledger.set_ready("s")
     ledger.block("s", "the message handler raised")
-    assert not ledger.add(Slice(2, "s", 1, 3, esn(1), esn(3)))
+    assert not ledger.add(RangeEntry(2, "s", 1, 3, esn(1), esn(3)))
     book = ledger._books["s"]
     with pytest.raises(IllegalTransition):
         ledger._move("s", book, ShardPhase.READING)
@@ -163,7 +165,7 @@ class LedgerMachine(RuleBasedStateMachine):
             ends = start + records - 1 >= end
         first, last = start, start + records - 1
         self.ledger.add(
-            Slice(
+            RangeEntry(
                 self._next_round(),
                 shard,
                 self.ledger.generation(shard),
