@@ -25,7 +25,12 @@ from typing import Any, Optional
 import boto3
 import botocore.session
 from botocore.config import Config
-from botocore.credentials import AssumeRoleCredentialFetcher, DeferredRefreshableCredentials
+from botocore.credentials import (
+    AssumeRoleCredentialFetcher,
+    CredentialProvider,
+    Credentials,
+    DeferredRefreshableCredentials,
+)
 
 from .backoff import MISSING_CREDENTIALS_ERRORS, credentials_error
 from .executor_heap import freeze_heap
@@ -150,9 +155,7 @@ class AWSCredentials:
         credentials = instance.load()
         if credentials is None or not getattr(credentials, "access_key", None):
             raise ValueError(f"credentials provider {self.provider} returned no credentials")
-        botocore_session = botocore.session.Session()
-        botocore_session._credentials = credentials
-        return boto3.session.Session(botocore_session=botocore_session)
+        return _session_with(credentials)
 
     def session(self, region_name: Optional[str]) -> boto3.session.Session:
         base = self._base_session()
@@ -184,11 +187,33 @@ class AWSCredentials:
             role_arn=self.role_arn,
             extra_args=extra,
         )
-        botocore_session = botocore.session.Session()
-        botocore_session._credentials = DeferredRefreshableCredentials(
-            refresh_using=fetcher.fetch_credentials, method="assume-role"
+        return _session_with(
+            DeferredRefreshableCredentials(
+                refresh_using=fetcher.fetch_credentials, method="assume-role"
+            )
         )
-        return boto3.session.Session(botocore_session=botocore_session)
+
+
+class _GivenCredentials(CredentialProvider):
+    """A credential provider that answers with credentials already in hand."""
+
+    METHOD = "kinesis-dstream"
+
+    def __init__(self, credentials: Credentials) -> None:
+        super().__init__()
+        self.credentials = credentials
+
+    def load(self) -> Credentials:
+        return self.credentials
+
+
+def _session_with(credentials: Credentials) -> boto3.session.Session:
+    """A session whose credentials are ``credentials``: put first in botocore's own
+    resolver chain (its public way in), so nothing of the session's internals is set."""
+    botocore_session = botocore.session.Session()
+    resolver = botocore_session.get_component("credential_provider")
+    resolver.insert_before("env", _GivenCredentials(credentials))
+    return boto3.session.Session(botocore_session=botocore_session)
 
 
 def _provider_class(path: str) -> Any:
