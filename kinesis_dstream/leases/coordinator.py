@@ -1,7 +1,7 @@
 """One worker's side of the lease protocol: renew, take, steal, fence, release.
 
-A :class:`LeaseCoordinator` owns a :class:`~.thread_pool.ThreadPool` for lease writes and three
-threads, each with the one stop signal and a bounded join:
+A :class:`LeaseCoordinator` owns a :class:`~.thread_pool.ThreadPool` for lease writes and
+three threads, each with the one stop signal and a bounded join:
 
 - the renewer, every ``failover / 3``: a :class:`~.renewer.LeaseRenewer` pass, each
   lease's renewal in parallel on the pool, then self-fencing of any lease not renewed
@@ -9,7 +9,7 @@ threads, each with the one stop signal and a bounded join:
 - the taker, every ``2 x failover``: the shard sync (every ``shard_sync_interval_s``),
   then a scan that judges expiry by observing counters (never by comparing clocks),
   takes expired or unowned leases up to the fair share and steals at most
-  ``max_leases_to_steal`` a pass from the most-loaded worker (:mod:`.taker`), the writes
+  ``max_leases_to_steal`` a pass from the most-loaded worker (:mod:`.take_rules`), the writes
   in parallel on the pool; then it tells the lease-gained listener, on its own thread;
 - the parent checker, every ``failover / 3`` and when woken: reads the parents of held
   leases that wait for them (:mod:`.held` has the states), so a failed read delays one
@@ -51,7 +51,6 @@ from .timing import (
 )
 
 log = logging.getLogger(__name__)
-
 
 __all__ = ["DEFAULT_FAILOVER_TIME_S", "DEFAULT_SHARD_SYNC_INTERVAL_S", "LeaseCoordinator"]
 

@@ -1,7 +1,7 @@
 """Which KCL fleet the lease table belongs to, and what our worker must do in it.
 
 A KCL 2.x fleet balances leases by count: every worker takes expired leases and steals
-(:mod:`.taker`). A KCL 3.x fleet does not: one leader (a ``Leader`` lock item) assigns
+(:mod:`.take_rules`). A KCL 3.x fleet does not: one leader (a ``Leader`` lock item) assigns
 leases to the workers that publish ``WorkerMetricStats`` and never takes one back from
 a worker it does not know, so a worker that steals there costs the Java owner its
 records since its last checkpoint. The mode is the ``cv`` of the ``Migration3.0`` item:
