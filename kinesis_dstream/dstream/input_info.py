@@ -130,7 +130,7 @@ def report_batch(
     ranges: tuple,
     lags: dict,
 ) -> None:
-    """Report through Spark's InputInfoTracker (:mod:`.compat`); never raises."""
+    """Report through Spark's InputInfoTracker (:mod:`.spark_internals`); never raises."""
     if not reporter.named:
         reporter.named = True
         try:

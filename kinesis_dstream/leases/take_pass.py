@@ -1,4 +1,4 @@
-"""A taker pass's I/O: scan, choose (the pure rules of :mod:`.taker`), take, announce.
+"""A taker pass's I/O: scan, choose (the pure rules of :mod:`.take_rules`), take, announce.
 
 The takes run in parallel on the coordinator's pool, so a worker taking hundreds of
 leases at start holds the first ones long before the last is written. A lease is held
