@@ -125,7 +125,7 @@ def _backoff(found: dict, retries: str, interval: str, max_interval: str) -> Opt
 
 @dataclass(frozen=True)
 class EndStoreOptions:
-    """Where executors record each range's real end (see :mod:`.endstore`)."""
+    """Where executors record each range's real end (see :mod:`..ends.store`)."""
 
     kind: str = "local"  # "local" (a directory), "s3" (path is s3://bucket/prefix), "dynamodb"
     path: str = DEFAULT_STORE_DIR
