@@ -254,27 +254,31 @@ class ClientSpec:
         key = (os.getpid(), self)  # a forked worker must not reuse its parent's client
         with _CLIENTS_LOCK:
             client = _CLIENTS.get(key)
-            if client is None:
-                client = self._build()
+            if client is not None:
+                return client
+            client, found_credentials = self._build()
+            # A client built while the credential chain found nothing can never sign; kept,
+            # it would fail every later call even once credentials appear (an environment
+            # set later, a role not yet reachable). Only one that can sign is reused.
+            if found_credentials:
                 _CLIENTS[key] = client
                 freeze_heap()  # in a Spark worker: the client lives as long as it
             return client
 
-    def _build(self) -> Any:
+    def _build(self) -> tuple:
+        """(a new client, whether its session found credentials)."""
         if self.credentials is None:
-            return create_client(
-                self.service,
-                region_name=self.region_name,
-                endpoint_url=self.endpoint_url,
-                read_timeout_s=self.read_timeout_s,
-            )
-        return create_client(
+            session = boto3.session.Session()
+        else:
+            session = self.credentials.session(self.region_name)
+        client = create_client(
             self.service,
             region_name=self.region_name,
             endpoint_url=self.endpoint_url,
             read_timeout_s=self.read_timeout_s,
-            session=self.credentials.session(self.region_name),
+            session=session,
         )
+        return client, session.get_credentials() is not None
 
 
 #: Per-process client cache for ClientSpec.client; boto3 clients are thread-safe.

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from kinesis_dstream.aws import create_client
+from kinesis_dstream.aws import ClientSpec, create_client
 from kinesis_dstream.backoff import Backoff
 from kinesis_dstream.errors import (
     CredentialsError,
@@ -193,3 +193,18 @@ def test_partial_credentials_name_what_is_missing(no_credentials, monkeypatch, l
     with pytest.raises(CredentialsError, match="missing: AWS_SECRET_ACCESS_KEY") as info:
         create_client("kinesis", region_name="us-east-1", endpoint_url=local_aws.endpoint_url)
     assert f"endpoint={local_aws.endpoint_url}" in str(info.value)
+
+
+def test_a_client_built_before_credentials_exist_is_not_kept(
+    no_credentials, local_aws, monkeypatch
+):
+    """The full suite found it: a client made while the chain found nothing was cached for
+    the process and failed every later call, even once the environment had credentials."""
+    spec = ClientSpec("kinesis", local_aws.region_name, local_aws.endpoint_url)
+    unsigned = spec.client()
+    assert spec.client() is not unsigned  # not kept: a later call builds again
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", local_aws.access_key_id)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", local_aws.secret_access_key)
+    signing = spec.client()
+    assert "StreamNames" in signing.list_streams()
+    assert spec.client() is signing  # one that can sign is reused
