@@ -155,8 +155,8 @@ class ShardConsumer:
         except ChildHung as exc:
             log.error("shard %s: %s", self.shard_id, exc)
             self.outcome = Outcome.HUNG
-        except KinesisDStreamError as exc:
-            log.error("shard %s: reading failed for good: %s", self.shard_id, exc)
+        except KinesisDStreamError as exc:  # not a read: reads are retried (_read_failed)
+            log.error("shard %s: failed (a lease write or the start): %s", self.shard_id, exc)
             self.outcome = Outcome.FAILED
         except Exception:
             log.exception("shard %s: unexpected failure", self.shard_id)
