@@ -230,7 +230,7 @@ def _read_one(plan: FetchPlan, with_handler: bool = True) -> tuple:
 
 
 def warm_up(client: ClientSpec) -> None:
-    """Executor side of the fetcher's warm-up: this module and the reader are imported
+    """Executor side of the round thread's warm-up: this module and the reader are imported
     (unpickling this function did it) and the Kinesis client is built and cached."""
     client.client()
 

@@ -37,7 +37,7 @@ HISTORY = 8
 
 
 class RoundPacer:
-    """Start times of fetch rounds (epoch seconds); owned by the fetcher thread."""
+    """Start times of fetch rounds (epoch seconds); owned by the round thread."""
 
     def __init__(self, fetch_interval_s: float) -> None:
         self.fetch_interval_s = fetch_interval_s

@@ -84,7 +84,7 @@ class KinesisReceiver:
         self.state = ReceiverState(settings.stream_name, settings.retain_s, idle)
         self._phase_lock = threading.Lock()
         self._phase = ReceiverPhase.NEW
-        self.fetcher = RoundThread(
+        self.round_thread = RoundThread(
             settings, self.kinesis_spec, self.state, self.coordinator, self.observer, JOIN_TIMEOUT_S
         )
         self.checkpointer = Checkpointer(
@@ -100,30 +100,30 @@ class KinesisReceiver:
 
     # -- lifecycle ------------------------------------------------------------------------
 
-    def start(self, sc: Any, fetcher: bool = True) -> None:
+    def start(self, sc: Any, round_thread: bool = True) -> None:
         """Take leases and start fetching; idempotent. A failure (a missing stream, say)
         is raised, and the next call tries again, so batches fail loudly, not empty.
 
-        ``fetcher=False`` leaves rounds to :meth:`fetch_round` (driven by hand).
+        ``round_thread=False`` leaves rounds to :meth:`fetch_round` (driven by hand).
         """
         with self._phase_lock:
             if self._phase is not ReceiverPhase.NEW:
                 return
             self._phase = ReceiverPhase.STARTING
         try:
-            self._start(sc, fetcher)
+            self._start(sc, round_thread)
         except BaseException:
             with self._phase_lock:
                 if self._phase is ReceiverPhase.STARTING:
                     self._phase = ReceiverPhase.NEW
             raise
 
-    def _start(self, sc: Any, fetcher: bool) -> None:
+    def _start(self, sc: Any, round_thread: bool) -> None:
         """Start; a :meth:`stop` meanwhile (the state went to STOPPED) is honoured after
         each blocking step, so no worker outlives a stop that raced its start."""
-        self.fetcher.configure(sc)
-        if fetcher:
-            self.fetcher.start_warm_up()  # overlaps the lease table's set-up below
+        self.round_thread.configure(sc)
+        if round_thread:
+            self.round_thread.start_warm_up()  # overlaps the lease table's set-up below
         require_stream(self.kinesis_spec.client(), self.settings.stream_name)
         self.table.create_if_missing()
         with self._phase_lock:
@@ -133,7 +133,7 @@ class KinesisReceiver:
         with self._phase_lock:
             stopped = self._phase is ReceiverPhase.STOPPED
             if not stopped:
-                self._start_threads(fetcher)
+                self._start_threads(round_thread)
                 self._phase = ReceiverPhase.RUNNING
         if stopped:
             self.coordinator.stop(release=False)
@@ -145,9 +145,9 @@ class KinesisReceiver:
             self.settings.app_name,
         )
 
-    def _start_threads(self, fetcher: bool) -> None:
-        if fetcher:
-            self.fetcher.start_thread()
+    def _start_threads(self, round_thread: bool) -> None:
+        if round_thread:
+            self.round_thread.start_thread()
         loops = [("checkpointer", self._checkpoint_loop), ("metrics", self._metrics_loop)]
         for name, target in loops:
             thread = threading.Thread(
@@ -163,11 +163,11 @@ class KinesisReceiver:
 
     def stop_fetching(self) -> None:
         """Stop starting rounds and wait for the one in flight (before Spark stops)."""
-        self.fetcher.stop()
+        self.round_thread.stop()
 
     def fetch_round(self) -> int:
         """Plan and run one round by hand (tests); returns the user records fetched."""
-        return self.fetcher.fetch_round()
+        return self.round_thread.fetch_round()
 
     def stop(self, release: bool) -> None:
         """Stop fetching, write the last checkpoints, stop the worker; idempotent.
@@ -223,7 +223,7 @@ class KinesisReceiver:
 
     def _unpersist_all(self) -> None:
         rounds = self.state.rounds_dropped()
-        if context_alive(self.fetcher.sc):
+        if context_alive(self.round_thread.sc):
             for round_ in rounds:
                 unpersist(round_)
 
@@ -280,7 +280,7 @@ class KinesisReceiver:
     def _range_plan(
         self, shard_id: str, start: StartPosition, hash_key_range: Any, records: int
     ) -> FetchPlan:
-        return self.fetcher.plan(0, shard_id, start, None, hash_key_range, records)
+        return self.round_thread.plan(0, shard_id, start, None, hash_key_range, records)
 
     def batch_ranges(self, batch_ms: int) -> tuple:
         """(the ranges batch ``batch_ms`` holds, MillisBehindLatest by shard): the UI's."""

@@ -74,7 +74,7 @@ class RoundThread:
         self._stop = threading.Event()
         self._thread: Optional[threading.Thread] = None
         self._warm_up_thread: Optional[threading.Thread] = None
-        #: When rounds start; the fetcher thread's own.
+        #: When rounds start; the round thread's own.
         self.pacer = RoundPacer(settings.fetch_interval_s)
         if settings.batch_interval_s is not None:  # in the settings: survives a restart
             self.pacer.align(settings.batch_interval_s)

@@ -238,7 +238,7 @@ def test_rounds_default_to_one_per_batch_at_most_a_second_apart_and_align_to_bat
         )
         (receiver,) = [r for r in _RECEIVERS.values() if r.settings.stream_name == unique_name]
         assert receiver.settings.fetch_interval_s == expected_s
-        assert receiver.fetcher.pacer.batch_interval_s == batch_s
+        assert receiver.round_thread.pacer.batch_interval_s == batch_s
         # in the settings, which Spark's checkpoint carries: aligned after a restart too
         assert receiver.settings.batch_interval_s == batch_s
     finally:
@@ -358,7 +358,7 @@ def test_a_lost_block_recomputes_to_exactly_the_recorded_range(
         shards_per_task=per_task,  # 1: a partition a shard; 2 and 3: shards grouped
     )
     receiver = KinesisReceiver(settings)
-    receiver.start(spark, fetcher=False)  # rounds are driven by hand below
+    receiver.start(spark, round_thread=False)  # rounds are driven by hand below
     try:
         assert receiver.fetch_round() == 300
         [round_] = receiver.state.rounds()
@@ -444,14 +444,14 @@ def test_the_buffer_bound_pauses_fetching_and_max_rate_caps_rounds(
         max_buffer_records=100,
     )
     receiver = KinesisReceiver(settings)
-    receiver.start(spark, fetcher=False)  # rounds are driven by hand below
+    receiver.start(spark, round_thread=False)  # rounds are driven by hand below
     try:
         assert [receiver.fetch_round() for _ in range(3)] == [60, 60, 0]  # 120 >= 100: pause
         assert receiver.stats.rounds_skipped_full_buffer == 1
         assert receiver.progress()["buffered_records"] == 120
         assert len(receiver.batch_rdd(1000, spark).collect()) == 120
         receiver.batch_completed(1000, True)
-        receiver.fetcher.max_rate = 40  # spark.streaming.receiver.maxRate, records/s per stream
+        receiver.round_thread.max_rate = 40  # spark.streaming.receiver.maxRate, records/s
         assert receiver.fetch_round() == 20  # 40/s x a 0.5 s round, one shard
     finally:
         receiver.stop(release=True)
@@ -464,9 +464,9 @@ def test_max_rate_counts_user_records_and_a_round_may_end_inside_an_aggregate(
     sent = put(kinesis, unique_name, 100, aggregate=True)  # one or two KPL aggregates
     settings = receiver_settings(local_aws, unique_name, lambda record: record.data.decode())
     receiver = KinesisReceiver(settings)
-    receiver.start(spark, fetcher=False)  # rounds are driven by hand below
+    receiver.start(spark, round_thread=False)  # rounds are driven by hand below
     try:
-        receiver.fetcher.max_rate = 40  # spark.streaming.receiver.maxRate: user records/s
+        receiver.round_thread.max_rate = 40  # spark.streaming.receiver.maxRate: user records/s
         assert [receiver.fetch_round() for _ in range(5)] == [20] * 5  # 40/s x 0.5 s rounds
         assert receiver.batch_rdd(1000, spark).collect() == sent  # each sub-record once
     finally:

@@ -53,7 +53,7 @@ def test_the_wait_is_never_below_a_period_nor_above_the_cap(period, cap, reads):
 
 
 class Book:
-    """A FetchBook of two shards, driven round by round as the fetcher drives it."""
+    """A FetchBook of two shards, driven round by round as the round thread drives it."""
 
     def __init__(self, idle, spacing_s=0.5):
         self.ledger = Ledger()

@@ -16,7 +16,7 @@ from kinesis_dstream.dstream.settings import MIN_FETCH_INTERVAL_S
 
 
 def simulate(pacer: RoundPacer, start: float, lengths: list) -> list:
-    """Run rounds of the given lengths back to back as the fetcher does: (start, end)."""
+    """Run rounds of the given lengths back to back as the round thread does: (start, end)."""
     now, out = start, []
     for length in lengths:
         begin = pacer.next_start(now)
