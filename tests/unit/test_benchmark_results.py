@@ -51,3 +51,22 @@ def test_a_second_run_on_the_same_day_is_appended_with_machine_and_command(tmp_p
     assert text.count("figure ['--rows', '3']") == 2
     assert ("cores" in text and "command: `python -m" not in text) or "--rows 3" in text
     assert "exit status 0" in text
+
+
+def test_the_kcl_daemon_benchmark_appends_its_table_under_the_shared_machine_facts(tmp_path):
+    from types import SimpleNamespace
+
+    from benchmarks.bench_kcl_daemon import markdown
+
+    side = {"first_s": 0.6, "rate": 16000.0, "start_to_last_s": 4.2, "missing": 0,
+            "duplicates": 0}
+    rows = [{"shape": "plain-200", "run": 1, "java": side, "ours": side, "ratio": 1.0}]
+    args = SimpleNamespace(records=60_000, shards=4)
+    first = markdown(tmp_path, rows, args, "python -m benchmarks.bench_kcl_daemon")
+    again = markdown(tmp_path, rows, args, "python -m benchmarks.bench_kcl_daemon --runs 2")
+    assert first == again and first.name.endswith("-kcl-daemon.md")
+    text = first.read_text()
+    assert text.startswith(f"# {first.name[:10]}: kcl daemon drain")
+    assert text.count("## Run at") == 2 and " cores (" in text
+    assert text.count("| plain-200 | 1 | 0.6 | 16,000 |") == 2
+    assert "`python -m benchmarks.bench_kcl_daemon --runs 2`" in text
