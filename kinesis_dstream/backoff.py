@@ -170,11 +170,18 @@ class RetryLog:
         what: str,
         interval_s: float = 30.0,
         clock: Callable[[], float] = time.monotonic,
+        *,
+        level: int = logging.WARNING,
+        traceback: bool = False,
     ) -> None:
         self._log = logger
         self.what = what
         self.interval_s = interval_s
         self._clock = clock
+        #: The reports' level, and whether each carries the failure's traceback (for
+        #: activities whose failures may be bugs, not only outages).
+        self.level = level
+        self.traceback = traceback
         self.total = 0  # failures since start
         self.in_a_row = 0  # failures since the last success
         self._unlogged = 0
@@ -190,13 +197,15 @@ class RetryLog:
             return False
         self._logged_at = now
         then = "" if retry_in_s is None else f", retrying in {retry_in_s:.1f}s"
-        self._log.warning(
+        self._log.log(
+            self.level,
             "%s failed (%d since the last report, %d in a row)%s; last: %s",
             self.what,
             self._unlogged,
             self.in_a_row,
             then,
             describe(exc),
+            exc_info=exc if self.traceback else None,
         )
         self._unlogged = 0
         return True

@@ -31,8 +31,9 @@ import enum
 import logging
 import threading
 from datetime import datetime, timezone
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
+from ..backoff import RetryLog
 from ..leases.lease import Lease
 from ..retrieval.idle import IdlePolling
 from ..retrieval.reader import StartPosition
@@ -318,11 +319,27 @@ class KinesisReceiver:
     # -- checkpoints ------------------------------------------------------------------------
 
     def _checkpoint_loop(self) -> None:
-        while not self._stop_background.wait(self.settings.checkpoint_interval_s):
+        self._background_loop(
+            "checkpointing", self.settings.checkpoint_interval_s, self.checkpointer.checkpoint_pass
+        )
+
+    def _background_loop(self, what: str, interval_s: float, work: Callable[[], object]) -> None:
+        """Run ``work`` every ``interval_s`` until the stop; a failed pass is retried at
+        the next, and failures are reported at a bounded rate (the first with its
+        traceback), not a traceback a pass through an outage."""
+        failures = RetryLog(
+            log,
+            f"{what} of stream {self.settings.stream_name}",
+            level=logging.ERROR,
+            traceback=True,
+        )
+        while not self._stop_background.wait(interval_s):
             try:
-                self.checkpointer.checkpoint_pass()
-            except Exception:
-                log.exception("checkpointing failed for stream %s", self.settings.stream_name)
+                work()
+            except Exception as exc:
+                failures.failed(exc)
+            else:
+                failures.succeeded()
 
     def checkpoint_now(self) -> int:
         """Write every position the ledger allows and finish ended shards. Returns writes."""
@@ -331,11 +348,7 @@ class KinesisReceiver:
     # -- metrics and progress ---------------------------------------------------------------
 
     def _metrics_loop(self) -> None:
-        while not self._stop_background.wait(self.settings.metrics_interval_s):
-            try:
-                self.observer.publish()
-            except Exception:
-                log.exception("metrics pass failed for stream %s", self.settings.stream_name)
+        self._background_loop("metrics", self.settings.metrics_interval_s, self.observer.publish)
 
     def progress(self) -> dict:
         """A snapshot of what this stream is doing: lag, throughput, blocked shards."""

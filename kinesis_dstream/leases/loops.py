@@ -2,7 +2,10 @@
 
 Each loop runs its work at a fixed rate until stopped; a loop given a wake event also
 runs as soon as it is set (the parent checker, when a shard ends). A failed pass is
-logged and retried at the next interval: one bad pass never kills a loop.
+retried at the next interval: one bad pass never kills a loop. Failures are counted and
+reported at a bounded rate (:class:`~..backoff.RetryLog`: the first at once with its
+traceback, then one line per 30 s with the count), so an outage of DynamoDB is not a
+traceback every renewal interval.
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ import logging
 import threading
 import time
 from typing import Callable, Optional
+
+from ..backoff import RetryLog
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +62,9 @@ class PeriodicLoops:
         wake: Optional[threading.Event],
     ) -> None:
         signal = wake if wake is not None else self.stopping
+        failures = RetryLog(
+            log, f"lease {name} pass of worker {self.owner}", level=logging.ERROR, traceback=True
+        )
         next_at = time.monotonic() + interval_s
         while True:
             woken = signal.wait(time_left(next_at))
@@ -70,8 +78,10 @@ class PeriodicLoops:
                 next_at = max(next_at + interval_s, now + interval_s / 2)
             try:
                 work()
-            except Exception:  # a failed pass is retried next interval; never kill the loop
-                log.exception("lease %s pass failed for worker %s", name, self.owner)
+            except Exception as exc:  # a failed pass is retried next interval; never kill the loop
+                failures.failed(exc)
+            else:
+                failures.succeeded()
 
     def stop(self, join_by: float, *wakes: threading.Event) -> None:
         """Signal every loop (and set ``wakes``, so woken loops see it), join each by
