@@ -22,6 +22,7 @@ range again, exactly.
 from __future__ import annotations
 
 import enum
+import logging
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -47,6 +48,8 @@ from .start import (
 )
 from .streams import child_shard_ids
 from .transport import Page, ShardTransport
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "DEFAULT_READ_BACKOFF",
@@ -246,7 +249,14 @@ class ShardReader:
             if deadline is not None and pages and self._clock() >= deadline:
                 break
             limit = min(max_records - len(out), self._config.max_records_per_call)
-            self._take(self.transport.next_page(limit), until)
+            try:
+                page = self.transport.next_page(limit)
+            except BaseException:
+                # What this read took from the pending records goes back: a caller that
+                # retries on this reader (the kcl daemon does) gets them first.
+                self._unserve(out)
+                raise
+            self._take(page, until)
             pages += 1
         records = out
         if out and self._handler is not None:
@@ -265,7 +275,20 @@ class ShardReader:
         elif self._raw_tail is not None:
             self.resume_after = consumed_through(self._raw_tail, self.last_delivered)
         if self.phase is ReadPhase.DRAINING and not self._has_pending():
-            self._finish_shard()
+            try:
+                self._finish_shard()
+            except Exception as exc:
+                if not out:
+                    raise
+                # These records go out now, the shard's end not yet: the next read asks
+                # for its children again (and raises if that still fails).
+                log.warning(
+                    "stream %s shard %s ended but its child shards could not be listed "
+                    "(%s); asking again at the next read",
+                    self.stream_name,
+                    self.shard_id,
+                    exc,
+                )
         return ReadBatch(
             records,
             self._millis,
@@ -304,6 +327,12 @@ class ShardReader:
             self._pending, self._next = [], 0
         return size
 
+    def _unserve(self, out: list) -> None:
+        """Put records a failed read had taken back in front of the pending ones."""
+        if out:
+            self._pending = out + self._pending[self._next :]
+            self._next = 0
+
     def _take(self, page: Page, until: Optional[tuple]) -> None:
         """Keep a page's user records (after a mid-aggregate start, through ``until``)."""
         self._millis = page.millis_behind_latest
@@ -340,13 +369,16 @@ class ShardReader:
             self._children = page.children
 
     def _finish_shard(self) -> None:
-        self._enter(ReadPhase.SHARD_ENDED)
+        """Enter SHARD_ENDED with the shard's children. If they cannot be had (a failed
+        ListShards) the reader stays DRAINING and raises: the next read asks again."""
         if self._children is not None:
-            self.child_shard_ids = list(self._children)
+            children = list(self._children)
         else:  # older servers (and kinesalite) end a shard without ChildShards
-            self.child_shard_ids = child_shard_ids(
+            children = child_shard_ids(
                 self.client, self.stream_name, self.shard_id, backoff=self._config.backoff
             )
+        self.child_shard_ids = children
+        self._enter(ReadPhase.SHARD_ENDED)
         self.close()
 
 

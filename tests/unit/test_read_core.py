@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from kinesis_dstream.errors import MessageHandlerError, RecordsLostError
+from kinesis_dstream.errors import KinesisServiceError, MessageHandlerError, RecordsLostError
 from kinesis_dstream.kpl import RecordAggregator
 from kinesis_dstream.retrieval.reader import ReaderConfig, ReadPhase, ShardReader, replay_range
 from kinesis_dstream.retrieval.start import WHOLE_RECORD, StartPosition, esn_key
@@ -168,3 +168,97 @@ def test_a_replay_that_ends_before_its_last_record_says_so():
     reader = reader_on(ScriptedTransport([[raw(1, b"a")]]), StartPosition.at_esn("1", 0))
     with pytest.raises(RecordsLostError, match="gave 1 records where the first read gave 1"):
         list(replay_range(reader, esn_key("2"), 1, "shard X", max_records=100))
+
+
+class FailsOnce(ScriptedTransport):
+    """A scripted transport whose ``fail_at``-th call raises (a broken subscription,
+    a GetRecords that failed for good) before it hands out its next page."""
+
+    def __init__(self, pages, fail_at, **kwargs):
+        super().__init__(pages, **kwargs)
+        self.fail_at = fail_at
+        self.calls = 0
+
+    def next_page(self, limit):
+        self.calls += 1
+        if self.calls == self.fail_at:
+            raise KinesisServiceError(
+                "ExpiredTokenException", code="ExpiredTokenException", operation="GetRecords"
+            )
+        return super().next_page(limit)
+
+
+def read_through_failures(reader, **bounds):
+    """Read as the kcl daemon does: every failure retried on the same reader."""
+    got, failures = [], 0
+    for _ in range(20):
+        try:
+            batch = reader.read(**bounds)
+        except KinesisServiceError:
+            failures += 1
+            continue
+        got += [r.data for r in batch.records]
+        if batch.shard_ended or (not batch.records and got == EVERYTHING):
+            break
+    return got, failures
+
+
+@pytest.mark.parametrize("pushed", [False, True])
+def test_a_failed_call_after_pending_records_were_taken_loses_none_of_them(pushed):
+    # A read serves the records left over from the last page, then its call fails: the
+    # records it had taken come first at the next read on the same reader.
+    reader = reader_on(FailsOnce(PAGES, fail_at=2, pushed=pushed))
+    got, failures = read_through_failures(reader, max_records=4, max_calls=1)
+    assert failures == 1
+    assert got == EVERYTHING
+
+
+class ChildLookup:
+    """ListShards for a stream whose shard 0 split into 1 and 2; the first call fails."""
+
+    meta = None
+
+    def __init__(self):
+        self.calls = 0
+
+    def list_shards(self, **kwargs):
+        self.calls += 1
+        if self.calls == 1:
+            raise KinesisServiceError("AccessDeniedException", code="AccessDeniedException")
+        return {
+            "Shards": [
+                {"ShardId": "shardId-000000000000"},
+                {"ShardId": "shardId-000000000001", "ParentShardId": "shardId-000000000000"},
+                {"ShardId": "shardId-000000000002", "ParentShardId": "shardId-000000000000"},
+            ]
+        }
+
+
+class EndsWithoutChildren(ScriptedTransport):
+    """A shard that ends without ChildShards on its last page (kinesalite, older servers)."""
+
+    def __init__(self, pages, lookup):
+        super().__init__(pages, ends=True)
+        self.lookup = lookup
+
+    @property
+    def client(self):
+        return self.lookup
+
+    def next_page(self, limit):
+        page = super().next_page(limit)
+        return Page(page.records, page.millis_behind_latest, page.at_tip, page.shard_ended, None)
+
+
+def test_the_last_page_survives_a_failed_lookup_of_the_shards_children(caplog):
+    lookup = ChildLookup()
+    reader = reader_on(EndsWithoutChildren(PAGES, lookup))
+    got, failures = read_through_failures(reader, max_records=100)
+    assert got == EVERYTHING  # the last page went out although the lookup failed
+    assert reader.shard_ended and reader.child_shard_ids == [
+        "shardId-000000000001",
+        "shardId-000000000002",
+    ]
+    # The failure came with records to hand over: logged, and asked again at the next read.
+    assert lookup.calls == 2 and failures == 0
+    assert "child shards could not be listed (AccessDeniedException)" in caplog.text
