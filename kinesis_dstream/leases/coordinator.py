@@ -39,7 +39,7 @@ from .loops import PeriodicLoops, time_left
 from .membership import DEFAULT_HANDOFF_TIMEOUT_S, FleetMembership
 from .parents import check_parents
 from .refresher import LeaseRefresher
-from .renewer import LeaseRenewer, RenewalStats, settle_unanswered, write_checkpoint
+from .renewer import LeaseRenewer, RenewalStats, Settled, settle_unanswered, write_checkpoint
 from .shard_sync import ShardSync
 from .take_pass import LeaseAcquirer
 from .thread_pool import ThreadPool
@@ -358,10 +358,12 @@ class LeaseCoordinator:
                     f"cannot checkpoint shard {shard_id} at {esn}: worker {self.worker_id} "
                     "lost its lease meanwhile; nothing was written"
                 )
-            if settle_unanswered(self.table, self._held, entry):
+            settled = settle_unanswered(self.table, self._held, entry)
+            if settled is not Settled.LOST:  # a handoff read back: written as checkpoint owner
                 written, handoff = write_checkpoint(
                     self.table, self._held, entry, esn, child_shard_ids, self._clock
                 )
+                handoff = handoff or settled is Settled.HANDED_OFF
         finally:
             entry.write_lock.release()
         if written is None:

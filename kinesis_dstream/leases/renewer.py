@@ -28,6 +28,7 @@ with a conditional write, under the same write lock, waiting for it until a dead
 from __future__ import annotations
 
 import collections
+import enum
 import logging
 import threading
 import time
@@ -162,8 +163,11 @@ class LeaseRenewer:
                 if not self._held.is_current(entry):
                     return
                 try:
-                    if not settle_unanswered(self.table, self._held, entry):
-                        lost = True
+                    settled = settle_unanswered(self.table, self._held, entry)
+                    if settled is not Settled.OURS:
+                        # (a handoff read back goes on as one found by a renewal)
+                        handoff = settled is Settled.HANDED_OFF and self._on_handoff is not None
+                        lost = not handoff
                         return
                     sent_at = self._clock()
                     kbps = self._throughput_kbps(entry.key)
@@ -221,7 +225,7 @@ class LeaseRenewer:
             log.warning("lease %s not released: another write to it is still running", entry.key)
             return False
         try:
-            if not settle_unanswered(self.table, self._held, entry):
+            if settle_unanswered(self.table, self._held, entry) is Settled.LOST:
                 return False  # no longer ours: nothing to release
             # A lease we hand off goes to the owner the leader named; any other is freed.
             give = self.table.transfer if entry.lease.checkpoint_owner else self.table.evict
@@ -250,9 +254,7 @@ class LeaseRenewer:
                 break
         _, late = wait(futures, timeout=max(0.0, deadline - time.monotonic()))
         if late:
-            log.warning(
-                "%d lease(s) not released within the failover time; they expire", len(late)
-            )
+            log.warning("%d lease(s) not released within the failover time; they expire", len(late))
 
     def stats(self) -> RenewalStats:
         with self._lock:
@@ -277,29 +279,50 @@ def unsure_write(entry: HeldLease, sent_at: float, write: Callable[..., Any], *a
         raise
 
 
-def settle_unanswered(table: LeaseRefresher, held: HeldLeases, entry: HeldLease) -> bool:
+class Settled(enum.Enum):
+    """What :func:`settle_unanswered` learnt of a lease whose last write got no answer."""
+
+    #: Still ours (the write landed, or did not): write as planned.
+    OURS = "ours"
+    #: Another worker holds it now.
+    LOST = "lost"
+    #: A KCL 3.x leader began handing it off (us as checkpoint owner): the entry is
+    #: HANDING_OFF with the lease as read, and the caller goes on as after a handoff.
+    HANDED_OFF = "handed off"
+
+
+def settle_unanswered(table: LeaseRefresher, held: HeldLeases, entry: HeldLease) -> Settled:
     """Before writing a lease whose last write got no answer, learn whether it landed.
 
     The caller holds ``entry.write_lock``. One read, one attempt (raises if it fails, and
     the doubt stays). Unchanged: the write did not land. Owner still ours and the counter
     one on: it landed (only one of our writes from this counter can), so that is the lease
-    now, renewed when the first unanswered write was sent. Anything else: not ours (False).
+    now, renewed when the first unanswered write was sent. Another owner with us as
+    checkpoint owner: a handoff began (the rule of :func:`handed_off_lease`). Anything
+    else: not ours.
     """
     since = entry.unsure_since
     if since is None:
-        return True
+        return Settled.OURS
     now = table.get_lease_once(entry.key)
     entry.unsure_since = None
     lease = entry.lease
-    if now is None or now.lease_owner != lease.lease_owner:
-        return False
+    if now is None:
+        return Settled.LOST
+    if now.lease_owner != lease.lease_owner:
+        if not _is_handoff_of(entry, now):
+            return Settled.LOST
+        log.info("lease %s: being handed off to %s (read back)", entry.key, now.lease_owner)
+        if not held.hand_off(entry, now, since):
+            entry.lease = now  # a stop's release: out of the table, ours under the write lock
+        return Settled.HANDED_OFF
     if now.lease_counter == lease.lease_counter:
-        return True
+        return Settled.OURS
     if now.lease_counter != lease.lease_counter + 1:
-        return False
+        return Settled.LOST
     log.info("lease %s: a write that got no answer had landed (read back); still ours", entry.key)
     held.written(entry, now, since)
-    return True
+    return Settled.OURS
 
 
 def handed_off_lease(table: LeaseRefresher, entry: HeldLease) -> Optional[Lease]:
@@ -313,11 +336,19 @@ def handed_off_lease(table: LeaseRefresher, entry: HeldLease) -> Optional[Lease]
     """
     if entry.lease.checkpoint_owner is not None:
         return None
-    me = entry.lease.lease_owner
     now = table.get_lease_once(entry.key)
-    if now is None or now.checkpoint_owner != me or now.lease_owner in (None, me):
-        return None
-    return now
+    return now if now is not None and _is_handoff_of(entry, now) else None
+
+
+def _is_handoff_of(entry: HeldLease, now: Lease) -> bool:
+    """``now`` (the lease as read) hands ``entry``'s lease, not yet known to be handed
+    off, from us to another owner, with us as checkpoint owner."""
+    me = entry.lease.lease_owner
+    return (
+        entry.lease.checkpoint_owner is None
+        and now.checkpoint_owner == me
+        and now.lease_owner not in (None, me)
+    )
 
 
 def handoff_begun(table: LeaseRefresher, held: HeldLeases, entry: HeldLease, since: float) -> bool:

@@ -136,3 +136,43 @@ def test_a_release_of_a_stolen_lease_writes_nothing(world):
     stolen = world.memory.take(world.memory.get_lease(key), "thief")
     a.stop(release=True)
     assert world.memory.get_lease(key) == stolen
+
+
+def leave_a_renewal_unanswered(world: World, a, key: str) -> None:
+    """One renewal of ``key`` raises (no answer: it may have landed), then the store heals."""
+    world.store.fail("renew", lambda: TimeoutError("no answer (injected)"), key=key)
+    before = a.renewal_stats().failures
+    a.renew_leases()
+    assert a.renewal_stats().failures == before + 1
+    world.store.heal()
+
+
+def test_a_renewal_after_a_write_that_got_no_answer_still_sees_the_handoff(world):
+    a, key, handoffs = start_a(world)
+    leave_a_renewal_unanswered(world, a, key)
+    initiate_handoff(world, key)
+    a.renew_leases()  # reads the lease back first: handed off, not taken
+    assert handoffs == [(key, NEW)] and world.lost("a") == {}
+    assert state_of(a, key) is LeaseState.HANDING_OFF
+
+
+def test_a_checkpoint_after_a_write_that_got_no_answer_is_written_as_checkpoint_owner(world):
+    a, key, handoffs = start_a(world)
+    leave_a_renewal_unanswered(world, a, key)
+    initiate_handoff(world, key)
+    esn = ExtendedSequenceNumber(SEQ, 4)
+    assert a.checkpoint(key, esn).checkpoint == esn
+    stored = world.memory.get_lease(key)
+    assert (stored.lease_owner, stored.checkpoint_owner, stored.checkpoint) == (NEW, "a", esn)
+    assert handoffs == [(key, NEW)] and world.lost("a") == {}
+
+
+def test_a_release_after_a_write_that_got_no_answer_transfers_a_handed_off_lease(world):
+    a, key, _ = start_a(world)
+    checkpoint = a.checkpoint(key, ExtendedSequenceNumber(SEQ, 2)).checkpoint
+    leave_a_renewal_unanswered(world, a, key)
+    initiate_handoff(world, key)
+    a.stop(release=True)
+    stored = world.memory.get_lease(key)
+    assert (stored.lease_owner, stored.checkpoint_owner) == (NEW, None)
+    assert stored.checkpoint == checkpoint
