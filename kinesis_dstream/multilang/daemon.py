@@ -222,7 +222,7 @@ class MultiLangDaemon:
             self.coordinator.hand_off(key)
             return
         log.info("shard %s: handing off to %s: its child gets shutdownRequested", key, new_owner)
-        worker.request_shutdown()
+        worker.request_handoff()
 
     def _lease_lost(self, key: str, reason: str) -> None:
         with self._lock:

@@ -90,6 +90,7 @@ class ShardConsumer:
         self._env = env
         self._lost = threading.Event()
         self._shutdown = threading.Event()
+        self._handoff = threading.Event()  # the shutdown is a KCL 3.x handoff, not a stop
         self._wake = threading.Event()
         self.abort = threading.Event()  # a halt or a stop with a hung child
         self.state = ConsumerState.STARTING
@@ -117,6 +118,12 @@ class ShardConsumer:
     def request_shutdown(self) -> None:
         self._shutdown.set()
         self._wake.set()
+
+    def request_handoff(self) -> None:
+        """A KCL 3.x leader moves the shard: ``shutdownRequested`` as for a stop, but the
+        child may take as long as the KCL gives it (see :meth:`_hand_off`)."""
+        self._handoff.set()
+        self.request_shutdown()
 
     def halt(self) -> None:
         """Stop at once: no more messages; the child is killed."""
@@ -277,11 +284,41 @@ class ShardConsumer:
         if self._shutdown.is_set():
             self.state = ConsumerState.SHUTTING_DOWN
             grace = self.config.shutdown_grace_s
-            protocol.shutdown_requested(timeout_s=grace)
+            if self._handoff.is_set():
+                if not self._hand_off(protocol):
+                    return Outcome.LEASE_LOST
+            else:
+                protocol.shutdown_requested(timeout_s=grace)
             # Then the lease goes, as the KCL's graceful shutdown ends with leaseLost.
             protocol.lease_lost(timeout_s=grace)
             return Outcome.SHUTDOWN
         return None
+
+    def _hand_off(self, protocol: ShardProtocol) -> bool:
+        """``shutdownRequested`` for a handoff; False if the child never answered.
+
+        Not bounded by ``shutdownGraceMillis`` (a stop's budget), as in the KCL: with
+        ``timeoutInSeconds`` the child has that long (past it :class:`ChildHung`, and the
+        daemon halts, as Java's does); without, until the leader's handoff timeout
+        (``gracefulLeaseHandoffTimeoutMillis``), when the lease moves anyway and the child
+        is stopped as for a lost lease.
+        """
+        if self.config.timeout_s is not None:
+            protocol.shutdown_requested()
+            return True
+        bound = self._coordinator.membership.handoff_timeout_s
+        try:
+            protocol.shutdown_requested(timeout_s=bound)
+        except ChildHung as exc:
+            log.warning(
+                "shard %s of stream %s: %s, the handoff's timeout; the lease moves without "
+                "its last checkpoint and the child is stopped",
+                self.shard_id,
+                self.config.stream_name,
+                exc,
+            )
+            return False
+        return True
 
     def _end_shard(self, protocol: ShardProtocol, checkpointer: ChildCheckpointer) -> Outcome:
         self.state = ConsumerState.SHARD_ENDING
