@@ -272,7 +272,7 @@ class LeaseCoordinator:
         if pool is not None:
             self._renewer.renew_all(pool)
         self._fence()
-        self.membership.expire_handoffs()
+        self.membership.expire_handoffs(pool.submit if pool is not None else None)
 
     def _fleet_tick(self) -> None:
         self.membership.tick(self._acquirer.adopt_assigned, self._wake_taker.set)

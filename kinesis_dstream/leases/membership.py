@@ -17,7 +17,7 @@ transferred anyway, as the KCL's ``LeaseGracefulShutdownHandler`` does.
 from __future__ import annotations
 
 import logging
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from .fleet import FleetWatch, LeaseThroughput
 from .held import HeldLease, HeldLeases, LeaseState
@@ -109,13 +109,15 @@ class FleetMembership:
             log.exception("lease-handoff listener failed for %s: transferring now", entry.key)
             self.hand_off(entry.key)
 
-    def hand_off(self, shard_id: str) -> bool:
+    def hand_off(self, shard_id: str, wait_s: Optional[float] = None) -> bool:
         """Transfer a HANDING_OFF lease to the owner the leader named. False if it was not
-        handing off, or had moved (the leader's own fallback assigned it meanwhile)."""
+        handing off, had moved (the leader's own fallback assigned it meanwhile), or
+        another write to it held it past ``wait_s`` (None: the failover time)."""
         entry = self._held.get(shard_id)
         if entry is None or entry.state is not LeaseState.HANDING_OFF:
             return False
-        if not entry.write_lock.acquire(timeout=self._failover_time_s):
+        wait = self._failover_time_s if wait_s is None else wait_s
+        if not entry.write_lock.acquire(timeout=wait):
             return False  # another write is stuck: the timeout or the leader finishes it
         try:
             done = self.table.transfer(entry.lease) is not None
@@ -130,8 +132,13 @@ class FleetMembership:
             self._tell_lost(shard_id, reason)
         return done
 
-    def expire_handoffs(self) -> None:
-        """Transfer the handoffs older than ``handoff_timeout_s`` (after each renewal pass)."""
+    def expire_handoffs(self, run: Optional[Callable[..., Any]] = None) -> None:
+        """Transfer the handoffs older than ``handoff_timeout_s`` (after each renewal pass).
+
+        Each transfer goes to ``run`` (the worker's pool: the renewal thread never waits
+        on a lease another write holds, nor on the transfer's call); it does not wait
+        for the lease's write lock, so a lease another write holds is tried again at
+        the next pass. Without ``run``, here."""
         now = self._clock()
         for entry in self._held.entries(LeaseState.HANDING_OFF):
             since = entry.handoff_since
@@ -142,4 +149,10 @@ class FleetMembership:
                     entry.lease.lease_owner,
                     self.handoff_timeout_s,
                 )
-                self.hand_off(entry.key)
+                if run is None:
+                    self.hand_off(entry.key, 0.0)
+                    continue
+                try:
+                    run(self.hand_off, entry.key, 0.0)
+                except RuntimeError:  # the pool is shutting down: so is the worker
+                    return

@@ -11,6 +11,8 @@ store with an injected clock (the fixtures of :mod:`.test_lease_protocol`).
 
 from __future__ import annotations
 
+import threading
+import time
 from dataclasses import replace
 
 import pytest
@@ -19,7 +21,8 @@ from kinesis_dstream.errors import LeaseLostError
 from kinesis_dstream.esn import ExtendedSequenceNumber
 from kinesis_dstream.leases.held import LeaseState
 
-from .test_lease_protocol import SEQ, World
+from ..support.waiting import wait_until
+from .test_lease_protocol import BOUND_S, POLL_S, SEQ, World
 
 NEW = "b"
 
@@ -176,3 +179,37 @@ def test_a_release_after_a_write_that_got_no_answer_transfers_a_handed_off_lease
     stored = world.memory.get_lease(key)
     assert (stored.lease_owner, stored.checkpoint_owner) == (NEW, None)
     assert stored.checkpoint == checkpoint
+
+
+def test_an_expired_handoff_whose_lease_another_write_holds_never_stalls_the_renewals(world):
+    a, key, handoffs = start_a(world)
+    a.membership.handoff_timeout_s = 1.0  # clock seconds, well within the failover time
+    initiate_handoff(world, key)
+    a.renew_leases()
+    assert handoffs == [(key, NEW)] and state_of(a, key) is LeaseState.HANDING_OFF
+    # The child's checkpoint hangs in the store, holding the lease's write lock.
+    hung = world.store.hang("checkpoint", key=key)
+    checkpoint = threading.Thread(
+        target=lambda: a.checkpoint(key, ExtendedSequenceNumber(SEQ, 1)), name="test-checkpoint"
+    )
+    checkpoint.start()
+    try:
+        assert hung.entered.wait(BOUND_S)
+        world.clock.advance(2.0)  # the handoff is past its timeout
+        started = time.monotonic()
+        a.renew_leases()  # tries the transfer, which cannot have the lock now
+        assert time.monotonic() - started < 2.0  # not the failover time (10 s)
+        assert world.memory.get_lease(key).checkpoint_owner == "a"  # not transferred yet
+    finally:
+        hung.release.set()
+        checkpoint.join(BOUND_S)
+    assert not checkpoint.is_alive()
+    a.renew_leases()  # the next pass transfers it
+    wait_until(
+        lambda: world.memory.get_lease(key).checkpoint_owner is None,
+        BOUND_S,
+        "the expired handoff transferred at the next pass",
+        interval_s=POLL_S,
+    )
+    stored = world.memory.get_lease(key)
+    assert (stored.lease_owner, stored.checkpoint) == (NEW, ExtendedSequenceNumber(SEQ, 1))
