@@ -21,12 +21,14 @@ from botocore.exceptions import (
     ConnectTimeoutError,
     CredentialRetrievalError,
     EndpointConnectionError,
+    HTTPClientError,
     NoCredentialsError,
     PartialCredentialsError,
     ProxyConnectionError,
     ReadTimeoutError,
     ResponseStreamingError,
 )
+from botocore.exceptions import ConnectionError as BotocoreConnectionError
 from urllib3.exceptions import HTTPError as Urllib3Error
 
 from .errors import (
@@ -41,7 +43,8 @@ from .errors import (
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-# Error codes that mean "slow down and try again" across Kinesis, DynamoDB and CloudWatch.
+# Error codes that mean "slow down and try again" across Kinesis, DynamoDB and CloudWatch
+# (botocore's standard retry mode's throttling codes, and KMS's).
 THROTTLING_CODES = frozenset(
     {
         "ProvisionedThroughputExceededException",
@@ -52,16 +55,35 @@ THROTTLING_CODES = frozenset(
         "TooManyRequestsException",
         "KMSThrottlingException",
         "ThrottledException",
+        "RequestThrottledException",
+        "RequestThrottled",
+        "TransactionInProgressException",
+        "BandwidthLimitExceeded",
+        "SlowDown",
+        "PriorRequestNotComplete",
     }
 )
+#: The service's own failures, and botocore's transient codes (a request that timed out
+#: on the server's side).
 UNAVAILABLE_CODES = frozenset(
-    {"InternalFailure", "InternalServerError", "ServiceUnavailable", "KMSInternalException"}
+    {
+        "InternalFailure",
+        "InternalServerError",
+        "ServiceUnavailable",
+        "KMSInternalException",
+        "RequestTimeout",
+        "RequestTimeoutException",
+    }
 )
+#: What botocore's standard retry mode retries (its ConnectionError, SSLError among them,
+#: and HTTPClientError, whose subclasses are the read timeouts and closed connections);
 #: ChecksumError: a response body damaged on the way (``x-amz-crc32``; see
 #: :mod:`.retrieval.page_decoder`), as botocore's own DynamoDB retries treat it. The last
 #: three: urllib3's and the event stream parser's failures, as a subscription's event
 #: stream (read outside botocore's request) raises them.
 TRANSPORT_ERRORS = (
+    BotocoreConnectionError,
+    HTTPClientError,
     ChecksumError,
     EndpointConnectionError,
     ConnectionClosedError,

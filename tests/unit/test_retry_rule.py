@@ -8,7 +8,13 @@ import logging
 
 import pytest
 from botocore.eventstream import ParserError
-from botocore.exceptions import ClientError, EndpointConnectionError, EventStreamError
+from botocore.exceptions import (
+    ClientError,
+    EndpointConnectionError,
+    EventStreamError,
+    HTTPClientError,
+    SSLError,
+)
 from urllib3.exceptions import ProtocolError
 
 from kinesis_dstream.backoff import Backoff, RetryLog, call_with_retry, is_retriable
@@ -37,6 +43,12 @@ RETRIED_BY_BOTH = [
     ProtocolError("Connection broken"),
     ParserError("bad frame"),
     ConnectionResetError(),
+    # What botocore's standard retry mode retries, which the library turns off:
+    SSLError(endpoint_url="https://kinesis.eu-west-1.amazonaws.com", error="EOF in handshake"),
+    HTTPClientError(error="connection pool is full"),
+    client_error(400, "RequestTimeout"),
+    client_error(408, "RequestTimeoutException"),
+    client_error(400, "PriorRequestNotComplete"),
 ]
 RETRIED_BY_NEITHER = [
     client_error(400, "AccessDeniedException"),
