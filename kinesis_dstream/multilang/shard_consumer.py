@@ -254,6 +254,15 @@ class ShardConsumer:
             self.read_failures.succeeded()
             ended = self._stopping(protocol)  # records read after a loss are not given
             if ended is not None:
+                if batch.records:
+                    log.info(
+                        "stream %s, shard %s: %d records read and not given to the child "
+                        "(%s); the next owner reads them from the last checkpoint",
+                        self.config.stream_name,
+                        self.shard_id,
+                        len(batch.records),
+                        ended.value,
+                    )
                 return ended
             if batch.records:
                 protocol.process_records(batch.records, batch.millis_behind_latest)

@@ -166,7 +166,9 @@ class ShardPrefetch:
 
     def close(self, reason: str = "stopped") -> int:
         """Stop the thread, join it and drop what was read ahead; returns the records
-        dropped (counted in :attr:`records_dropped`, logged with ``reason``)."""
+        dropped (counted in :attr:`records_dropped`, logged with ``reason``). A second
+        close drops nothing more."""
+        closed_before = self._stop.is_set()
         self._stop.set()
         with self._changed:
             self._changed.notify_all()
@@ -181,7 +183,10 @@ class ShardPrefetch:
                     JOIN_TIMEOUT_S,
                 )
         with self._changed:
-            dropped = self._records
+            # The queue's records, and those the reader holds past the last batch (the
+            # rest of a page cut at the room left; the thread has stopped reading).
+            held = 0 if closed_before or self._thread.is_alive() else self.reader.pending_records
+            dropped = self._records + held
             self._queue.clear()
             self._records = self._bytes = 0
             if self.state is not PrefetchState.ENDED:

@@ -309,6 +309,11 @@ class ShardReader:
         """User records received and not yet returned: the next read needs no call."""
         return self._has_pending()
 
+    @property
+    def pending_records(self) -> int:
+        """How many user records were received and not yet returned."""
+        return len(self._pending) - self._next
+
     def _serve(self, out: list, room: int, max_bytes: Optional[int], size: int) -> int:
         """Move up to ``room`` pending records to ``out`` (fewer at ``max_bytes``)."""
         pending, start = self._pending, self._next

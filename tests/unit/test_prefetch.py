@@ -225,6 +225,15 @@ def test_a_lease_loss_drops_what_was_read_ahead_counted_and_stops_the_thread(cap
     assert sequences([taken]) == [1, 2, 3, 4]
 
 
+def test_records_the_reader_holds_past_the_last_batch_are_counted_when_dropped():
+    transport = Scripted([[aggregate(1, 40)]])
+    with prefetch_on(transport, max_pending_batches=10, max_records=30) as prefetch:
+        wait_for(lambda: prefetch.state is PrefetchState.FULL)
+        assert prefetch.queued_records == 30  # the aggregate cut at the room left
+        assert prefetch.close("lease lost") == 40  # and the 10 the reader still holds
+    assert prefetch.records_dropped == 40
+
+
 def test_a_retriable_error_comes_in_its_place_and_the_read_waits_until_it_is_taken():
     throttled = ThrottledError("rate exceeded", operation="GetRecords", shard_id="s-0")
     pages = [*pages_of(1, 3), throttled, *pages_of(2, 3, first=4)]
