@@ -11,12 +11,13 @@ newlines) and logs any other non-JSON line, as the Java ``GetNextMessageTask`` d
 
 from __future__ import annotations
 
-import base64
 import json
 import logging
 import queue
 import threading
 from dataclasses import dataclass
+from itertools import repeat
+from operator import attrgetter
 from typing import IO, Any, Optional
 
 import msgspec
@@ -41,35 +42,66 @@ def initialize(shard_id: str, sequence_number: str, sub_sequence_number: int) ->
     }
 
 
+class JsonFriendlyRecord(
+    msgspec.Struct,
+    rename={
+        "partition_key": "partitionKey",
+        "sequence_number": "sequenceNumber",
+        "sub_sequence_number": "subSequenceNumber",
+        "approximate_arrival_timestamp": "approximateArrivalTimestamp",
+    },
+):
+    """One record of a ``processRecords`` message, as the Java daemon's class of this name
+    writes it; ``data`` bytes, which msgspec writes in base64."""
+
+    action: str
+    data: bytes
+    partition_key: str
+    sequence_number: str
+    sub_sequence_number: int
+    approximate_arrival_timestamp: Optional[int]
+
+
+_DATA = attrgetter("data")
+_PARTITION_KEY = attrgetter("partition_key")
+_SEQUENCE_NUMBER = attrgetter("sequence_number")
+_SUB_SEQUENCE_NUMBER = attrgetter("sub_sequence_number")
+
+
 def process_records(records: list, millis_behind_latest: Optional[int]) -> dict:
-    """The batch message: each record as the Java daemon's ``JsonFriendlyRecord`` (data in
-    base64, arrival in epoch milliseconds; the user records of one aggregate share theirs:
-    converted once)."""
-    b64 = base64.b64encode
-    last_arrival: Any = None
+    """The batch message: each record a :class:`JsonFriendlyRecord` (data in base64,
+    arrival in epoch milliseconds). Built by ``map`` in C and encoded by msgspec in C:
+    a third of the time of a dict a record with its own base64 call."""
+    entries = map(
+        JsonFriendlyRecord,
+        repeat("record"),
+        map(_DATA, records),
+        map(_PARTITION_KEY, records),
+        map(_SEQUENCE_NUMBER, records),
+        map(_SUB_SEQUENCE_NUMBER, records),
+        _arrivals_ms(records),
+    )
+    return {
+        "action": PROCESS_RECORDS,
+        "records": list(entries),
+        "millisBehindLatest": millis_behind_latest,
+    }
+
+
+def _arrivals_ms(records: list) -> list:
+    """Each record's arrival in epoch milliseconds; the user records of one aggregate
+    share their arrival object, converted once."""
+    last: Any = None
     last_ms: Optional[int] = None
     out: list = []
     append = out.append
     for rec in records:
         arrival = rec.approximate_arrival_timestamp
-        if arrival is not last_arrival:
-            last_arrival = arrival
+        if arrival is not last:
+            last = arrival
             last_ms = None if arrival is None else round(arrival.timestamp() * 1000)
-        append(
-            {
-                "action": "record",
-                "data": b64(rec.data).decode("ascii"),
-                "partitionKey": rec.partition_key,
-                "sequenceNumber": rec.sequence_number,
-                "subSequenceNumber": rec.sub_sequence_number,
-                "approximateArrivalTimestamp": last_ms,
-            }
-        )
-    return {
-        "action": PROCESS_RECORDS,
-        "records": out,
-        "millisBehindLatest": millis_behind_latest,
-    }
+        append(last_ms)
+    return out
 
 
 def lease_lost() -> dict:
@@ -145,6 +177,11 @@ def parse(line: str) -> Optional[Any]:
 _ENCODER = msgspec.json.Encoder()
 
 
+def encode(message: dict) -> bytes:
+    """A daemon -> child message as the JSON the child reads (one line, no newline)."""
+    return _ENCODER.encode(message)
+
+
 class MessageWriter:
     """Writes one JSON message a line to a child's stdin (text or binary stream)."""
 
@@ -154,7 +191,7 @@ class MessageWriter:
         self._lock = threading.Lock()
 
     def write(self, message: dict) -> None:
-        line = _ENCODER.encode(message) + b"\n"
+        line = encode(message) + b"\n"
         with self._lock:
             try:
                 if "b" in getattr(self._stream, "mode", "w"):

@@ -44,7 +44,7 @@ class SlowToShutDown(ScriptedChild):
     def send(self, message: dict) -> None:
         if message["action"] != "shutdownRequested":
             return super().send(message)
-        self.sent.append(json.loads(json.dumps(message)))
+        self.sent.append(json.loads(messages.encode(message)))
         action, replies = self.steps.pop(0)
         assert action == "shutdownRequested"
         if self.delay_s is None:

@@ -46,7 +46,7 @@ class ScriptedChild:
         self.replies: queue.Queue = queue.Queue()
 
     def send(self, message: dict) -> None:
-        wire = json.loads(json.dumps(message))
+        wire = json.loads(messages.encode(message))
         self.sent.append(wire)
         assert self.steps, f"unexpected message {wire}"
         action, replies = self.steps.pop(0)
@@ -105,7 +105,7 @@ def table_checkpoint(store) -> ExtendedSequenceNumber:
 
 def test_messages_have_the_java_daemons_fields():
     data = bytes(range(256))
-    msg = json.loads(json.dumps(messages.process_records([rec(42, 3, data)], 17)))
+    msg = json.loads(messages.encode(messages.process_records([rec(42, 3, data)], 17)))
     assert msg == {
         "action": "processRecords",
         "records": [
