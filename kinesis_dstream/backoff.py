@@ -68,6 +68,9 @@ THROTTLING_CODES = frozenset(
 UNAVAILABLE_CODES = frozenset(
     {
         "InternalFailure",
+        # (SubscribeToShard's event stream names its frame so: a live subscription's
+        # server-side failure, which the KCL answers by subscribing again)
+        "InternalFailureException",
         "InternalServerError",
         "ServiceUnavailable",
         "KMSInternalException",

@@ -39,6 +39,14 @@ RETRIED_BY_BOTH = [
     client_error(400, "LimitExceededException"),
     client_error(400, "ProvisionedThroughputExceededException"),
     EventStreamError({"Error": {"Code": "InternalFailure", "Message": ""}}, "SubscribeToShard"),
+    # what botocore raises for the event stream's InternalFailureException frame:
+    EventStreamError(
+        {
+            "Error": {"Code": "InternalFailureException", "Message": "internal failure"},
+            "ResponseMetadata": {"HTTPStatusCode": 400},
+        },
+        "SubscribeToShard",
+    ),
     EndpointConnectionError(endpoint_url="http://127.0.0.1:1"),
     ProtocolError("Connection broken"),
     ParserError("bad frame"),
