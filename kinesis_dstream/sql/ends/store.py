@@ -35,7 +35,7 @@ from botocore.exceptions import ClientError
 
 from ...aws import ClientSpec
 from ...backoff import Backoff, call_with_retry, error_code
-from ...errors import KinesisDStreamError
+from ...errors import KinesisDStreamError, KinesisServiceError
 from ..offsets import RangeEnd
 
 #: Retries of a store call: bounded, so a store that is down fails the task loudly.
@@ -192,31 +192,26 @@ class DynamoDBEndStore(EndStore):
         return None if item is None else RangeEnd.from_json(json.loads(item["end"]["S"]))
 
     def put_if_absent(self, key: str, end: RangeEnd) -> RangeEnd:
-        client = self.client_spec.client()
-        try:
-            client.put_item(
-                TableName=self.table_name,
-                Item={"rangeKey": {"S": key}, "end": {"S": json.dumps(end.to_json())}},
-                ConditionExpression="attribute_not_exists(rangeKey)",
-            )
+        if self._create({"rangeKey": {"S": key}, "end": {"S": json.dumps(end.to_json())}}):
             return end
-        except ClientError as exc:
-            if error_code(exc) != "ConditionalCheckFailedException":
-                raise
         return _existing(self, key)
 
     def mark(self, query: str) -> bool:
-        client = self.client_spec.client()
+        item = {"rangeKey": {"S": f"query/{query}"}, "end": {"S": socket.gethostname()}}
+        return not self._create(item)
+
+    def _create(self, item: dict) -> bool:
+        """Write ``item`` if its key is absent (retried as every store call is); False if
+        it was there. A retry after an attempt that landed unanswered finds its own item:
+        the same answer as a loser's, and the caller reads back what is recorded."""
         try:
-            client.put_item(
-                TableName=self.table_name,
-                Item={"rangeKey": {"S": f"query/{query}"}, "end": {"S": socket.gethostname()}},
-                ConditionExpression="attribute_not_exists(rangeKey)",
+            self._call(
+                "put_item", Item=item, ConditionExpression="attribute_not_exists(rangeKey)"
             )
-            return False
-        except ClientError as exc:
-            if error_code(exc) != "ConditionalCheckFailedException":
+        except KinesisServiceError as exc:
+            if exc.code != "ConditionalCheckFailedException":
                 raise
+            return False
         return True
 
     def delete(self, keys: list) -> None:
