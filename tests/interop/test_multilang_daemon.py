@@ -158,7 +158,8 @@ def events(out_dir: Path) -> list:
     found = []
     for path in out_dir.glob("*.jsonl"):
         shard, pid, _ = path.name.split(".")
-        for line in path.read_text().splitlines():
+        # A child may be writing its last line right now: only whole lines count.
+        for line in path.read_text().split("\n")[:-1]:
             found.append({**json.loads(line), "shard": shard, "pid": int(pid)})
     return sorted(found, key=lambda e: e["t"])
 
