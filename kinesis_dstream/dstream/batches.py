@@ -98,18 +98,21 @@ class BatchBook:
 
     def __init__(self) -> None:
         self.live: dict = {}  # batch time (ms) -> [(Round, partitions)], until complete
-        #: batch time (ms) -> the job time whose completion reports it (itself, unless a
-        #: window makes the graph run jobs only every few batch times)
+        #: batch time (ms) -> the job times whose completions report it and have not yet
+        #: come (itself, unless a window makes an output run jobs only every few batch
+        #: times: then each output's next job time)
         self.owners: dict = {}
+        #: live batch times one of whose job times failed: failed once all have come
+        self.failed: set = set()
         self.newest_completed_ms: Optional[int] = None
         self.log = BatchLog()
 
-    def take(self, batch_ms: int, ledger: Ledger, rounds: dict, owner_ms: int) -> tuple:
+    def take(self, batch_ms: int, ledger: Ledger, rounds: dict, owners_ms: tuple) -> tuple:
         """(parts, logged ranges) of batch ``batch_ms``, assigning it ranges if it is new.
 
         Asked again for a live time: the same parts. A time known only from the log (a
-        restart): its ranges. A new time: the ranges the ledger assigns to it, reported
-        complete by job time ``owner_ms``.
+        restart): its ranges. A new time: the ranges the ledger assigns to it, complete
+        once every job time of ``owners_ms`` has completed.
         """
         parts = self.live.get(batch_ms)
         logged = self.log.get(batch_ms)
@@ -122,17 +125,34 @@ class BatchBook:
                 parts.append((round_, round_.partitions(entries)))
             if parts:
                 self.live[batch_ms] = parts
-                self.owners[batch_ms] = owner_ms
+                self.owners[batch_ms] = set(owners_ms)
                 self.log.add(batch_ms, ranges_of(entries, rounds))
         return parts, logged
 
-    def complete(self, job_ms: int) -> list:
-        """Job time ``job_ms`` completed: ``[(batch time, parts)]`` of what it reports."""
+    def complete(self, job_ms: int, succeeded: bool) -> list:
+        """Job time ``job_ms`` completed: ``[(batch time, parts, succeeded)]`` of the
+        batches whose last job time it was; a batch succeeded if all of them did."""
         self.newest_completed_ms = max(self.newest_completed_ms or job_ms, job_ms)
-        done = sorted(t for t, owner in self.owners.items() if owner == job_ms)
+        done = []
+        for batch_ms, pending in sorted(self.owners.items()):
+            if job_ms not in pending:
+                continue
+            pending.discard(job_ms)
+            if not succeeded:
+                self.failed.add(batch_ms)
+            if not pending:
+                done.append(batch_ms)
         for batch_ms in done:
             del self.owners[batch_ms]
-        return [(batch_ms, self.live.pop(batch_ms)) for batch_ms in done]
+        return [
+            (batch_ms, self.live.pop(batch_ms), not self._failed(batch_ms)) for batch_ms in done
+        ]
+
+    def _failed(self, batch_ms: int) -> bool:
+        if batch_ms in self.failed:
+            self.failed.discard(batch_ms)
+            return True
+        return False
 
     def stalled(self, after_ms: int) -> list:
         """Live batch times whose job time is ``after_ms`` older than the newest completed
@@ -140,7 +160,7 @@ class BatchBook:
         newest = self.newest_completed_ms
         if newest is None:
             return []
-        return sorted(t for t, owner in self.owners.items() if owner < newest - after_ms)
+        return sorted(t for t, pending in self.owners.items() if min(pending) < newest - after_ms)
 
     def restore(self, entries: dict, ledger: Ledger) -> None:
         """After a restart: the batches before it; live ranges go only to later times."""

@@ -26,7 +26,7 @@ from typing import Any, Optional
 from .input_info import report_batch, reporter_for
 from .receiver import JOIN_TIMEOUT_S, KinesisReceiver
 from .settings import StreamSettings
-from .spark_internals import input_stream_ids, job_time_ms, remember_ms
+from .spark_internals import input_stream_ids, job_times_ms, remember_ms
 
 log = logging.getLogger(__name__)
 
@@ -223,11 +223,13 @@ def _batch(log_: _BatchLog, time: datetime, rdd: Any) -> Any:
         _attach(ssc, log_.settings.stream_id)
     receiver.start(rdd.context)
     batch_ms = round(time.timestamp() * 1000)
-    owner_ms = batch_ms
+    owners_ms: tuple = (batch_ms,)
     if ssc is not None:
         receiver.remember(remember_ms(ssc))
-        owner_ms = job_time_ms(ssc, batch_ms)
-    batch = receiver.batch_rdd(batch_ms, rdd.context, owner_ms)
+        owners_ms = job_times_ms(ssc, batch_ms)
+    # The Streaming tab shows a batch's records under its first job time.
+    owner_ms = owners_ms[0]
+    batch = receiver.batch_rdd(batch_ms, rdd.context, owners_ms)
     if ssc is not None and log_.input_stream_id is not None:  # a Streaming tab to show it in
         settings = log_.settings
         reporter = reporter_for(settings.stream_id, settings.stream_name, settings.app_name)

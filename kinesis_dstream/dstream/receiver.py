@@ -265,15 +265,16 @@ class KinesisReceiver:
 
     # -- batches ----------------------------------------------------------------------------
 
-    def batch_rdd(self, batch_ms: int, sc: Any, owner_ms: Optional[int] = None) -> Any:
-        """The RDD of batch ``batch_ms``: the ranges the ledger assigns to it; the
-        completion of job time ``owner_ms`` (default: ``batch_ms``) reports them.
+    def batch_rdd(self, batch_ms: int, sc: Any, owners_ms: Optional[tuple] = None) -> Any:
+        """The RDD of batch ``batch_ms``: the ranges the ledger assigns to it, processed
+        once every job time of ``owners_ms`` (default: ``batch_ms`` alone; see
+        :func:`~.spark_internals.next_job_times`) has completed.
 
         Asked again for the same time, it returns the same records; for a time known only
         from a restored batch log (after a restart), it re-reads exactly those ranges. A
         shard that failed for good fails the batch, naming stream, shard and position.
         """
-        parts, logged = self.state.batch_opened(batch_ms, owner_ms or batch_ms)
+        parts, logged = self.state.batch_opened(batch_ms, owners_ms or (batch_ms,))
         if parts is None:
             return range_rdd(sc, logged or (), self._range_plan)
         return union_rdd(sc, parts)
@@ -297,9 +298,9 @@ class KinesisReceiver:
         self.state.batch_log_restored(entries)
 
     def batch_completed(self, batch_ms: int, succeeded: bool) -> None:
-        """Job time ``batch_ms`` ended; the ranges it reports (its own, and those of the
-        batch times before it that ran no jobs of their own) count as processed only if
-        every output succeeded."""
+        """Job time ``batch_ms`` ended; the batches whose last job time it was (its own,
+        and those before it that a window's output processes only now) count as
+        processed only if every output's job of each succeeded."""
         completed = self.state.batch_completed(batch_ms, succeeded)
         if not completed.done:
             return  # a batch from before this receiver (recovery) or with no rounds
@@ -314,7 +315,7 @@ class KinesisReceiver:
                 shard_id,
             )
         parts = [part for _, time_parts in completed.done for part in time_parts]
-        self.observer.batch_completed(batch_ms, succeeded, parts, completed.shards_held)
+        self.observer.batch_completed(batch_ms, completed.succeeded, parts, completed.shards_held)
 
     # -- checkpoints ------------------------------------------------------------------------
 

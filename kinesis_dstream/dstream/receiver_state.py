@@ -54,6 +54,8 @@ class CompletedBatch:
     expired: list
     #: Shards held when the batch completed.
     shards_held: int
+    #: Whether every job time of every batch in ``done`` succeeded.
+    succeeded: bool = True
 
 
 class ReceiverState:
@@ -131,32 +133,35 @@ class ReceiverState:
 
     # -- batches (the DStream and the streaming listener) -----------------------------------
 
-    def batch_opened(self, batch_ms: int, owner_ms: int) -> tuple:
+    def batch_opened(self, batch_ms: int, owners_ms: tuple) -> tuple:
         """Batch ``batch_ms`` is asked for: ``(parts, logged ranges)`` (see
         :meth:`~.batches.BatchBook.take`); a new time gets the ranges fetched so far,
-        reported complete by job time ``owner_ms``. Raises the stream's failure, if a
-        shard failed for good."""
+        complete once every job time of ``owners_ms`` has completed. Raises the stream's
+        failure, if a shard failed for good."""
         with self._lock:
             if self._book.failure is not None:
                 raise self._book.failure
-            return self._batches.take(batch_ms, self._ledger, self._book.rounds, owner_ms)
+            return self._batches.take(batch_ms, self._ledger, self._book.rounds, owners_ms)
 
     def batch_completed(self, job_ms: int, succeeded: bool) -> CompletedBatch:
-        """Job time ``job_ms`` ended: the ranges of the batches it reports succeeded or
-        failed (a failure blocks their shards), and rounds kept past ``retain_s`` since
-        their batches completed expire."""
+        """Job time ``job_ms`` ended: the batches whose last job time it was are complete,
+        and succeeded if each of their job times did (a failure blocks their shards);
+        rounds kept past ``retain_s`` since their batches completed expire."""
         with self._lock:
-            done = self._batches.complete(job_ms)
-            if not done:  # a batch from before this receiver (recovery) or with no rounds
+            done = self._batches.complete(job_ms, succeeded)
+            if not done:  # a batch from before this receiver (recovery), with no rounds,
+                # or with job times still to come
                 return CompletedBatch([], [], [], len(self._book.cursors))
             now = self._clock()
             blocked = []
-            for time_ms, parts in done:
-                blocked += self._ledger.complete(time_ms, succeeded)
+            for time_ms, parts, ok in done:
+                blocked += self._ledger.complete(time_ms, ok)
                 for round_, _ in parts:
                     round_.completed_at = now
             expired = self._rounds_expired(now)
-            return CompletedBatch(done, blocked, expired, len(self._book.cursors))
+            done_parts = [(time_ms, parts) for time_ms, parts, _ in done]
+            ok = all(ok for _, _, ok in done)
+            return CompletedBatch(done_parts, blocked, expired, len(self._book.cursors), ok)
 
     def _rounds_expired(self, now: float) -> list:
         rounds = self._book.rounds

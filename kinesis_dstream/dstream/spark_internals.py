@@ -36,23 +36,34 @@ def remember_ms(ssc: Any) -> Optional[int]:
         return None
 
 
-def job_time_ms(ssc: Any, time_ms: int) -> int:
-    """The first batch time >= ``time_ms`` at which the graph runs jobs.
-
-    An output on a window sliding every 5 batches runs jobs only every 5th batch time;
-    the times in between produce RDDs (computed when the next job time is generated) but
-    no jobs, so Spark reports no completion for them: their records are processed by the
-    next job time's batch. Without outputs or on any surprise: ``time_ms`` itself.
+def job_times_ms(ssc: Any, time_ms: int) -> tuple:
+    """The job times whose completions report batch ``time_ms``: for each output of the
+    graph, the first of its job times at or after ``time_ms`` (:func:`next_job_times`).
+    Without outputs or on any surprise: ``(time_ms,)``.
     """
     try:
         graph = ssc._jssc.ssc().graph()
         zero = graph.zeroTime().milliseconds()
         slides = [int(o.slideDuration().milliseconds()) for o in graph.getOutputStreams()]
     except Exception:  # not started, or an internal that moved
-        return time_ms
-    if not slides or time_ms <= zero:
-        return time_ms
-    return min(zero + -(-(time_ms - zero) // slide) * slide for slide in slides if slide > 0)
+        return (time_ms,)
+    return next_job_times(zero, slides, time_ms)
+
+
+def next_job_times(zero_ms: int, slides_ms: list, time_ms: int) -> tuple:
+    """For each output sliding every ``slides_ms`` from ``zero_ms``, its first job time at
+    or after ``time_ms``; distinct, in order.
+
+    An output on a window sliding every 5 batches runs jobs only every 5th batch time;
+    the times in between produce RDDs (computed when its next job time comes) but no jobs
+    of its own, so a batch's records are processed once *every* output's next job time
+    has run: a batch is done when all of them succeeded (one output running every batch
+    does not make a window's records processed).
+    """
+    slides = [slide for slide in slides_ms if slide > 0]
+    if not slides or time_ms <= zero_ms:
+        return (time_ms,)
+    return tuple(sorted({zero_ms + -(-(time_ms - zero_ms) // s) * s for s in slides}))
 
 
 def input_stream_ids(ssc: Any) -> set:

@@ -184,6 +184,51 @@ def test_a_slow_failed_batch_holds_the_checkpoint_while_a_later_batch_succeeds(
         again.stop(stopSparkContext=False, stopGraceFully=True)
 
 
+_WINDOW_FAILURE: dict = {}  # test key -> what the window's output needs (never pickled)
+
+
+def _fail_first_window(key, rdd):
+    state = _WINDOW_FAILURE[key]
+    if not rdd.collect():
+        return
+    if not state["failed"].is_set():
+        state["failed"].set()
+        raise RuntimeError("the window's sink is down")
+
+
+def test_a_window_whose_job_fails_holds_the_checkpoint_beside_an_output_of_every_batch(
+    spark, local_aws, kinesis, unique_name
+):
+    # Batch 0.5 s: one output runs every batch, a window's output every 2 s. The window's
+    # job processes the batches since its last: its failure must hold the checkpoint
+    # although the every-batch output succeeded for each of them.
+    ensure_stream(kinesis, unique_name, 1)
+    put_per_shard(kinesis, unique_name, 30)
+    state = {"failed": threading.Event(), "seen": []}
+    _WINDOW_FAILURE[unique_name] = state
+    ssc = StreamingContext(spark, 0.5)
+    stream = stream_of(ssc, local_aws.endpoint_url, unique_name, unique_name)
+    stream.foreachRDD(lambda rdd: state["seen"].extend(rdd.collect()))
+    stream.window(2, 2).foreachRDD(lambda rdd: _fail_first_window(unique_name, rdd))
+    try:
+        ssc.start()
+        wait_until(lambda: len(state["seen"]) >= 30, 60, "every record at the every-batch output")
+        wait_until(state["failed"].is_set, 60, "the window's first job fails")
+        wait_until(
+            lambda: progress_of(unique_name)["batches_failed"] >= 1, 30, "the failure reported"
+        )
+        passes = progress_of(unique_name)["checkpoint_passes"]
+        wait_until(
+            lambda: progress_of(unique_name)["checkpoint_passes"] >= passes + 2,
+            30,
+            "two checkpoint passes after the failure",
+        )
+    finally:
+        ssc.stop(stopSparkContext=False, stopGraceFully=True)
+    lease = leases_of(local_aws.client("dynamodb"), unique_name)[SHARD_0]
+    assert lease.checkpoint.is_sentinel, f"checkpoint passed the failed window: {lease}"
+
+
 def test_a_throttled_shard_does_not_hold_back_the_others(
     spark, local_aws, kinesis, proxy, unique_name
 ):

@@ -16,6 +16,7 @@ from kinesis_dstream.dstream.checkpointer import Checkpointer
 from kinesis_dstream.dstream.executor_read import ShardRange
 from kinesis_dstream.dstream.receiver_state import ReceiverState
 from kinesis_dstream.dstream.round_book import Round
+from kinesis_dstream.dstream.spark_internals import next_job_times
 from kinesis_dstream.errors import KinesisDStreamError, LeaseLostError
 from kinesis_dstream.esn import ESN_SHARD_END, ESN_TRIM_HORIZON, ExtendedSequenceNumber
 from kinesis_dstream.retrieval.reader import StartPosition
@@ -119,10 +120,10 @@ def test_a_round_goes_to_a_batch_and_its_success_is_what_may_be_checkpointed():
     state, reads = opened(), Reads()
     reads.round(state, {"a", "b"})
     assert state.buffered_records() == 6
-    parts, logged = state.batch_opened(1000, 1000)
+    parts, logged = state.batch_opened(1000, (1000,))
     assert logged is None and len(parts) == 1
     assert state.checkpoint_targets()[0] == {}  # in a batch, not yet completed
-    assert state.batch_opened(1000, 1000)[0] == parts  # asked again: the same parts
+    assert state.batch_opened(1000, (1000,))[0] == parts  # asked again: the same parts
     completed = state.batch_completed(1000, succeeded=True)
     assert [t for t, _ in completed.done] == [1000] and completed.blocked == []
     assert completed.shards_held == 2
@@ -139,15 +140,43 @@ def test_a_round_goes_to_a_batch_and_its_success_is_what_may_be_checkpointed():
 def test_a_failed_batch_blocks_its_shards_and_nothing_past_it_is_checkpointed():
     state, reads = opened(shards=("a",)), Reads()
     reads.round(state, {"a"})
-    state.batch_opened(1000, 1000)
+    state.batch_opened(1000, (1000,))
     reads.round(state, {"a"})
-    state.batch_opened(2000, 2000)
+    state.batch_opened(2000, (2000,))
     state.batch_completed(2000, succeeded=True)  # the later batch ends first
     assert state.batch_completed(1000, succeeded=False).blocked == ["a"]
     assert state.checkpoint_targets()[0] == {}
     blocked, stalled = state.stuck(60_000)
     assert "batch 1000 failed" in blocked["a"] and stalled == []
     assert state.plan_round({"a"}, BIG, BIG) is None  # a blocked shard is not read
+
+
+def test_a_batch_is_processed_only_once_every_outputs_next_job_has_succeeded():
+    # Batch 500 ms; one output runs every batch, another is a window sliding every 2 s:
+    # the window's job at 2000 is the one that processes batches 500 to 2000.
+    slides = [500, 2000]
+    for window_succeeds in (False, True):
+        state, reads = opened(shards=("a",)), Reads()
+        reads.round(state, {"a"})  # records 1..3, in batch 500
+        for t in (500, 1000, 1500, 2000):
+            state.batch_opened(t, next_job_times(0, slides, t))
+        for t in (500, 1000, 1500):
+            assert state.batch_completed(t, succeeded=True).done == []  # 2000 still to come
+            assert state.checkpoint_targets()[0] == {}
+        completed = state.batch_completed(2000, succeeded=window_succeeds)
+        assert [t for t, _ in completed.done] == [500]  # (1000-2000 held no records)
+        if window_succeeds:
+            assert write_all(state) == [("a", 1, esn(3))]
+        else:
+            assert completed.blocked == ["a"] and state.checkpoint_targets()[0] == {}
+
+
+def test_each_outputs_next_job_time_reports_a_batch():
+    assert next_job_times(0, [500, 2000], 500) == (500, 2000)
+    assert next_job_times(0, [500, 2000], 2000) == (2000,)
+    assert next_job_times(100, [1000, 1000, 3000], 1600) == (2100, 3100)
+    assert next_job_times(0, [], 700) == (700,)  # no outputs: the batch time itself
+    assert next_job_times(5000, [1000], 5000) == (5000,)  # the zero time itself
 
 
 def test_a_lost_lease_frees_its_unbatched_rounds_and_ignores_its_old_generation():
@@ -158,7 +187,7 @@ def test_a_lost_lease_frees_its_unbatched_rounds_and_ignores_its_old_generation(
     assert state.rounds() == []
     state.shard_opened("a", esn(3), StartPosition.after_checkpoint("3", 0), None)
     reads.round(state, {"a"})
-    state.batch_opened(1000, 1000)
+    state.batch_opened(1000, (1000,))
     state.batch_completed(1000, succeeded=True)
     targets, _ = state.checkpoint_targets()
     assert targets == {"a": (2, esn(6))}
@@ -170,15 +199,15 @@ def test_rounds_expire_retain_s_after_their_batch_completed():
     clock = Clock()
     state, reads = opened(clock, shards=("a",), retain_s=5.0), Reads()
     first = reads.round(state, {"a"})
-    state.batch_opened(1000, 1000)
+    state.batch_opened(1000, (1000,))
     assert state.batch_completed(1000, succeeded=True).expired == []  # kept for recompute
     clock.now = 4.0
     reads.round(state, {"a"})
-    state.batch_opened(2000, 2000)
+    state.batch_opened(2000, (2000,))
     assert state.batch_completed(2000, succeeded=True).expired == []
     clock.now = 5.0
     reads.round(state, {"a"})
-    state.batch_opened(3000, 3000)
+    state.batch_opened(3000, (3000,))
     assert state.batch_completed(3000, succeeded=True).expired == [first]
     assert first not in state.rounds()
 
@@ -203,7 +232,7 @@ def test_a_shard_failed_for_good_fails_every_later_batch_naming_stream_and_shard
     state = opened(shards=("a",))
     Reads().round(state, {"a"}, error="the message handler raised")
     with pytest.raises(KinesisDStreamError) as raised:
-        state.batch_opened(1000, 1000)
+        state.batch_opened(1000, (1000,))
     assert "stream-x" in str(raised.value) and "shard a" in str(raised.value)
     assert "message handler raised" in state.progress()["failure"]
 
@@ -211,7 +240,7 @@ def test_a_shard_failed_for_good_fails_every_later_batch_naming_stream_and_shard
 def test_a_shard_checkpointed_at_its_end_is_no_longer_held():
     state, reads = opened(shards=("a", "b")), Reads()
     reads.round(state, {"a", "b"}, ended=frozenset({"a"}))
-    state.batch_opened(1000, 1000)
+    state.batch_opened(1000, (1000,))
     state.batch_completed(1000, succeeded=True)
     targets, _ = state.checkpoint_targets()
     assert targets["a"] == (1, ESN_SHARD_END)
@@ -222,14 +251,14 @@ def test_a_shard_checkpointed_at_its_end_is_no_longer_held():
 def test_the_batch_log_survives_a_restart_and_live_ranges_go_only_to_later_times():
     state, reads = opened(shards=("a",)), Reads()
     reads.round(state, {"a"})
-    state.batch_opened(1000, 1000)
+    state.batch_opened(1000, (1000,))
     log = state.batch_log()
     restarted = opened(shards=("a",))
     restarted.batch_log_restored(log)
-    assert restarted.batch_opened(1000, 1000)[1] == log[1000]  # re-read from the log
+    assert restarted.batch_opened(1000, (1000,))[1] == log[1000]  # re-read from the log
     reads.round(restarted, {"a"})
-    assert restarted.batch_opened(500, 500)[0] == []  # never back in time
-    assert len(restarted.batch_opened(2000, 2000)[0]) == 1
+    assert restarted.batch_opened(500, (500,))[0] == []  # never back in time
+    assert len(restarted.batch_opened(2000, (2000,))[0]) == 1
     restarted.keep_batch_log_for(1_200_000)
     assert restarted.batch_log_retention_ms() == 1_200_000
 
@@ -265,7 +294,7 @@ class LeaseTable:
 def test_the_checkpointer_tells_the_state_only_what_was_written():
     state, reads = opened(shards=("a", "b")), Reads()
     reads.round(state, {"a", "b"})
-    state.batch_opened(1000, 1000)
+    state.batch_opened(1000, (1000,))
     state.batch_completed(1000, succeeded=True)
     table = LeaseTable(lost={"a"})
     checkpointer = Checkpointer(state, table, table, table, stalled_batch_ms=60_000)
@@ -302,7 +331,7 @@ def test_operations_from_many_threads_keep_the_ledger_rule():
 
     def batches() -> None:
         batch_ms = next(batch_times)
-        parts, _ = state.batch_opened(batch_ms, batch_ms)
+        parts, _ = state.batch_opened(batch_ms, (batch_ms,))
         ok = random.random() < 0.95
         if ok:
             for round_, included in parts or ():
