@@ -247,9 +247,11 @@ class KinesisReceiver:
             position = StartPosition.at_timestamp(pinned_at)
         if lease.lease_key not in self.coordinator.held_leases():
             return  # a late callback: the lease was lost again meanwhile
-        self.state.shard_opened(
+        freed = self.state.shard_opened(
             lease.lease_key, lease.checkpoint, position, lease.hash_key_range, iterator
         )
+        for round_ in freed:  # a generation whose loss was not told (taken again first)
+            unpersist(round_)
 
     def _lease_lost(self, shard_id: str, reason: str) -> None:
         if shard_id in self.coordinator.held_leases():

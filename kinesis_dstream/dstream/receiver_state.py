@@ -81,6 +81,8 @@ class ReceiverState:
         self._book = FetchBook(stream_name, self._ledger, clock, idle)
         self._batches = BatchBook()
         self._round_ids = itertools.count(1)
+        #: Since when the buffer bound has refused every round (None: not refusing).
+        self._full_since: Optional[float] = None
 
     # -- shards (lease callbacks) -----------------------------------------------------------
 
@@ -91,13 +93,16 @@ class ReceiverState:
         position: StartPosition,
         hash_key_range: Optional[tuple],
         iterator: Optional[str] = None,
-    ) -> int:
+    ) -> list:
         """A lease was gained: a new generation of the shard, read from ``position`` once
-        its parents are finished. Returns the generation."""
+        its parents are finished. A generation still open (the lease was lost and taken
+        again before its loss was told) is closed first: returns the rounds it leaves
+        holding nothing (the caller unpersists them), as :meth:`shard_closed` does."""
         with self._lock:
+            freed = self._book.close(shard_id)
             generation = self._ledger.open_shard(shard_id, checkpoint, ready=False)
             self._book.open(shard_id, Cursor(generation, position, hash_key_range, iterator))
-            return generation
+            return freed
 
     def shard_closed(self, shard_id: str) -> list:
         """The lease is gone: forget the shard's cursor and unbatched ranges. Returns the
@@ -117,7 +122,10 @@ class ReceiverState:
             records, data_bytes = self._book.buffered()
             if records >= max_buffer_records or data_bytes >= max_buffer_bytes:
                 self._book.stats.rounds_skipped_full_buffer += 1
+                if self._full_since is None:
+                    self._full_since = self._clock()
                 return None
+            self._full_since = None
             planned_at = self._book.now()
             shards = self._book.readable(set(ready))
             if not shards:
@@ -221,6 +229,12 @@ class ReceiverState:
                 self._ledger.checkpointed(shard_id, generation, position)
                 if position.is_shard_end:
                     self._book.cursors.pop(shard_id, None)
+
+    def reading_paused_s(self) -> Optional[float]:
+        """Seconds for which the buffer bound has refused every round (what was fetched
+        waits for batches to complete); None while rounds are planned."""
+        with self._lock:
+            return None if self._full_since is None else self._clock() - self._full_since
 
     def stuck(self, stalled_after_ms: int) -> tuple:
         """``(blocked shards with why, batch times whose completion never came)``."""

@@ -179,6 +179,37 @@ def test_each_outputs_next_job_time_reports_a_batch():
     assert next_job_times(5000, [1000], 5000) == (5000,)  # the zero time itself
 
 
+def test_a_read_paused_at_the_buffer_bound_says_for_how_long_until_a_round_is_planned():
+    clock = Clock()
+    state, reads = opened(clock, shards=("a",)), Reads()
+    reads.round(state, {"a"})  # 3 records fetched, in no completed batch
+    assert state.reading_paused_s() is None
+    assert state.plan_round({"a"}, 3, BIG) is None  # at the bound
+    clock.now += 90
+    assert state.plan_round({"a"}, 3, BIG) is None
+    assert state.reading_paused_s() == 90
+    table = LeaseTable(lost=set())
+    Checkpointer(state, table, table, table, stalled_batch_ms=60_000).checkpoint_pass()
+    assert table.paused_s == 90  # the observer warns past a minute (observe.PAUSE_WARNING_S)
+    state.batch_opened(1000, (1000,))
+    state.batch_completed(1000, succeeded=True)
+    assert state.plan_round({"a"}, 3, BIG) is not None  # room again: reading goes on
+    assert state.reading_paused_s() is None
+
+
+def test_a_lease_taken_again_before_its_loss_was_told_frees_the_old_generations_rounds():
+    state, reads = opened(shards=("a",)), Reads()
+    old = reads.round(state, {"a"})  # generation 1: 3 records, in no batch yet
+    # The lease was lost and taken again before the loss reached the receiver: the new
+    # generation's opening closes the old one, whose round now holds nothing.
+    assert state.shard_opened("a", ESN_TRIM_HORIZON, StartPosition.trim_horizon(), None) == [old]
+    assert state.rounds() == []
+    reads.round(state, {"a"})
+    state.batch_opened(1000, (1000,))
+    state.batch_completed(1000, succeeded=True)
+    assert state.buffered_records() == 0  # nothing of the dead generation stays buffered
+
+
 def test_a_lost_lease_frees_its_unbatched_rounds_and_ignores_its_old_generation():
     state, reads = opened(shards=("a",)), Reads()
     round_ = reads.round(state, {"a"})
@@ -287,8 +318,9 @@ class LeaseTable:
     def checkpoint_refused(self, shard_id, position, exc):
         self.heard.append(("refused", shard_id))
 
-    def checkpoint_pass(self, blocked, stalled):
+    def checkpoint_pass(self, blocked, stalled, paused_s=None):
         self.heard.append(("pass", dict(blocked), list(stalled)))
+        self.paused_s = paused_s
 
 
 def test_the_checkpointer_tells_the_state_only_what_was_written():
