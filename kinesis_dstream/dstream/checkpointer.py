@@ -45,7 +45,9 @@ class CheckpointObserver(Protocol):
 
     def checkpoint_refused(self, shard_id: str, position: Any, exc: Exception) -> None: ...
 
-    def checkpoint_pass(self, blocked: dict, stalled: list) -> None: ...
+    def checkpoint_pass(
+        self, blocked: dict, stalled: list, paused_s: Optional[float] = None
+    ) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -72,7 +74,7 @@ class Checkpointer:
         """One interval's pass: write, then name the blocked shards and stalled batches."""
         self.checkpoint_now()
         blocked, stalled = self.state.stuck(self.stalled_batch_ms)
-        self.observer.checkpoint_pass(blocked, stalled)
+        self.observer.checkpoint_pass(blocked, stalled, self.state.reading_paused_s())
 
 
 log = logging.getLogger(__name__)

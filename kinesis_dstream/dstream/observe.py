@@ -9,7 +9,7 @@ counted in the ``BlockedShards`` metric, and warned about every checkpoint inter
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, Optional
 
 from ..aws import ClientSpec
 from ..kpl.outside import OutsideShardTally
@@ -25,6 +25,9 @@ from ..metrics import (
 from .settings import StreamSettings
 
 log = logging.getLogger(__name__)
+
+#: A read paused this long at the buffer bound is warned about at every checkpoint pass.
+PAUSE_WARNING_S = 60.0
 
 
 class ReceiverObserver:
@@ -127,10 +130,22 @@ class ReceiverObserver:
         self.checkpoints_refused += 1
         log.warning("checkpoint of shard %s at %s not written: %s", shard_id, position, exc)
 
-    def checkpoint_pass(self, blocked: dict, stalled: list) -> None:
-        """After every checkpoint pass: count and name the blocked shards and the batches
-        whose completion never came (every interval, not once: they must not go quiet)."""
+    def checkpoint_pass(
+        self, blocked: dict, stalled: list, paused_s: Optional[float] = None
+    ) -> None:
+        """After every checkpoint pass: count and name the blocked shards, the batches
+        whose completion never came, and a read paused at the buffer bound for longer than
+        :data:`PAUSE_WARNING_S` (every interval, not once: they must not go quiet)."""
         self.checkpoint_passes += 1
+        if paused_s is not None and paused_s >= PAUSE_WARNING_S:
+            log.warning(
+                "stream %s: no shard has been read for %.0fs: what was fetched and is not "
+                "yet in a completed batch is at the buffer bound (maxBufferedRecords / "
+                "maxBufferedBytes); batches are completing slower than records arrive, or "
+                "not at all",
+                self.settings.stream_name,
+                paused_s,
+            )
         for batch_ms in stalled:
             log.warning(
                 "stream %s batch %d never reported completion (a lost listener event?): its "

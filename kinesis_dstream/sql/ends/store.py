@@ -205,9 +205,7 @@ class DynamoDBEndStore(EndStore):
         it was there. A retry after an attempt that landed unanswered finds its own item:
         the same answer as a loser's, and the caller reads back what is recorded."""
         try:
-            self._call(
-                "put_item", Item=item, ConditionExpression="attribute_not_exists(rangeKey)"
-            )
+            self._call("put_item", Item=item, ConditionExpression="attribute_not_exists(rangeKey)")
         except KinesisServiceError as exc:
             if exc.code != "ConditionalCheckFailedException":
                 raise
