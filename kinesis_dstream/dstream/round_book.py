@@ -149,7 +149,9 @@ class FetchBook:
         return sum(r.records for r in waiting), sum(r.data_bytes for r in waiting)
 
     def readable(self, ready: set) -> list:
-        """(shard id, cursor) of every shard the round being planned reads, sorted.
+        """(shard id, cursor) of every shard the round being planned reads, sorted: only
+        shards whose leases are held and ready now (``ready``), whatever this book last
+        heard of them.
 
         Called once per round: an idle shard left out is counted here.
         """
@@ -158,7 +160,9 @@ class FetchBook:
             self.ledger.set_ready(shard_id)
         shards = []
         for shard_id, cursor in sorted(self.cursors.items()):
-            if self.ledger.phase(shard_id) is not ShardPhase.READING or cursor.retry_at > now:
+            if shard_id not in ready or cursor.retry_at > now:
+                continue
+            if self.ledger.phase(shard_id) is not ShardPhase.READING:
                 continue
             if cursor.idle_until > now:
                 self.stats.idle_reads_skipped += 1

@@ -150,7 +150,15 @@ class RoundThread:
             try:
                 self.fetch_round()
             except Exception:
-                if self._stop.is_set() or not context_alive(self.sc):
+                if self._stop.is_set():
+                    break
+                if not context_alive(self.sc):
+                    # Stopped under us (sc.stop(), Spark's shutdown hook), not by ssc.stop:
+                    # say so, the leases are still renewed until the process exits.
+                    log.error(
+                        "stream %s: the SparkContext was stopped: no more fetch rounds",
+                        self.settings.stream_name,
+                    )
                     break
                 log.exception("fetch round failed for stream %s", self.settings.stream_name)
 

@@ -69,7 +69,7 @@ class Book:
     def round(self, records: dict, behind: Optional[dict] = None) -> list:
         """Plan a round, give each planned shard ``records[shard]``; returns the shards read."""
         behind = behind or {}
-        planned = [s for s, _ in self.book.readable(set())]
+        planned = [s for s, _ in self.book.readable({"quiet", "busy"})]  # both held, ready
         self.round_id += 1
         headers, plans, generations = [], [], []
         for shard in planned:

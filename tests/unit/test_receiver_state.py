@@ -179,6 +179,15 @@ def test_each_outputs_next_job_time_reports_a_batch():
     assert next_job_times(5000, [1000], 5000) == (5000,)  # the zero time itself
 
 
+def test_a_shard_whose_lease_is_not_ready_now_is_not_read_whatever_the_book_heard():
+    state, reads = opened(shards=("a", "b")), Reads()
+    reads.round(state, {"a", "b"})  # both read while both were held
+    # b's lease went without a loss reaching the receiver (its entry dropped at a
+    # SHARD_END written on a lease taken again): the round reads a only.
+    planned = state.plan_round({"a"}, BIG, BIG)
+    assert planned is not None and [shard for shard, _ in planned.shards] == ["a"]
+
+
 def test_a_read_paused_at_the_buffer_bound_says_for_how_long_until_a_round_is_planned():
     clock = Clock()
     state, reads = opened(clock, shards=("a",)), Reads()
