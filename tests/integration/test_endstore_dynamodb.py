@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from kinesis_dstream.aws import AWSCredentials, ClientSpec
 from kinesis_dstream.backoff import Backoff
+from kinesis_dstream.sql.driver.range_ends import RangeEnds
 from kinesis_dstream.sql.ends.store import DynamoDBEndStore
 from kinesis_dstream.sql.offsets import RangeEnd
 
@@ -66,3 +69,23 @@ def test_a_throttled_query_marker_is_retried(store):
         throttled.remove()
     assert throttled.injected == 1
     assert store.mark("query-a") is True  # there already
+
+
+def test_a_clean_up_the_store_refuses_is_counted_and_the_query_goes_on(store, caplog):
+    ends = RangeEnds(store, "s")
+    assert store.put_if_absent("range-old", end(1)) == end(1)
+    denied = CallErrors(
+        store.client_spec.client(), "dynamodb", "DeleteItem", lambda n: "AccessDeniedException"
+    )
+    caplog.set_level(logging.INFO, logger="kinesis_dstream.sql.driver.range_ends")
+    try:
+        ends.forget(["range-old"])  # raised before: the query failed at its commit
+        ends.forget(["range-old"])
+    finally:
+        denied.remove()
+    assert ends.ends_not_deleted == 2 and store.get("range-old") == end(1)
+    warnings = [r for r in caplog.records if "deleting old range ends" in r.getMessage()]
+    assert len(warnings) == 1 and "AccessDeniedException" in warnings[0].getMessage()
+    ends.forget(["range-old"])  # allowed again: deleted, and the recovery said
+    assert store.get("range-old") is None
+    assert "works again" in caplog.text

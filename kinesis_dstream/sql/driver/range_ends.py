@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from ...backoff import RetryLog
 from ..ends.store import EndStore, EndStoreError
 from ..offsets import Offset, RangeEnd, range_key
 from ..positions import describe
@@ -30,6 +31,11 @@ class RangeEnds:
         self._marked: dict = {}  # query -> its marker existed before this process
         self._created: set = set()  # queries this process started
         self._planned: set = set()  # range keys this process planned
+        #: Ends of committed ranges a clean-up could not delete (they stay in the store).
+        self.ends_not_deleted = 0
+        self._delete_failures = RetryLog(
+            log, f"deleting old range ends of stream {stream!r} from {store.description}"
+        )
 
     def mark(self, query: str, created: bool = False) -> None:
         """Note the query's marker in the store (``created``: this process started it)."""
@@ -64,10 +70,19 @@ class RangeEnds:
         return end, True
 
     def forget(self, keys: list) -> None:
-        """Delete committed ranges' ends that no replay can need any more."""
-        self.store.delete(keys)
+        """Delete committed ranges' ends that no replay can need any more. A delete that
+        fails (a role without the store's delete permission, an outage) is counted in
+        :attr:`ends_not_deleted` and reported at a bounded rate, never raised: the query
+        goes on and the ends stay in the store."""
         for key in keys:
             self._ends.pop(key, None)
+        try:
+            self.store.delete(keys)
+        except Exception as exc:
+            self.ends_not_deleted += len(keys)
+            self._delete_failures.failed(exc)
+        else:
+            self._delete_failures.succeeded()
 
     def _check_missing(self, start: Offset, shard_id: str, entry: Any, key: str) -> None:
         """Fail when a range's end is missing because the end store was lost.
