@@ -101,6 +101,20 @@ def test_options_are_case_insensitive_and_region_comes_from_the_endpoint():
     assert opts.connection.region_name == "ap-south-1"
 
 
+def test_awslabs_kinesis_region_is_the_streams_and_region_the_connectors():
+    both = {"kinesis.streamName": "s", "kinesis.region": "us-east-2"}
+    cross = SourceOptions.parse({**both, "kinesis.kinesisRegion": "us-west-2"}).connection
+    assert cross.client_spec("kinesis").region_name == "us-west-2"  # the stream's
+    assert cross.client_spec("dynamodb").region_name == "us-east-2"  # the connector's
+    alone = SourceOptions.parse({"streamName": "s", "kinesisRegion": "eu-west-1"}).connection
+    assert alone.client_spec("kinesis").region_name == "eu-west-1"
+    assert alone.client_spec("dynamodb").region_name == "eu-west-1"
+    same = SourceOptions.parse({**both, "kinesis.kinesisRegion": "us-east-2"}).connection
+    assert same.client_spec("kinesis").region_name == "us-east-2"
+    sink = SinkOptions.parse({**both, "kinesis.kinesisRegion": "us-west-2"}).connection
+    assert sink.client_spec("kinesis").region_name == "us-west-2"
+
+
 @pytest.mark.parametrize(
     "options, words",
     [

@@ -34,6 +34,9 @@ class Connection:
     credentials: Optional[AWSCredentials] = field(default=None, repr=False)
     #: Every stream of the query, in the order given (``stream_name`` is the first).
     stream_names: tuple = ()
+    #: The stream's region where it differs from ``region_name`` (awslabs'
+    #: ``kinesisRegion``: the Kinesis client's; the rest use ``region_name``).
+    kinesis_region_name: Optional[str] = None
 
     def __post_init__(self) -> None:
         if not self.stream_names:
@@ -44,8 +47,10 @@ class Connection:
         return replace(self, stream_name=stream_name, stream_names=(stream_name,))
 
     def client_spec(self, service: str = "kinesis") -> ClientSpec:
-        endpoint = self.endpoint_url if service == "kinesis" else None
-        return ClientSpec(service, self.region_name, endpoint, self.credentials)
+        if service == "kinesis":
+            region = self.kinesis_region_name or self.region_name
+            return ClientSpec(service, region, self.endpoint_url, self.credentials)
+        return ClientSpec(service, self.region_name, None, self.credentials)
 
     @property
     def where(self) -> str:
@@ -76,10 +81,13 @@ def parse_connection(found: dict) -> Connection:
     if not streams:
         raise OptionError("option 'streamName' is required (or 'streamARN')")
     endpoint = found.get("endpointUrl", (None, None))[1] or None
-    region = found.get("region", (None, None))[1] or arn_region
+    # The stream's region (awslabs' kinesisRegion) and the connector's (region); where
+    # only one is given, it is both.
+    stream_key = "kinesisRegion" if "kinesisRegion" in found else "region"
+    region = found.get(stream_key, (None, None))[1] or arn_region
     if arn_region is not None and region != arn_region:
         raise OptionError(
-            f"option {found['region'][0]!r}={region!r} and {found['streamARN'][0]!r}="
+            f"option {found[stream_key][0]!r}={region!r} and {found['streamARN'][0]!r}="
             f"{found['streamARN'][1]!r} name different regions; give one"
         )
     if region is None and endpoint:
@@ -89,6 +97,11 @@ def parse_connection(found: dict) -> Connection:
         region = resolve_region(region)
     except ValueError as exc:
         raise OptionError(f"{exc} (or set option 'region')") from None
+    connector_region = found.get("region", (None, None))[1] if stream_key != "region" else None
+    if connector_region and connector_region != region:
+        return Connection(
+            streams[0], connector_region, endpoint, _credentials(found), streams, region
+        )
     return Connection(streams[0], region, endpoint, _credentials(found), streams)
 
 

@@ -59,6 +59,11 @@ OPTION_DOCS = {
     ),
     "streamARN": ("—", "the stream by ARN (its region must match `region`); wins over streamName"),
     "region": ("from the ARN, the endpoint, `AWS_REGION`, the AWS config", "the AWS region"),
+    "kinesisRegion": (
+        "region",
+        "awslabs': the stream's region where it differs from `region` (then the Kinesis "
+        "client's; DynamoDB, S3 and STS keep `region`)",
+    ),
     "endpointUrl": (
         "`AWS_ENDPOINT_URL_KINESIS` / `AWS_ENDPOINT_URL`, else the region's",
         "the Kinesis endpoint",

@@ -13,7 +13,9 @@ from __future__ import annotations
 _SHARED = {
     "streamName": ("streamName",),
     "streamARN": ("streamARN",),
-    "region": ("region", "regionName", "kinesisRegion"),
+    "region": ("region", "regionName"),
+    #: awslabs: the stream's region, where it differs from the connector's (``region``).
+    "kinesisRegion": ("kinesisRegion",),
     "endpointUrl": ("endpointUrl", "endpoint"),
     "awsAccessKey": ("awsAccessKey", "awsAccessKeyId"),
     "awsSecretKey": ("awsSecretKey",),
