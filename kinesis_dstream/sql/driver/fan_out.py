@@ -17,6 +17,7 @@ query finds its own consumer, as Databricks' default (the query id) does.
 from __future__ import annotations
 
 import logging
+import re
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -113,6 +114,10 @@ def parse_fan_out(found: dict, stream_count: int) -> Optional[FanOutOptions]:
     )
 
 
+#: The suffix a run adds to its own consumer's name (see StreamConsumers).
+_LEFTOVER = re.compile(r"[0-9a-f]{8}")
+
+
 class StreamConsumers:
     """The consumer of one stream of a running query: found or registered lazily (its
     default name needs the query's id), re-checked once per batch, deregistered on a
@@ -132,6 +137,8 @@ class StreamConsumers:
         self._suffix = ""
         if options.require_deregistration and not options.consumer_names:
             self._suffix = "_" + uuid.uuid4().hex[:8]
+        #: Consumers of earlier runs of the query found registered and deregistered.
+        self.leftovers_deregistered = 0
 
     def arn(self, query: str) -> str:
         """The consumer's ARN, registering it (and waiting until ACTIVE) if need be."""
@@ -139,6 +146,8 @@ class StreamConsumers:
 
         if self.handle is None:
             options = self.options
+            if self._suffix:
+                self._deregister_leftovers(options.name_for(self._index, query) + "_")
             self.handle = ConsumerHandle(
                 self._client,
                 self.stream_name,
@@ -157,6 +166,40 @@ class StreamConsumers:
         else:
             self.handle.refresh()
         return str(self.handle.arn)
+
+    def _deregister_leftovers(self, prefix: str) -> None:
+        """Deregister this query's consumers that earlier runs left registered (a driver
+        killed before its graceful stop): each run names its own (``prefix`` + 8 hex
+        digits), and without this every crash left one more, billed, until the stream's
+        limit of consumers refused a registration. Spark runs one query id at a time, so
+        none of them is in use; one its predecessor is still deleting is left to it.
+        Best effort: a failure is logged and the query goes on."""
+        from ...retrieval.consumers import ConsumerStatus, deregister_consumer, list_consumers
+
+        try:
+            leftovers = [
+                c
+                for c in list_consumers(self._client, self.stream_name)
+                if c.name.startswith(prefix)
+                and _LEFTOVER.fullmatch(c.name[len(prefix) :])
+                and c.status is ConsumerStatus.ACTIVE
+            ]
+            for consumer in leftovers:
+                deregister_consumer(self._client, self.stream_name, consumer_arn=consumer.arn)
+                self.leftovers_deregistered += 1
+                log.warning(
+                    "stream %s: deregistered fan-out consumer %s, left registered by an "
+                    "earlier run of this query that did not stop gracefully",
+                    self.stream_name,
+                    consumer.name,
+                )
+        except Exception as exc:
+            log.warning(
+                "stream %s: could not deregister the fan-out consumers earlier runs of this "
+                "query left (%s); they stay registered",
+                self.stream_name,
+                exc,
+            )
 
     def stop(self) -> None:
         """On a graceful stop: deregister, if asked (never a consumer given by ARN)."""
