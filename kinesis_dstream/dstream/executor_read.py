@@ -33,13 +33,8 @@ from typing import Any, Callable, NamedTuple, Optional
 from ..aws import ClientSpec
 from ..errors import MessageHandlerError
 from ..executor_heap import freeze_heap_once
-from ..retrieval.reader import (
-    ReaderConfig,
-    ShardReader,
-    StartPosition,
-    apply_handler,
-    replay_range,
-)
+from ..retrieval.reader import ReaderConfig, ShardReader, StartPosition, apply_handler
+from ..retrieval.replay import replay_range
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ and owns every rule of what a page means, once for both:
 - the message handler, and shard end with its child shards.
 
 Positions are extended sequence numbers (sequence number, sub-sequence number). Where a
-read starts is a :class:`~.start.StartPosition`; :func:`replay_range` reads a recorded
+read starts is a :class:`~.start.StartPosition`; :func:`~.replay.replay_range` reads a recorded
 range again, exactly.
 """
 
@@ -24,11 +24,10 @@ from __future__ import annotations
 import enum
 import logging
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-from ..errors import MessageHandlerError, RecordsLostError
+from ..errors import MessageHandlerError
 from ..kpl import DeaggregationStats, deaggregate
 from ..record import KinesisRecord
 from .config import (
@@ -62,7 +61,6 @@ __all__ = [
     "StartPosition",
     "apply_handler",
     "esn_key",
-    "replay_range",
 ]
 
 
@@ -385,32 +383,3 @@ class ShardReader:
         self.child_shard_ids = children
         self._enter(ReadPhase.SHARD_ENDED)
         self.close()
-
-
-def replay_range(
-    reader: ShardReader, until: tuple, records: int, what: str, *, max_records: int
-) -> Iterator[list]:
-    """Read a recorded range again: chunks of user records from the reader's start
-    (the range's first record) through ``until``, its last, inclusive.
-
-    Raises :class:`~..errors.RecordsLostError` naming ``what`` (the stream, shard and
-    range) when the replay does not give exactly ``records`` records ending at ``until``:
-    records were trimmed (past the stream's retention) since the range was first read.
-    Used by ``createStream``'s recomputed blocks and the source's replayed batches.
-    """
-    delivered = 0
-    try:
-        while reader.last_delivered is None or reader.last_delivered < until:
-            batch = reader.read(max_records=max_records, until=until)
-            if not batch.records:
-                break  # caught up or at the shard's end before the recorded last record
-            delivered += len(batch.records)
-            yield batch.records
-    finally:
-        reader.close()
-    if delivered != records or reader.last_delivered != until:
-        raise RecordsLostError(
-            f"replaying {what} gave {delivered} records where the first read gave "
-            f"{records}: records were trimmed (past the stream's retention) since it "
-            "was first read"
-        )

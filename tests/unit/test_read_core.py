@@ -13,7 +13,8 @@ import pytest
 
 from kinesis_dstream.errors import KinesisServiceError, MessageHandlerError, RecordsLostError
 from kinesis_dstream.kpl import RecordAggregator
-from kinesis_dstream.retrieval.reader import ReaderConfig, ReadPhase, ShardReader, replay_range
+from kinesis_dstream.retrieval.reader import ReaderConfig, ReadPhase, ShardReader
+from kinesis_dstream.retrieval.replay import replay_range
 from kinesis_dstream.retrieval.start import WHOLE_RECORD, StartPosition, esn_key
 from kinesis_dstream.retrieval.transport import Page, ShardTransport
 

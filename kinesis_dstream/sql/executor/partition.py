@@ -24,7 +24,8 @@ from pyspark.sql.datasource import InputPartition
 
 from ...errors import DependencyError, RecordsLostError, ThrottledError
 from ...retrieval.fanout import FanOutConfig, FanOutTransport
-from ...retrieval.reader import ReaderConfig, ShardReader, replay_range
+from ...retrieval.reader import ReaderConfig, ShardReader
+from ...retrieval.replay import replay_range
 from ..ends.store import EndStore
 from ..offsets import RangeEnd, ShardRange
 from ..positions import SHARD_END, describe, now_utc, parse_utc, seq_position, start_position
