@@ -118,6 +118,18 @@ def test_a_poison_record_fails_the_stream_loudly_and_is_never_checkpointed_past(
     assert set(got.snapshot()) | set(fixed.snapshot()) == set(sent[SHARD_0] + sent[SHARD_1])
 
 
+def two_passes_after_the_failure(stream: str) -> None:
+    """Wait for a failed batch to be reported, then for two checkpoint passes after it
+    (each of which could have moved the checkpoint)."""
+    wait_until(lambda: progress_of(stream)["batches_failed"] >= 1, 30, "the failure reported")
+    passes = progress_of(stream)["checkpoint_passes"]
+    wait_until(
+        lambda: progress_of(stream)["checkpoint_passes"] >= passes + 2,
+        30,
+        "two checkpoint passes after the failure",
+    )
+
+
 _SLOW_FAILURE: dict = {}  # test key -> what the output function needs (never pickled)
 
 
@@ -159,15 +171,7 @@ def test_a_slow_failed_batch_holds_the_checkpoint_while_a_later_batch_succeeds(
             "two checkpoint passes while the first batch is still running",
         )
         state["release"].set()
-        wait_until(
-            lambda: progress_of(unique_name)["batches_failed"] >= 1, 30, "the failure reported"
-        )
-        passes = progress_of(unique_name)["checkpoint_passes"]
-        wait_until(
-            lambda: progress_of(unique_name)["checkpoint_passes"] >= passes + 2,
-            30,
-            "two checkpoint passes after the failure",
-        )
+        two_passes_after_the_failure(unique_name)
     finally:
         state["release"].set()
         ssc.stop(stopSparkContext=False, stopGraceFully=True)
@@ -214,15 +218,7 @@ def test_a_window_whose_job_fails_holds_the_checkpoint_beside_an_output_of_every
         ssc.start()
         wait_until(lambda: len(state["seen"]) >= 30, 60, "every record at the every-batch output")
         wait_until(state["failed"].is_set, 60, "the window's first job fails")
-        wait_until(
-            lambda: progress_of(unique_name)["batches_failed"] >= 1, 30, "the failure reported"
-        )
-        passes = progress_of(unique_name)["checkpoint_passes"]
-        wait_until(
-            lambda: progress_of(unique_name)["checkpoint_passes"] >= passes + 2,
-            30,
-            "two checkpoint passes after the failure",
-        )
+        two_passes_after_the_failure(unique_name)
     finally:
         ssc.stop(stopSparkContext=False, stopGraceFully=True)
     lease = leases_of(local_aws.client("dynamodb"), unique_name)[SHARD_0]
