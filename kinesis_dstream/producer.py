@@ -159,8 +159,7 @@ class KinesisProducer:
                 self._add(entry)
             else:
                 self._refresh_shard_map()
-                for outer in self._aggregator.add(entry["Data"], partition_key, explicit_hash_key):
-                    self._add(outer)
+                self._add_all(self._aggregator.add(entry["Data"], partition_key, explicit_hash_key))
             self._send_if_waited_long()
 
     def _send_if_waited_long(self) -> None:
@@ -172,16 +171,14 @@ class KinesisProducer:
             self._buffered_since = now
         elif now - self._buffered_since >= self._max_buffered_time_s:
             if self._aggregator is not None:
-                for outer in self._aggregator.flush():
-                    self._add(outer)
+                self._add_all(self._aggregator.flush())
             self._send_pending()
 
     def flush(self) -> None:
         """Send everything buffered; raises ProducerError if any record could not be written."""
         with self._lock:
             if self._aggregator is not None:
-                for outer in self._aggregator.flush():
-                    self._add(outer)
+                self._add_all(self._aggregator.flush())
             self._send_pending()
 
     def close(self) -> None:
@@ -193,11 +190,15 @@ class KinesisProducer:
     def __exit__(self, exc_type: object, *exc: object) -> None:
         if exc_type is None:
             self.close()
-        elif self._pending:
+            return
+        aggregated = len(self._aggregator) if self._aggregator is not None else 0
+        if self._pending or aggregated:
             log.error(
-                "KinesisProducer for stream %s closed by an exception with %d records unsent",
+                "KinesisProducer for stream %s closed by an exception with %d records and "
+                "%d user records in open aggregates unsent",
                 self.stream_name,
                 len(self._pending),
+                aggregated,
             )
 
     # -- internals; callers hold self._lock ------------------------------------------
@@ -211,15 +212,29 @@ class KinesisProducer:
         ):
             return
         shards = list_shards(self._client, self.stream_name, backoff=self._call_backoff)
-        for outer in self._aggregator.flush():  # grouped by the old map: send as they are
-            self._add(outer)
+        self._add_all(self._aggregator.flush())  # grouped by the old map: send as they are
         self._aggregator.shard_map = ShardMap.from_list_shards(shards)
         self._shard_map_read_at = now
+
+    def _add_all(self, entries: list) -> None:
+        """:meth:`_add` each of ``entries`` (what the aggregator handed over). If a send
+        fails on the way, the entries not yet queued are listed in its error too: out of
+        the aggregator, they are nowhere else."""
+        for index, entry in enumerate(entries):
+            try:
+                self._add(entry)
+            except ProducerError as exc:
+                exc.failed.extend(entries[index + 1 :])
+                raise
 
     def _add(self, entry: dict) -> None:
         size = _entry_size(entry)
         if self._pending and self._pending_bytes + size > self._max_bytes:
-            self._send_pending()
+            try:
+                self._send_pending()
+            except ProducerError as exc:
+                exc.failed.append(entry)  # not queued: listed with the batch that failed
+                raise
         self._pending.append(entry)
         self._pending_bytes += size
         if len(self._pending) >= self._max_records:

@@ -8,7 +8,9 @@ import pytest
 from kinesis_dstream import KinesisProducer, ProducerError
 from kinesis_dstream.backoff import Backoff
 from kinesis_dstream.demo.readback import read_all_records
+from kinesis_dstream.kpl import deaggregate
 from kinesis_dstream.producer import MAX_BYTES_PER_PUT, MAX_RECORD_BYTES
+from kinesis_dstream.retrieval.streams import ensure_stream
 
 from ..support.faults import CallCounter, PutRecordsFailures
 
@@ -150,3 +152,51 @@ def test_aggregate_true_delivers_every_user_record_once_on_its_own_shard(kinesis
         for user in deaggregate(records, start, end, shard_id=shard_id):  # KCL range check on
             delivered[user.data] += 1
     assert delivered == Counter(f"user-record-{i}".encode() * 3 for i in range(5000))
+
+
+ONE_TRY = Backoff(0.001, 0.01, max_attempts=1, max_elapsed_s=5)
+
+
+def test_the_record_whose_put_raises_is_listed_in_the_error(kinesis, stream):
+    faults = PutRecordsFailures(kinesis, lambda i, entry: entry["Data"].startswith(b"a"))
+    producer = KinesisProducer(
+        stream, client=kinesis, put_backoff=ONE_TRY, max_bytes_per_put=MAX_RECORD_BYTES
+    )
+    big = 600 * 1024
+    producer.put(b"a" * big, "pk")  # buffered
+    with pytest.raises(ProducerError) as info:
+        producer.put(b"b" * big, "pk")  # no room: sends the first, which fails
+    faults.remove()
+    producer.flush()
+    listed = [bytes(e["Data"][:1]) for e in info.value.failed]
+    written = [r["Data"][:1] for r in read_all_records(kinesis, stream)]
+    assert sorted(listed + written) == [b"a", b"b"]  # each once: written or listed
+
+
+def test_a_send_failing_during_a_flush_lists_the_aggregates_not_yet_sent(kinesis, unique_name):
+    ensure_stream(kinesis, unique_name, 4)
+    faults = PutRecordsFailures(kinesis, lambda i, entry: faults.calls == 1)  # the first call
+    producer = KinesisProducer(
+        unique_name, client=kinesis, aggregate=True, put_backoff=ONE_TRY, max_records_per_put=1
+    )
+    for i in range(400):
+        producer.put(f"user-{i}".encode(), f"key-{i}")
+    with pytest.raises(ProducerError) as info:
+        producer.flush()  # one aggregate a shard, one a call: the first call fails
+    faults.remove()
+    producer.flush()
+    listed = [dict(e, SequenceNumber="1") for e in info.value.failed]
+    accounted = Counter(u.data for u in deaggregate(listed))
+    accounted.update(u.data for u in deaggregate(read_all_records(kinesis, unique_name)))
+    assert accounted == Counter(f"user-{i}".encode() for i in range(400))  # each once
+
+
+def test_an_exception_in_the_block_counts_the_user_records_left_in_open_aggregates(
+    kinesis, stream, caplog
+):
+    producer = KinesisProducer(stream, client=kinesis, aggregate=True)
+    with pytest.raises(RuntimeError), producer:
+        for i in range(3):
+            producer.put(f"user-{i}".encode(), f"key-{i}")
+        raise RuntimeError("the caller's own failure")
+    assert "with 0 records and 3 user records in open aggregates unsent" in caplog.text
