@@ -25,7 +25,15 @@ from typing import Any, Callable, Optional, Union
 from .aws import create_client
 from .backoff import Backoff, call_with_retry
 from .errors import KinesisServiceError, ProducerError
-from .kpl import DEFAULT_MAX_AGGREGATE_BYTES, RecordAggregator, ShardMap, effective_hash_key
+from .kpl import (
+    DEFAULT_MAX_AGGREGATE_BYTES,
+    MAGIC,
+    DeaggregationStats,
+    RecordAggregator,
+    ShardMap,
+    deaggregate,
+    effective_hash_key,
+)
 from .retrieval.streams import list_shards
 from .shard_rate import ShardRateLimiter
 
@@ -150,6 +158,9 @@ class KinesisProducer:
         self.records_written = 0
         self.put_calls = 0
         self.records_retried = 0
+        #: User records sent again after a reshard (see :meth:`_resend_misrouted`).
+        self.records_resent = 0
+        self._misrouted: list = []  # (aggregate entry, the shard it landed on)
 
     def put(self, data: Data, partition_key: str, explicit_hash_key: Optional[str] = None) -> None:
         """Buffer one record; sends a PutRecords call when a batch is full."""
@@ -203,18 +214,76 @@ class KinesisProducer:
 
     # -- internals; callers hold self._lock ------------------------------------------
 
-    def _refresh_shard_map(self) -> None:
+    def _refresh_shard_map(self, force: bool = False) -> list:
+        """Read the shard map if it is older than ``shard_map_refresh_s`` (or ``force``);
+        returns the ListShards entries read (none if not read)."""
         assert self._aggregator is not None
         now = time.monotonic()
         if (
-            self._shard_map_read_at is not None
+            not force
+            and self._shard_map_read_at is not None
             and now - self._shard_map_read_at < self._shard_map_refresh_s
         ):
-            return
+            return []
         shards = list_shards(self._client, self.stream_name, backoff=self._call_backoff)
         self._add_all(self._aggregator.flush())  # grouped by the old map: send as they are
         self._aggregator.shard_map = ShardMap.from_list_shards(shards)
         self._shard_map_read_at = now
+        return shards
+
+    def _note_misrouted(self, entries: list, results: list) -> None:
+        """Aggregates Kinesis wrote to another shard than the shard map predicted: the map
+        is stale (a split or merge since it was read), so an aggregate may hold user
+        records of another shard, and a KCL consumer drops such an aggregate whole."""
+        shard_map = self._aggregator.shard_map if self._aggregator is not None else None
+        if shard_map is None:
+            return
+        for entry, result in zip(entries, results):
+            shard_id, hash_key = result.get("ShardId"), entry.get("ExplicitHashKey")
+            if result.get("ErrorCode") or shard_id is None or hash_key is None:
+                continue
+            if (
+                bytes(entry["Data"][:4]) == MAGIC
+                and shard_map.shard_for(int(hash_key))[0] != shard_id
+            ):
+                self._misrouted.append((entry, shard_id))
+
+    def _resend_misrouted(self) -> None:
+        """As the KPL does after a reshard: read the shard map again, and send every user
+        record of an aggregate that landed on a shard not holding all of them again,
+        grouped by the new map (the misplaced copy is a duplicate for a reader that keeps
+        it, and what a KCL consumer drops)."""
+        assert self._aggregator is not None
+        misrouted, self._misrouted = self._misrouted, []
+        shards = self._refresh_shard_map(force=True)
+        ranges = {
+            s["ShardId"]: (s["HashKeyRange"]["StartingHashKey"], s["HashKeyRange"]["EndingHashKey"])
+            for s in shards
+        }
+        again = []
+        for entry, shard_id in misrouted:
+            start, end = ranges.get(shard_id, (None, None))
+            stats = DeaggregationStats()
+            record = {**entry, "SequenceNumber": "0"}
+            users = deaggregate([record], start, end, shard_id=shard_id, stats=stats)
+            if stats.user_records_outside_shard:
+                again += users
+        if not again:
+            return
+        self.records_resent += len(again)
+        log.warning(
+            "stream %s was resharded since its shard map was read: %d user records in "
+            "aggregates written to a shard not holding all of them are sent again, grouped "
+            "by the new map (a KCL consumer drops such aggregates; a reader that keeps them "
+            "sees those records twice)",
+            self.stream_name,
+            len(again),
+        )
+        for user in again:
+            self._add_all(
+                self._aggregator.add(user.data, user.partition_key, user.explicit_hash_key)
+            )
+        self._add_all(self._aggregator.flush())
 
     def _add_all(self, entries: list) -> None:
         """:meth:`_add` each of ``entries`` (what the aggregator handed over). If a send
@@ -241,11 +310,15 @@ class KinesisProducer:
             self._send_pending()
 
     def _send_pending(self) -> None:
-        batch, self._pending, self._pending_bytes = self._pending, [], 0
-        self._buffered_since = None
-        if batch:
-            self._pace(batch)
-            self._send(batch)
+        while True:
+            batch, self._pending, self._pending_bytes = self._pending, [], 0
+            self._buffered_since = None
+            if batch:
+                self._pace(batch)
+                self._send(batch)
+            if not self._misrouted:
+                return
+            self._resend_misrouted()  # queued again: sent by the next turn
 
     def _pace(self, batch: list[dict]) -> None:
         """producerRateLimit: wait until every shard of the batch has room for it."""
@@ -298,6 +371,7 @@ class KinesisProducer:
                     {exc.code or type(exc).__name__: len(remaining)},
                 ) from exc
             self.put_calls += 1
+            self._note_misrouted(remaining, response["Records"])
             failed = [e for e, r in zip(remaining, response["Records"]) if r.get("ErrorCode")]
             codes.update(r["ErrorCode"] for r in response["Records"] if r.get("ErrorCode"))
             self.records_written += len(remaining) - len(failed)

@@ -10,7 +10,7 @@ from kinesis_dstream.backoff import Backoff
 from kinesis_dstream.demo.readback import read_all_records
 from kinesis_dstream.kpl import deaggregate
 from kinesis_dstream.producer import MAX_BYTES_PER_PUT, MAX_RECORD_BYTES
-from kinesis_dstream.retrieval.streams import ensure_stream
+from kinesis_dstream.retrieval.streams import ensure_stream, list_shards, wait_active
 
 from ..support.faults import CallCounter, PutRecordsFailures
 
@@ -200,3 +200,38 @@ def test_an_exception_in_the_block_counts_the_user_records_left_in_open_aggregat
             producer.put(f"user-{i}".encode(), f"key-{i}")
         raise RuntimeError("the caller's own failure")
     assert "with 0 records and 3 user records in open aggregates unsent" in caplog.text
+
+
+@pytest.mark.kinesalite
+def test_after_a_split_aggregates_a_stale_shard_map_misplaced_are_sent_again(
+    kinesalite, unique_name, caplog
+):
+    kinesis = kinesalite.client("kinesis")
+    ensure_stream(kinesis, unique_name, 1)
+    producer = KinesisProducer(
+        unique_name, client=kinesis, aggregate=True, shard_map_refresh_s=3600
+    )
+    producer.put(b"before", "k")
+    producer.flush()  # the shard map is read now: one shard
+    (parent,) = list_shards(kinesis, unique_name)
+    middle = (int(parent["HashKeyRange"]["EndingHashKey"]) + 1) // 2
+    kinesis.split_shard(
+        StreamName=unique_name, ShardToSplit=parent["ShardId"], NewStartingHashKey=str(middle)
+    )
+    wait_active(kinesis, unique_name)
+    sent = [f"user-{i}".encode() for i in range(200)]
+    for i, data in enumerate(sent):
+        producer.put(data, f"key-{i}")
+    producer.flush()  # grouped by the stale map: one aggregate, which lands on one child
+    assert producer.records_resent > 0 and "was resharded" in caplog.text
+    # Read as the KCL reads: an aggregate holding another shard's records is dropped whole.
+    delivered: Counter = Counter()
+    records = read_all_records(kinesis, unique_name)
+    for shard in list_shards(kinesis, unique_name):
+        keys = shard["HashKeyRange"]
+        mine = [r for r in records if r["ShardId"] == shard["ShardId"]]
+        users = deaggregate(
+            mine, keys["StartingHashKey"], keys["EndingHashKey"], drop_outside_shard=True
+        )
+        delivered.update(u.data for u in users)
+    assert delivered == Counter([b"before", *sent])  # each once, under the KCL's rule
