@@ -133,26 +133,20 @@ class BatchBook:
         """Job time ``job_ms`` completed: ``[(batch time, parts, succeeded)]`` of the
         batches whose last job time it was; a batch succeeded if all of them did."""
         self.newest_completed_ms = max(self.newest_completed_ms or job_ms, job_ms)
-        done = []
+        completed = []
         for batch_ms, pending in sorted(self.owners.items()):
             if job_ms not in pending:
                 continue
             pending.discard(job_ms)
             if not succeeded:
                 self.failed.add(batch_ms)
-            if not pending:
-                done.append(batch_ms)
-        for batch_ms in done:
+            if pending:
+                continue  # another output's job time is still to come
             del self.owners[batch_ms]
-        return [
-            (batch_ms, self.live.pop(batch_ms), not self._failed(batch_ms)) for batch_ms in done
-        ]
-
-    def _failed(self, batch_ms: int) -> bool:
-        if batch_ms in self.failed:
+            every_job_succeeded = batch_ms not in self.failed
             self.failed.discard(batch_ms)
-            return True
-        return False
+            completed.append((batch_ms, self.live.pop(batch_ms), every_job_succeeded))
+        return completed
 
     def stalled(self, after_ms: int) -> list:
         """Live batch times whose job time is ``after_ms`` older than the newest completed
