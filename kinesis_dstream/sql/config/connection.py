@@ -97,12 +97,11 @@ def parse_connection(found: dict) -> Connection:
         region = resolve_region(region)
     except ValueError as exc:
         raise OptionError(f"{exc} (or set option 'region')") from None
-    connector_region = found.get("region", (None, None))[1] if stream_key != "region" else None
-    if connector_region and connector_region != region:
-        return Connection(
-            streams[0], connector_region, endpoint, _credentials(found), streams, region
-        )
-    return Connection(streams[0], region, endpoint, _credentials(found), streams)
+    # The connector's own region, where kinesisRegion named the stream's; else one for all.
+    given = found.get("region", (None, None))[1] if stream_key != "region" else None
+    connector = given or region
+    kinesis_region = region if connector != region else None
+    return Connection(streams[0], connector, endpoint, _credentials(found), streams, kinesis_region)
 
 
 def _stream_names(found: dict) -> tuple:
