@@ -214,9 +214,8 @@ class KinesisProducer:
 
     # -- internals; callers hold self._lock ------------------------------------------
 
-    def _refresh_shard_map(self, force: bool = False) -> list:
-        """Read the shard map if it is older than ``shard_map_refresh_s`` (or ``force``);
-        returns the ListShards entries read (none if not read)."""
+    def _refresh_shard_map(self, force: bool = False) -> None:
+        """Read the shard map if it is older than ``shard_map_refresh_s`` (or ``force``)."""
         assert self._aggregator is not None
         now = time.monotonic()
         if (
@@ -224,12 +223,11 @@ class KinesisProducer:
             and self._shard_map_read_at is not None
             and now - self._shard_map_read_at < self._shard_map_refresh_s
         ):
-            return []
+            return
         shards = list_shards(self._client, self.stream_name, backoff=self._call_backoff)
         self._add_all(self._aggregator.flush())  # grouped by the old map: send as they are
         self._aggregator.shard_map = ShardMap.from_list_shards(shards)
         self._shard_map_read_at = now
-        return shards
 
     def _note_misrouted(self, entries: list, results: list) -> None:
         """Aggregates Kinesis wrote to another shard than the shard map predicted: the map
@@ -255,14 +253,12 @@ class KinesisProducer:
         it, and what a KCL consumer drops)."""
         assert self._aggregator is not None
         misrouted, self._misrouted = self._misrouted, []
-        shards = self._refresh_shard_map(force=True)
-        ranges = {
-            s["ShardId"]: (s["HashKeyRange"]["StartingHashKey"], s["HashKeyRange"]["EndingHashKey"])
-            for s in shards
-        }
+        self._refresh_shard_map(force=True)
+        shard_map = self._aggregator.shard_map
+        assert shard_map is not None
         again = []
         for entry, shard_id in misrouted:
-            start, end = ranges.get(shard_id, (None, None))
+            start, end = shard_map.range_of(shard_id) or (None, None)
             stats = DeaggregationStats()
             record = {**entry, "SequenceNumber": "0"}
             users = deaggregate([record], start, end, shard_id=shard_id, stats=stats)

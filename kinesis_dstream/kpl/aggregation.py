@@ -65,6 +65,14 @@ class ShardMap:
             if "EndingSequenceNumber" not in s.get("SequenceNumberRange", {})
         )
 
+    def range_of(self, shard_id: str) -> Optional[tuple]:
+        """(starting hash key, ending hash key) of the open shard ``shard_id``; None if
+        this map does not hold it."""
+        for start, end, known in self._shards:
+            if known == shard_id:
+                return start, end
+        return None
+
     def shard_for(self, hash_key: int) -> tuple:
         """(shard id, starting hash key, ending hash key) of the shard holding ``hash_key``."""
         index = bisect.bisect_right(self._starts, hash_key) - 1
