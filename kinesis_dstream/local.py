@@ -36,7 +36,45 @@ LOCAL_SECRET_ACCESS_KEY = "testing"
 LOCAL_REGION = "us-east-1"
 
 
-class LocalAWS:
+class LocalEndpoint:
+    """An AWS endpoint served on 127.0.0.1 once ``port`` is set: its URL, the SDK
+    environment that points any AWS tool at it, and boto3 clients for it."""
+
+    label = "local AWS"
+    region_name = LOCAL_REGION
+    access_key_id = LOCAL_ACCESS_KEY_ID
+    secret_access_key = LOCAL_SECRET_ACCESS_KEY
+    port: Optional[int] = None
+
+    @property
+    def endpoint_url(self) -> str:
+        if self.port is None:
+            raise RuntimeError(f"{self.label} is not started")
+        return f"http://127.0.0.1:{self.port}"
+
+    def env(self) -> dict:
+        """The AWS SDK environment variables that point any AWS tool at this server."""
+        return {
+            "AWS_ENDPOINT_URL": self.endpoint_url,
+            "AWS_ACCESS_KEY_ID": self.access_key_id,
+            "AWS_SECRET_ACCESS_KEY": self.secret_access_key,
+            "AWS_REGION": self.region_name,
+            "AWS_DEFAULT_REGION": self.region_name,
+        }
+
+    def client(self, service: str, **kwargs: Any) -> Any:
+        """A boto3 client for ``service`` on this server."""
+        return create_client(
+            service,
+            region_name=self.region_name,
+            endpoint_url=self.endpoint_url,
+            aws_access_key_id=self.access_key_id,
+            aws_secret_access_key=self.secret_access_key,
+            **kwargs,
+        )
+
+
+class LocalAWS(LocalEndpoint):
     """moto's server in a child process; a context manager yielding itself.
 
     >>> with LocalAWS() as aws:
@@ -50,17 +88,9 @@ class LocalAWS:
         if not 0 <= port <= 65535:
             raise ValueError(f"port must be 0 (any free port) or 1-65535, got {port}")
         self.region_name = region_name
-        self.access_key_id = LOCAL_ACCESS_KEY_ID
-        self.secret_access_key = LOCAL_SECRET_ACCESS_KEY
         self._requested_port = port
         self._proc: Optional[subprocess.Popen[str]] = None
         self.port: Optional[int] = None
-
-    @property
-    def endpoint_url(self) -> str:
-        if self.port is None:
-            raise RuntimeError(f"{self.label} is not started")
-        return f"http://127.0.0.1:{self.port}"
 
     @property
     def pid(self) -> Optional[int]:
@@ -131,27 +161,6 @@ class LocalAWS:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-    def env(self) -> dict:
-        """The AWS SDK environment variables that point any AWS tool at this server."""
-        return {
-            "AWS_ENDPOINT_URL": self.endpoint_url,
-            "AWS_ACCESS_KEY_ID": self.access_key_id,
-            "AWS_SECRET_ACCESS_KEY": self.secret_access_key,
-            "AWS_REGION": self.region_name,
-            "AWS_DEFAULT_REGION": self.region_name,
-        }
-
-    def client(self, service: str, **kwargs: Any) -> Any:
-        """A boto3 client for ``service`` on this server."""
-        return create_client(
-            service,
-            region_name=self.region_name,
-            endpoint_url=self.endpoint_url,
-            aws_access_key_id=self.access_key_id,
-            aws_secret_access_key=self.secret_access_key,
-            **kwargs,
-        )
 
 
 def _serve(port: int) -> None:

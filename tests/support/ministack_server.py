@@ -19,7 +19,7 @@ import urllib.error
 import urllib.request
 from typing import Any, Optional
 
-from kinesis_dstream.aws import create_client
+from kinesis_dstream.local import LocalEndpoint
 
 MINISTACK_VERSION = "1.5.33"
 CACHE_DIR = os.path.join(
@@ -113,7 +113,7 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-class MinistackServer:
+class MinistackServer(LocalEndpoint):
     """ministack in a child process on 127.0.0.1; a context manager yielding itself."""
 
     label = f"ministack {MINISTACK_VERSION}"
@@ -130,12 +130,6 @@ class MinistackServer:
         self._proc: Optional[subprocess.Popen[bytes]] = None
         self._log: Any = None
         self.port: Optional[int] = None
-
-    @property
-    def endpoint_url(self) -> str:
-        if self.port is None:
-            raise RuntimeError(f"{self.label} is not started")
-        return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> MinistackServer:
         executable = self._executable or ministack_venv()
@@ -204,24 +198,3 @@ class MinistackServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-    def env(self) -> dict:
-        """The AWS SDK environment variables that point any AWS tool at this server."""
-        return {
-            "AWS_ENDPOINT_URL": self.endpoint_url,
-            "AWS_ACCESS_KEY_ID": self.access_key_id,
-            "AWS_SECRET_ACCESS_KEY": self.secret_access_key,
-            "AWS_REGION": self.region_name,
-            "AWS_DEFAULT_REGION": self.region_name,
-        }
-
-    def client(self, service: str, **kwargs: Any) -> Any:
-        """A boto3 client for ``service`` on this server (our botocore, not ministack's)."""
-        return create_client(
-            service,
-            region_name=self.region_name,
-            endpoint_url=self.endpoint_url,
-            aws_access_key_id=self.access_key_id,
-            aws_secret_access_key=self.secret_access_key,
-            **kwargs,
-        )
