@@ -96,6 +96,14 @@ KEYWORD_DOCS = {
         "the longest (0 to 60000) an idle shard waits for its next read; the wait doubles per "
         "idle read from `fetchIntervalMs`, the first record resets it"
     ),
+    "retrievalMode": (
+        "`POLLING` (GetRecords) or `FANOUT` (enhanced fan-out: a round subscribes per shard, "
+        "a shard at most every 5 s), the KCL's names: see [Enhanced fan-out](../fan-out.md)"
+    ),
+    "consumerName": (
+        "`FANOUT`'s consumer, found or registered by name (`None`: `kinesisAppName`, as the KCL)"
+    ),
+    "consumerArn": "`FANOUT`'s consumer by ARN, used as it is (never registered)",
 }
 
 #: The Java KCL 2.x/3.x daemon's defaults for the keys it reads ("—": none, or required).

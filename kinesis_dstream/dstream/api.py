@@ -201,6 +201,9 @@ class KinesisUtils:
         dropAggregatesOutsideShard: bool = False,
         shardsPerTask: Optional[int] = None,
         idleShardPollMs: int = int(DEFAULT_MAX_IDLE_WAIT_S * 1000),
+        retrievalMode: str = "POLLING",
+        consumerName: Optional[str] = None,
+        consumerArn: Optional[str] = None,
     ) -> Any:
         """Create an input stream that pulls messages from a Kinesis stream.
 
@@ -221,7 +224,11 @@ class KinesisUtils:
         the last before each batch time timed to end just before it. ``idleShardPollMs``: the
         longest a shard that returned nothing while at its tip waits for its next read (the
         wait doubles per idle round up to it; the first record resets it; at or below
-        ``fetchIntervalMs`` every round reads every shard). Explicit keys are never written
+        ``fetchIntervalMs`` every round reads every shard). ``retrievalMode="FANOUT"``
+        (the KCL's name) reads with enhanced fan-out through the consumer ``consumerArn``,
+        else found or registered by ``consumerName`` (default: ``kinesisAppName``, as the
+        KCL); a round then subscribes per shard, at most once every 5 s per shard (the
+        service's rule). Explicit keys are never written
         to Spark checkpoints or logs; after a restart from a checkpoint the default
         credential chain is used.
         """
@@ -278,6 +285,9 @@ class KinesisUtils:
             drop_aggregates_outside_shard=bool(dropAggregatesOutsideShard),
             shards_per_task=shardsPerTask,
             max_idle_wait_s=idleShardPollMs / 1000,
+            retrieval_mode=str(retrievalMode).upper(),
+            consumer_name=consumerName,
+            consumer_arn=consumerArn,
             explicit_credentials=credentials is not None,
         )
         return create(ssc, settings, credentials)

@@ -97,6 +97,19 @@ class _Builder:
         """The longest an idle shard (nothing read, at its tip) waits for its next read."""
         return self._set("max_idle_wait_s", millis / 1000)
 
+    def retrievalMode(self, mode: str) -> _Builder:
+        """The KCL's retrievalMode: ``"POLLING"`` (GetRecords, the default) or ``"FANOUT"``
+        (enhanced fan-out, SubscribeToShard)."""
+        return self._set("retrieval_mode", str(mode).upper())
+
+    def consumerName(self, name: str) -> _Builder:
+        """FANOUT's consumer, found or registered by name (default: the application name)."""
+        return self._set("consumer_name", name)
+
+    def consumerArn(self, arn: str) -> _Builder:
+        """FANOUT's consumer by ARN: used as it is, never registered."""
+        return self._set("consumer_arn", arn)
+
     def build(self) -> Any:
         """A DStream of each record's data (bytes), as the Scala builder's ``build()``."""
         return self._build(raw_data)

@@ -1,8 +1,10 @@
 """Writing the checkpoints the ledger allows, one shard at a time.
 
 Each shard is written on its own: one failure (the lease was lost, DynamoDB throttled
-past its retries, ListShards failed while creating child leases) is logged and leaves
-the other shards' checkpoints written; the next interval tries again.
+past its retries) is logged and leaves the other shards' checkpoints written; the next
+interval tries again. A shard's end goes through the lease coordinator's one rule
+(:meth:`~..leases.coordinator.LeaseCoordinator.shard_ended`): SHARD_END with the
+children, their leases created and taken at once.
 
 :class:`Checkpointer` asks the :class:`~.receiver_state.ReceiverState` for its targets,
 writes them with no lock held (a DynamoDB write never holds up a round, a batch or a
@@ -17,12 +19,12 @@ from dataclasses import dataclass
 from typing import Any, Optional, Protocol
 
 from ..errors import CheckpointError, LeaseLostError
-from ..esn import ESN_SHARD_END, ExtendedSequenceNumber
+from ..esn import ExtendedSequenceNumber
 from .receiver_state import ReceiverState
 
 
 class CheckpointWriter(Protocol):
-    """Writes a held shard's checkpoint (the lease coordinator)."""
+    """Writes a held shard's checkpoint, or its end (the lease coordinator)."""
 
     def checkpoint(
         self,
@@ -31,11 +33,7 @@ class CheckpointWriter(Protocol):
         child_shard_ids: Optional[list] = None,
     ) -> Any: ...
 
-
-class ChildLeases(Protocol):
-    """Creates the leases of a finished shard's children (the shard sync)."""
-
-    def create_child_leases(self, child_shard_ids: list) -> Any: ...
+    def shard_ended(self, shard_id: str, child_shard_ids: list) -> Any: ...
 
 
 class CheckpointObserver(Protocol):
@@ -56,7 +54,6 @@ class Checkpointer:
 
     state: ReceiverState
     coordinator: CheckpointWriter
-    shard_sync: ChildLeases
     observer: CheckpointObserver
     #: A batch whose completion is this late behind a later one is warned about.
     stalled_batch_ms: int
@@ -64,9 +61,7 @@ class Checkpointer:
     def checkpoint_now(self) -> int:
         """Write every position the ledger allows and finish ended shards. Returns writes."""
         targets, children = self.state.checkpoint_targets()
-        written = write_checkpoints(
-            targets, children, self.coordinator, self.shard_sync, self.observer
-        )
+        written = write_checkpoints(targets, children, self.coordinator, self.observer)
         self.state.checkpoints_written(written)
         return len(written)
 
@@ -84,7 +79,6 @@ def write_checkpoints(
     targets: dict,
     children: dict,
     coordinator: CheckpointWriter,
-    shard_sync: ChildLeases,
     observer: CheckpointObserver,
 ) -> list:
     """Write each ``shard -> (generation, position)`` target; returns those written as
@@ -96,7 +90,7 @@ def write_checkpoints(
         shard_children = list(children.get(shard_id, ()))
         try:
             if position.is_shard_end:
-                coordinator.checkpoint(shard_id, ESN_SHARD_END, shard_children)
+                coordinator.shard_ended(shard_id, shard_children)
             else:
                 coordinator.checkpoint(shard_id, position)
         except (LeaseLostError, CheckpointError) as exc:
@@ -112,16 +106,4 @@ def write_checkpoints(
             continue
         written.append((shard_id, generation, position))
         observer.checkpoint_written(shard_id, time.monotonic() - started)
-        if position.is_shard_end:
-            _create_children(shard_id, shard_children, shard_sync)
     return written
-
-
-def _create_children(shard_id: str, children: list, shard_sync: ChildLeases) -> None:
-    log.info("shard %s finished; children %s", shard_id, children)
-    if not children:
-        return
-    try:
-        shard_sync.create_child_leases(children)
-    except Exception as exc:  # the next shard sync creates them
-        log.warning("could not create the child leases of %s now: %s", shard_id, exc)

@@ -33,6 +33,7 @@ from typing import Any, Callable, NamedTuple, Optional
 from ..aws import ClientSpec
 from ..errors import MessageHandlerError
 from ..executor_heap import freeze_heap_once
+from ..retrieval.fanout import FanOutConfig, FanOutShardReader
 from ..retrieval.reader import ReaderConfig, ShardReader, StartPosition, apply_handler
 from ..retrieval.replay import replay_range
 
@@ -40,6 +41,7 @@ log = logging.getLogger(__name__)
 
 #: Threads one round task reads its group of shards with (GetRecords calls in flight).
 MAX_READ_THREADS = 16
+DEFAULT_FANOUT = FanOutConfig()
 
 
 class ShardRange(NamedTuple):
@@ -85,23 +87,30 @@ class FetchPlan:
     max_time_s: float
     config: ReaderConfig
     transform: Callable[[Any], Any]
+    #: Enhanced fan-out: the consumer a round's read subscribes with (None: GetRecords).
+    consumer_arn: Optional[str] = None
+    fanout: FanOutConfig = DEFAULT_FANOUT
 
     def reader(
         self,
         start: Optional[StartPosition] = None,
         iterator: Optional[str] = None,
         with_handler: bool = True,
+        polling: bool = False,
     ) -> ShardReader:
-        return ShardReader(
-            self.client,
-            self.stream_name,
-            self.shard_id,
-            start or self.start,
-            hash_key_range=self.hash_key_range,
-            config=self.config,
-            message_handler=self.transform if with_handler else None,
-            iterator=iterator,
-        )
+        """The shard's reader: over the plan's consumer's subscription, unless
+        ``polling`` (a recorded range read again) or the plan has none."""
+        shard = (self.client, self.stream_name, self.shard_id, start or self.start)
+        options: dict = {
+            "hash_key_range": self.hash_key_range,
+            "config": self.config,
+            "message_handler": self.transform if with_handler else None,
+        }
+        if self.consumer_arn is not None and not polling:
+            return FanOutShardReader(
+                *shard, consumer_arn=self.consumer_arn, fanout=self.fanout, **options
+            )
+        return ShardReader(*shard, iterator=iterator, **options)
 
 
 def fetch(groups: Iterable[list], ranges: Any = None) -> Iterator:
@@ -174,7 +183,9 @@ def _read_one(plan: FetchPlan, with_handler: bool = True) -> tuple:
             max_records=plan.max_records,
             max_bytes=plan.max_bytes,
             max_time_s=plan.max_time_s,
-            max_calls=1,  # one GetRecords per shard per round: the round interval paces it
+            # One GetRecords per shard per round: the round interval paces it. A
+            # subscription (at most one per shard every 5 s) is read until caught up.
+            max_calls=None if plan.consumer_arn is not None else 1,
         )
     except Exception as exc:  # reported per shard; the round keeps the other shards
         kind = "transient" if getattr(exc, "retriable", False) else "permanent"
@@ -203,6 +214,8 @@ def _read_one(plan: FetchPlan, with_handler: bool = True) -> tuple:
             type(exc).__name__,
         )
         return header, []
+    finally:
+        reader.close()  # a fan-out read's subscription ends with its round
     header = ShardRange(
         plan.round_id,
         plan.shard_id,
@@ -313,7 +326,8 @@ def read_range(plan: FetchPlan, expected: ShardRange) -> list:
         expected.records,
     )
     first_seq, first_sub = expected.first_esn
-    reader = plan.reader(start=StartPosition.at_esn(str(first_seq), first_sub))
+    # GetRecords even under fan-out: a live round may hold the shard's subscription.
+    reader = plan.reader(start=StartPosition.at_esn(str(first_seq), first_sub), polling=True)
     chunks = replay_range(
         reader,
         expected.last_esn,

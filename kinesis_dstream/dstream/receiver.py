@@ -14,7 +14,8 @@ One :class:`KinesisReceiver` per ``createStream`` call is one KCL-style worker. 
 - the checkpointer thread: every ``checkpoint_interval_s`` its
   :class:`~.checkpointer.Checkpointer` writes, per shard, the position the ledger allows
   (the contiguous prefix of rounds whose batches completed with every output
-  successful), and warns about blocked shards;
+  successful), and warns about blocked shards; a batch that completes a shard's last
+  range wakes it at once, so the shard's children are read without waiting an interval;
 - the metrics thread.
 
 Batch ``t`` gets the ranges the ledger assigns to it (:meth:`batch_rdd`); the streaming
@@ -35,6 +36,8 @@ from typing import Any, Callable, Optional
 
 from ..backoff import RetryLog
 from ..leases.lease import Lease
+from ..retrieval.consumers import ensure_consumer
+from ..retrieval.fanout import FanOutConfig
 from ..retrieval.idle import IdlePolling
 from ..retrieval.reader import StartPosition
 from ..retrieval.streams import latest_iterator, require_stream
@@ -82,16 +85,20 @@ class KinesisReceiver:
         self.observer = ReceiverObserver(settings, credentials.get("cloudwatch"), self.coordinator)
         idle = IdlePolling(settings.fetch_interval_s, settings.max_idle_wait_s)
         #: What was read, what each batch holds, what may be checkpointed.
-        self.state = ReceiverState(settings.stream_name, settings.retain_s, idle)
+        gap_s = FanOutConfig().resubscribe_interval_s if settings.fan_out else 0.0
+        self.state = ReceiverState(
+            settings.stream_name, settings.retain_s, idle, min_read_gap_s=gap_s
+        )
         self._phase_lock = threading.Lock()
         self._phase = ReceiverPhase.NEW
         self.round_thread = RoundThread(
             settings, self.kinesis_spec, self.state, self.coordinator, self.observer, JOIN_TIMEOUT_S
         )
         self.checkpointer = Checkpointer(
-            self.state, self.coordinator, self.shard_sync, self.observer, STALLED_BATCH_MS
+            self.state, self.coordinator, self.observer, STALLED_BATCH_MS
         )
         self._stop_background = threading.Event()
+        self._wake_checkpointer = threading.Event()  # a shard's end may be written now
         self._threads: list = []
 
     @property
@@ -126,6 +133,8 @@ class KinesisReceiver:
         if round_thread:
             self.round_thread.start_warm_up()  # overlaps the lease table's set-up below
         require_stream(self.kinesis_spec.client(), self.settings.stream_name)
+        if self.settings.fan_out:
+            self.round_thread.consumer_arn = self._consumer_arn()
         self.table.create_if_missing()
         with self._phase_lock:
             if self._phase is ReceiverPhase.STOPPED:
@@ -145,6 +154,25 @@ class KinesisReceiver:
             self.settings.stream_name,
             self.settings.app_name,
         )
+
+    def _consumer_arn(self) -> str:
+        """retrievalMode FANOUT: consumerArn, else found or registered by consumerName
+        (default: the application name, as the KCL's FanOutConfig)."""
+        settings = self.settings
+        name = None if settings.consumer_arn else (settings.consumer_name or settings.app_name)
+        consumer = ensure_consumer(
+            self.kinesis_spec.client(),
+            settings.stream_name,
+            consumer_name=name,
+            consumer_arn=settings.consumer_arn,
+        )
+        log.info(
+            "stream %s: reading with enhanced fan-out consumer %s (%s)",
+            settings.stream_name,
+            consumer.name,
+            consumer.arn,
+        )
+        return consumer.arn
 
     def _start_threads(self, round_thread: bool) -> None:
         if round_thread:
@@ -186,6 +214,7 @@ class KinesisReceiver:
         try:
             self.stop_fetching()
             self._stop_background.set()
+            self._wake_checkpointer.set()
             self._join(self._threads)
             if started:
                 self._last_checkpoints()
@@ -318,25 +347,42 @@ class KinesisReceiver:
             )
         parts = [part for _, time_parts in completed.done for part in time_parts]
         self.observer.batch_completed(batch_ms, completed.succeeded, parts, completed.shards_held)
+        if completed.succeeded and self.state.shard_end_due():
+            self._wake_checkpointer.set()
 
     # -- checkpoints ------------------------------------------------------------------------
 
     def _checkpoint_loop(self) -> None:
         self._background_loop(
-            "checkpointing", self.settings.checkpoint_interval_s, self.checkpointer.checkpoint_pass
+            "checkpointing",
+            self.settings.checkpoint_interval_s,
+            self.checkpointer.checkpoint_pass,
+            self._wake_checkpointer,
         )
 
-    def _background_loop(self, what: str, interval_s: float, work: Callable[[], object]) -> None:
-        """Run ``work`` every ``interval_s`` until the stop; a failed pass is retried at
-        the next, and failures are reported at a bounded rate (the first with its
-        traceback), not a traceback a pass through an outage."""
+    def _background_loop(
+        self,
+        what: str,
+        interval_s: float,
+        work: Callable[[], object],
+        wake: Optional[threading.Event] = None,
+    ) -> None:
+        """Run ``work`` every ``interval_s`` (and when ``wake`` is set) until the stop; a
+        failed pass is retried at the next, and failures are reported at a bounded rate
+        (the first with its traceback), not a traceback a pass through an outage."""
         failures = RetryLog(
             log,
             f"{what} of stream {self.settings.stream_name}",
             level=logging.ERROR,
             traceback=True,
         )
-        while not self._stop_background.wait(interval_s):
+        signal = wake if wake is not None else self._stop_background
+        while True:
+            signal.wait(interval_s)
+            if self._stop_background.is_set():
+                return
+            if wake is not None:
+                wake.clear()
             try:
                 work()
             except Exception as exc:

@@ -72,13 +72,14 @@ class ReceiverState:
         retain_s: float,
         idle: Optional[IdlePolling] = None,
         clock: Callable[[], float] = time.monotonic,
+        min_read_gap_s: float = 0.0,
     ) -> None:
         self.stream_name = stream_name
         self.retain_s = retain_s
         self._clock = clock
         self._lock = threading.Lock()
         self._ledger = Ledger()
-        self._book = FetchBook(stream_name, self._ledger, clock, idle)
+        self._book = FetchBook(stream_name, self._ledger, clock, idle, min_read_gap_s)
         self._batches = BatchBook()
         self._round_ids = itertools.count(1)
         #: Since when the buffer bound has refused every round (None: not refusing).
@@ -217,6 +218,11 @@ class ReceiverState:
         with self._lock:
             children = {k: c.children for k, c in self._book.cursors.items()}
             return self._ledger.targets(), children
+
+    def shard_end_due(self) -> bool:
+        """A shard's end may be checkpointed now: the batch of its last range completed."""
+        with self._lock:
+            return any(position.is_shard_end for _, position in self._ledger.targets().values())
 
     def checkpoints_written(self, written: list) -> None:
         """``(shard, generation, position)`` were written: the ledger forgets what they

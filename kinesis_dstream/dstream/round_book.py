@@ -16,6 +16,10 @@ shard's outcome here:
   blocked in the ledger (nothing at or past the failing record is checkpointed) and the
   error is kept as :attr:`FetchBook.failure`, which fails the next batch.
 
+Under enhanced fan-out every read is a subscription, and Kinesis refuses a second one to
+a shard within 5 s of the last: a shard is then read again ``min_read_gap_s`` after its
+round was recorded (the subscription was made before that, so no executor is refused).
+
 :class:`FetchBook` is not thread-safe: its owner, the
 :class:`~.receiver_state.ReceiverState`, calls it under its one lock.
 """
@@ -61,6 +65,7 @@ class Cursor:
     retry_at: float = 0.0  # monotonic time before which the shard is not read
     idle_reads: int = 0  # reads in a row that found nothing at the shard's tip
     idle_until: float = 0.0  # monotonic time before which an idle shard is not read
+    next_read_at: float = 0.0  # fan-out: monotonic time of the shard's next subscription
 
 
 @dataclass(eq=False)
@@ -111,9 +116,11 @@ class FetchBook:
         ledger: Ledger,
         clock: Callable[[], float],
         idle: Optional[IdlePolling] = None,
+        min_read_gap_s: float = 0.0,
     ) -> None:
         self.stream_name = stream_name
         self.idle = idle  # None: every round reads every shard
+        self.min_read_gap_s = min_read_gap_s  # between two reads of a shard (fan-out)
         self.ledger = ledger
         self.cursors: dict = {}  # shard id -> Cursor
         self.rounds: dict = {}  # round id -> Round, until unpersisted
@@ -160,7 +167,7 @@ class FetchBook:
             self.ledger.set_ready(shard_id)
         shards = []
         for shard_id, cursor in sorted(self.cursors.items()):
-            if shard_id not in ready or cursor.retry_at > now:
+            if shard_id not in ready or max(cursor.retry_at, cursor.next_read_at) > now:
                 continue
             if self.ledger.phase(shard_id) is not ShardPhase.READING:
                 continue
@@ -178,6 +185,8 @@ class FetchBook:
             if cursor is None or cursor.generation != generation:
                 continue  # the lease was lost (and maybe regained) while the round ran
             self.stats.last_millis_behind[plan.shard_id] = read.millis_behind_latest
+            if self.min_read_gap_s:
+                cursor.next_read_at = self._clock() + self.min_read_gap_s
             if read.error_kind is not None:
                 self._failed(plan.shard_id, cursor, read)
                 continue

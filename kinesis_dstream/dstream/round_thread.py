@@ -71,6 +71,8 @@ class RoundThread:
             drop_outside_shard=settings.drop_aggregates_outside_shard
         )
         self._job_group = f"kinesis-dstream-{settings.stream_id}"
+        #: retrievalMode FANOUT: the consumer rounds subscribe with (set at start).
+        self.consumer_arn: Optional[str] = None
         self._stop = threading.Event()
         self._thread: Optional[threading.Thread] = None
         self._warm_up_thread: Optional[threading.Thread] = None
@@ -232,4 +234,5 @@ class RoundThread:
             max_time_s=self.settings.fetch_interval_s,
             config=self._reader_config,
             transform=self.settings.transform,
+            consumer_arn=self.consumer_arn,
         )

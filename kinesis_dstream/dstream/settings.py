@@ -27,6 +27,8 @@ DEFAULT_METRICS_INTERVAL_S = 10.0
 DEFAULT_MAX_IDLE_WAIT_S = 2.0
 #: The default grouping's largest group (the fetch task's read threads).
 MAX_AUTO_SHARDS_PER_TASK = 16
+#: retrievalMode: how rounds read (the KCL's names).
+POLLING, FANOUT = "POLLING", "FANOUT"
 
 
 @dataclass(frozen=True)
@@ -78,7 +80,17 @@ class StreamSettings:
     #: The StreamingContext's batch interval: rounds are timed to end just before each
     #: batch time (dstream.pacing). None: rounds run free.
     batch_interval_s: Optional[float] = None
+    #: The KCL's retrievalMode: POLLING (GetRecords) or FANOUT (SubscribeToShard through
+    #: a registered consumer: ``consumer_arn``, else found or registered by
+    #: ``consumer_name``, default the application name, as the KCL's FanOutConfig).
+    retrieval_mode: str = POLLING
+    consumer_name: Optional[str] = None
+    consumer_arn: Optional[str] = None
     extra: dict = field(default_factory=dict)
+
+    @property
+    def fan_out(self) -> bool:
+        return self.retrieval_mode == FANOUT
 
     def __post_init__(self) -> None:
         for name in (
@@ -122,6 +134,13 @@ class StreamSettings:
             )
         if self.retain_s < 0:
             raise ValueError(f"retain_s must be >= 0, got {self.retain_s}")
+        if self.retrieval_mode not in (POLLING, FANOUT):
+            raise ValueError(
+                f"retrievalMode must be {POLLING} or {FANOUT}, got {self.retrieval_mode!r}"
+            )
+        if not self.fan_out and (self.consumer_name or self.consumer_arn):
+            given = "consumerArn" if self.consumer_arn else "consumerName"
+            raise ValueError(f"{given} needs retrievalMode={FANOUT!r}")
 
 
 def default_fetch_interval_s(batch_interval_s: float) -> float:

@@ -11,9 +11,13 @@ three threads, each with the one stop signal and a bounded join:
   takes expired or unowned leases up to the fair share and steals at most
   ``max_leases_to_steal`` a pass from the most-loaded worker (:mod:`.take_rules`), the writes
   in parallel on the pool; then it tells the lease-gained listener, on its own thread;
-- the parent checker, every ``failover / 3`` and when woken: reads the parents of held
-  leases that wait for them (:mod:`.held` has the states), so a failed read delays one
-  child shard and never a renewal.
+- the parent checker, every half second and when woken: reads the parents of held
+  leases that wait for them (:mod:`.parents`), so a failed read delays one child shard
+  and never a renewal.
+
+A shard finished here (:meth:`~LeaseCoordinator.shard_ended`) creates its children's
+leases and wakes the taker, which takes them at once within the fair share (stealing no
+sooner than a regular pass: :meth:`~.take_pass.LeaseAcquirer.steal_due`).
 
 A lease whose gained listener raises is released and not taken again for three taker
 passes. :meth:`stop` releases held leases in parallel, each bounded. In a KCL 3.x fleet
@@ -30,16 +34,16 @@ import time
 import uuid
 from typing import Callable, Optional
 
-from ..errors import DependencyError, LeaseLostError
 from ..esn import ESN_SHARD_END, ExtendedSequenceNumber
 from .fleet import METRICS_INTERVAL_S, FleetWatch
 from .held import HeldLease, HeldLeases, LeaseState
 from .lease import Lease
+from .lease_writes import checkpoint_held
 from .loops import PeriodicLoops, time_left
 from .membership import DEFAULT_HANDOFF_TIMEOUT_S, FleetMembership
 from .parents import check_parents
 from .refresher import LeaseRefresher
-from .renewer import LeaseRenewer, RenewalStats, Settled, settle_unanswered, write_checkpoint
+from .renewer import LeaseRenewer, RenewalStats
 from .shard_sync import ShardSync
 from .take_pass import LeaseAcquirer
 from .thread_pool import ThreadPool
@@ -137,7 +141,9 @@ class LeaseCoordinator:
         )
         self._loops = PeriodicLoops(self.worker_id)
         self._wake_parents = threading.Event()
-        self._wake_taker = threading.Event()  # the leader of a KCL 3.x fleet is gone
+        self._read_all_parents = False  # set with _wake_parents: a parent finished here
+        #: The leader of a KCL 3.x fleet is gone, or a shard finished here has children.
+        self._wake_taker = threading.Event()
         self._acquirer = LeaseAcquirer(
             table,
             self.worker_id,
@@ -174,12 +180,15 @@ class LeaseCoordinator:
             if background:
                 self._loops.spawn("renewer", self.renewal_interval_s, self.renew_leases)
                 self._loops.spawn(
-                    "parents", self.renewal_interval_s, self.check_parents, self._wake_parents
+                    "parents",
+                    self.timings.parent_poll_interval_s,
+                    self._check_due_parents,
+                    self._wake_parents,
                 )
             self._maybe_sync()
             self.membership.poll()
             self.membership.publish_metrics()  # a KCL 3.x leader counts us from now on
-            self.take_leases()
+            self.take_leases(steal=self._acquirer.steal_due())  # the first regular pass
             if background:
                 self._loops.spawn(
                     "taker", self.taker_interval_s, self._taker_pass, self._wake_taker
@@ -285,8 +294,16 @@ class LeaseCoordinator:
     # -- parents ----------------------------------------------------------------------------
 
     def check_parents(self) -> None:
-        """Read the parents of leases waiting for them (the parent checker's work)."""
-        check_parents(self.table, self._held)
+        """Read the parents of every lease waiting for them."""
+        check_parents(self.table, self._held, self._held.parent_reads_due())
+
+    def _check_due_parents(self) -> None:
+        """The parent checker's pass: the waiting leases due a read (all of them after a
+        parent finished here)."""
+        every, self._read_all_parents = self._read_all_parents, False
+        due = self._held.parent_reads_due(None if every else self.timings.parent_read_interval_s)
+        if due:
+            check_parents(self.table, self._held, due)
 
     # -- taking -----------------------------------------------------------------------------
 
@@ -298,7 +315,9 @@ class LeaseCoordinator:
             except Exception:  # a failed sync must not cost the take
                 log.exception("shard sync failed for worker %s", self.worker_id)
             if self.membership.takes:  # a follower gains leases in the fleet tick
-                self.take_leases()
+                # A pass woken early (children of a shard finished here) takes them but
+                # steals no sooner than a regular pass would.
+                self.take_leases(steal=self._acquirer.steal_due())
         finally:
             self.taker_passes += 1
 
@@ -310,14 +329,15 @@ class LeaseCoordinator:
             self._last_sync = now
             self.shard_sync.sync()
 
-    def take_leases(self) -> list:
-        """One taker pass: scan, judge expiry, take or steal; in a KCL 3.x fleet with a
-        live leader, only hold what it assigned to us. Returns the keys gained."""
+    def take_leases(self, steal: bool = True) -> list:
+        """One taker pass: scan, judge expiry, take or (with ``steal``) steal; in a KCL
+        3.x fleet with a live leader, only hold what it assigned to us. Returns the keys
+        gained."""
         if self._pool is None:
             raise RuntimeError(f"lease coordinator {self.worker_id} is not started")
         if not self.membership.takes:
             return self.membership.adopt_assigned(self._acquirer.adopt_assigned)
-        return self._acquirer.take_leases(self._pool)
+        return self._acquirer.take_leases(self._pool, steal)
 
     # -- checkpointing ----------------------------------------------------------------------
 
@@ -335,53 +355,36 @@ class LeaseCoordinator:
         stops renewing the lease (the shard needs no reader any more). A successful
         write moves the counter, so it counts as a renewal. A write that finds a KCL 3.x
         handoff begun is written as the checkpoint owner and the handoff goes on as when
-        the renewer finds it (:func:`~.renewer.write_checkpoint`).
+        the renewer finds it (:func:`~.lease_writes.write_checkpoint`).
         """
         self._fence()
         entry = self._held.get(shard_id)
-        if entry is None or not entry.write_lock.acquire(timeout=self.failover_time_s):
-            if entry is None:
-                raise LeaseLostError(
-                    f"cannot checkpoint shard {shard_id} at {esn}: worker {self.worker_id} "
-                    "does not hold its lease"
-                )
-            raise DependencyError(
-                f"cannot checkpoint shard {shard_id} at {esn}: an earlier write to its lease "
-                f"has not returned within {self.failover_time_s:.1f}s; nothing was written",
-                operation="checkpoint",
-                shard_id=shard_id,
-            )
-        written, handoff = None, False  # (our last write got no answer, and the lease moved)
-        try:
-            if not self._held.is_current(entry):
-                raise LeaseLostError(
-                    f"cannot checkpoint shard {shard_id} at {esn}: worker {self.worker_id} "
-                    "lost its lease meanwhile; nothing was written"
-                )
-            settled = settle_unanswered(self.table, self._held, entry)
-            if settled is not Settled.LOST:  # a handoff read back: written as checkpoint owner
-                written, handoff = write_checkpoint(
-                    self.table, self._held, entry, esn, child_shard_ids, self._clock
-                )
-                handoff = handoff or settled is Settled.HANDED_OFF
-        finally:
-            entry.write_lock.release()
-        if written is None:
-            self._drop(entry, "its counter moved: another worker took it")
-            raise LeaseLostError(
-                f"cannot checkpoint shard {shard_id} at {esn}: the lease was taken by "
-                "another worker; nothing was written"
-            )
+        written, handoff = checkpoint_held(
+            self.table,
+            self._held,
+            entry,
+            esn,
+            child_shard_ids,
+            self._clock,
+            shard_id=shard_id,
+            worker_id=self.worker_id,
+            lock_timeout_s=self.failover_time_s,
+            on_taken=self._drop,
+        )
+        assert entry is not None  # checkpoint_held raised otherwise
         if handoff:  # found here before the renewer: on as from the renewer
             self.membership.handoff_started(entry)
         if esn == ESN_SHARD_END and entry.state is not LeaseState.HANDING_OFF:
             self._held.remove(entry, lost=False)  # (a handoff's transfer removes it)
-            self._wake_parents.set()  # its children may be ready now
+            self._read_all_parents = True  # its children may be ready now
+            self._wake_parents.set()
         return written
 
     def shard_ended(self, shard_id: str, child_shard_ids: list) -> Lease:
-        """At a shard's end: checkpoint SHARD_END with the children, create their leases."""
+        """At a shard's end: checkpoint SHARD_END with the children, create their leases
+        and wake the taker, so that the children are read at once, not at its next pass."""
         written = self.checkpoint(shard_id, ESN_SHARD_END, child_shard_ids)
+        log.info("shard %s finished; children %s", shard_id, child_shard_ids)
         if self.shard_sync is not None and child_shard_ids:
             try:
                 self.shard_sync.create_child_leases(child_shard_ids)
@@ -393,6 +396,8 @@ class LeaseCoordinator:
                     shard_id,
                     exc,
                 )
+        if child_shard_ids:
+            self._wake_taker.set()
         return written
 
     # -- listeners --------------------------------------------------------------------------

@@ -61,6 +61,10 @@ class HeldLease:
     write_lock: threading.Lock = field(default_factory=threading.Lock)
     #: Clock time a KCL 3.x leader started handing it to another worker (HANDING_OFF).
     handoff_since: Optional[float] = None
+    #: Clock time it began to wait on its parents, and when the parent checker last read
+    #: them (:func:`~.parents.check_parents` reads often at first, then less).
+    waiting_since: Optional[float] = None
+    parents_read_at: Optional[float] = None
 
     @property
     def key(self) -> str:
@@ -175,7 +179,25 @@ class HeldLeases:
             if self._held.get(entry.key) is not entry or state not in _TRANSITIONS[entry.state]:
                 return False
             entry.state = state
+            if state is LeaseState.WAITING_ON_PARENTS:
+                entry.waiting_since = self._clock()
             return True
+
+    def parent_reads_due(self, interval_s: Optional[Callable[[float], float]] = None) -> list:
+        """The leases waiting on parents whose parents should be read now, marked read:
+        ``interval_s(seconds waited)`` apart per lease; all of them without it."""
+        now = self._clock()
+        with self._lock:
+            due = []
+            for entry in self._held.values():
+                if entry.state is not LeaseState.WAITING_ON_PARENTS:
+                    continue
+                waited = now - (entry.waiting_since if entry.waiting_since is not None else now)
+                last = entry.parents_read_at
+                if interval_s is None or last is None or now - last >= interval_s(waited):
+                    entry.parents_read_at = now
+                    due.append(entry)
+            return due
 
     def fence(self) -> list:
         """Remove and return the entries not renewed within the failover time."""

@@ -4,7 +4,7 @@ lease's throughput, and graceful handoffs as the old owner.
 A KCL 3.x leader moves a lease from worker A to B gracefully: it sets ``leaseOwner = B``
 and ``checkpointOwner = A`` without bumping the counter. A's next write fails (a
 renewal, or the application's checkpoint when it comes first); A (us) reads the lease
-once, sees the handoff (:func:`~.renewer.handed_off_lease`, one rule for every write;
+once, sees the handoff (:func:`~.lease_writes.handed_off_lease`, one rule for every write;
 a release then transfers), and keeps the lease HANDING_OFF: renewed and checkpointed with
 ``checkpointOwner`` as the guard, not read any more, checkpointed one last time by the
 application (the kcl daemon's child gets ``shutdownRequested``, then ``leaseLost``);

@@ -5,7 +5,10 @@ This keeps per-partition-key order across splits and merges. A held lease waits
 ``SHARD_END``. The taker's scan answers for free when every parent is in it and
 finished; otherwise consistent reads decide, on the coordinator's parent-checker thread
 and never in a renewal, each lease's reads on their own so that a failed read only
-delays that child.
+delays that child. A lease that has just begun to wait has its parents read often
+(:meth:`~.timing.LeaseTimings.parent_read_interval_s`), so a child whose last parent
+another worker finishes starts within a fraction of a second; one finished here wakes
+the checker at once.
 """
 
 from __future__ import annotations
@@ -36,10 +39,11 @@ def ready_from_scan(held: HeldLeases, scanned: Mapping[str, Lease]) -> None:
             log.info("lease %s is ready: its parent shards are finished", entry.key)
 
 
-def check_parents(table: LeaseRefresher, held: HeldLeases) -> None:
-    """Read the parents of waiting leases; READY once each is absent or finished."""
+def check_parents(table: LeaseRefresher, held: HeldLeases, entries: list) -> None:
+    """Read the parents of the waiting leases ``entries``; READY once each is absent or
+    finished."""
     finished: dict = {}  # parent key -> finished, shared by this check's leases
-    for entry in held.entries(LeaseState.WAITING_ON_PARENTS):
+    for entry in entries:
         try:
             for parent in sorted(entry.lease.parent_shard_ids):
                 if parent not in finished:

@@ -65,10 +65,12 @@ class LeaseAcquirer:
         self._rng = rng
         self._observer = LeaseObserver(timings.failover_time_s, clock)
         self._gained: queue.SimpleQueue[HeldLease] = queue.SimpleQueue()  # to announce
+        self._last_steal_pass: Optional[float] = None  # the taker thread's (steal_due)
         self._rejected: dict = {}  # lease key -> clock time it may be taken again
 
-    def take_leases(self, pool: ThreadPool) -> list:
-        """One pass: scan, judge expiry, take or steal, announce. Returns the keys taken."""
+    def take_leases(self, pool: ThreadPool, steal: bool = True) -> list:
+        """One pass: scan, judge expiry, take or (with ``steal``) steal, announce. Returns
+        the keys taken."""
         scanned = self.table.list_leases()
         by_key = {lease.lease_key: lease for lease in scanned}
         ready_from_scan(self._held, by_key)
@@ -92,7 +94,7 @@ class LeaseAcquirer:
             expired,
             self.worker_id,
             max_leases_for_worker=self._max_leases_for_worker,
-            max_leases_to_steal=self._max_leases_to_steal,
+            max_leases_to_steal=self._max_leases_to_steal if steal else 0,
             rng=self._rng,
         )
         futures = []
@@ -110,6 +112,18 @@ class LeaseAcquirer:
         held = [f.result() for f in futures if f.done() and not f.cancelled()]
         self.announce()  # a take that returns later is announced by the next pass
         return [entry.key for entry in held if entry is not None]
+
+    def steal_due(self) -> bool:
+        """The taker thread's pass may steal: none that could began within (nine tenths
+        of) a taker interval, so a worker steals at most ``max_leases_to_steal`` a taker
+        interval however often it is woken early. Regular passes are a taker interval
+        apart; the tenth of slack absorbs scans of different lengths."""
+        now = self._clock()
+        last = self._last_steal_pass
+        if last is not None and now - last < 0.9 * self._timings.taker_interval_s:
+            return False
+        self._last_steal_pass = now
+        return True
 
     def adopt_assigned(self, keys: Optional[list] = None) -> list:
         """A KCL 3.x follower's pass: hold the leases the leader assigned to us (owner is

@@ -8,11 +8,18 @@
   :meth:`~.dynamodb.LeaseTable.renew`), so the lease client's read timeout is
   ``failover / 20`` and the budget ``0.035 x failover``: 1.35 s at 10 s, inside 1.67 s.
   Not counted there: a renewal after a write of ours that got no answer first reads the
-  lease back (:func:`~.renewer.settle_unanswered`), a third read, 1.85 s at 10 s. That
+  lease back (:func:`~.lease_writes.settle_unanswered`), a third read, 1.85 s at 10 s. That
   is over the renewal timeout but under the interval (3.33 s): the call still ends
   before the next pass, so one hang still costs one renewal, never the lease.
   The read timeout never goes below 0.5 s: shorter failover times are for tests against
   local servers, where a smaller timeout would only add spurious failures.
+- A lease waiting on its parents has them read every ``parent_poll_interval_s``
+  (0.5 s, or the renewal interval if shorter) for its first
+  ``parent_poll_fast_for_s`` (60 s) of waiting, then every renewal interval. A parent
+  ends while it is read at its tip, so a child usually waits seconds: it starts within
+  half a second of its last parent's end, and a long wait (a parent with a backlog)
+  costs no more reads than before. The KCL polls every ``parentShardPollIntervalMillis``
+  (10 s).
 - :meth:`LeaseCoordinator.stop <.coordinator.LeaseCoordinator.stop>` returns within
   ``release_timeout_s + join_timeout_s`` (``failover + failover / 2``): releases get
   the failover time at most, since a release that cannot land by then is moot (every
@@ -44,6 +51,10 @@ DEFAULT_RENEWAL_THREADS = 20
 _MIN_READ_TIMEOUT_S = 0.5
 #: A lease whose gained listener failed is not taken again for this many taker passes.
 _REJECTED_PASSES = 3
+#: How often a lease that has just begun to wait on its parents has them read, and for
+#: how long after it began to wait (then every renewal interval).
+PARENT_POLL_FAST_S = 0.5
+PARENT_POLL_FAST_FOR_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -59,6 +70,8 @@ class LeaseTimings:
     join_timeout_s: float
     release_timeout_s: float
     rejected_retry_s: float
+    parent_poll_interval_s: float = PARENT_POLL_FAST_S
+    parent_poll_fast_for_s: float = PARENT_POLL_FAST_FOR_S
 
     def __post_init__(self) -> None:
         for name in (
@@ -69,6 +82,7 @@ class LeaseTimings:
             "client_read_timeout_s",
             "join_timeout_s",
             "release_timeout_s",
+            "parent_poll_interval_s",
         ):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be > 0, got {getattr(self, name)}")
@@ -100,7 +114,14 @@ class LeaseTimings:
             join_timeout_s=max(1.0, f / 2),
             release_timeout_s=f,
             rejected_retry_s=_REJECTED_PASSES * taker_interval_s,
+            parent_poll_interval_s=min(PARENT_POLL_FAST_S, f / 3),
         )
+
+    def parent_read_interval_s(self, waited_s: float) -> float:
+        """How often a lease that has waited ``waited_s`` on its parents reads them."""
+        if waited_s < self.parent_poll_fast_for_s:
+            return self.parent_poll_interval_s
+        return self.renewal_interval_s
 
     @property
     def renewal_call_bound_s(self) -> float:

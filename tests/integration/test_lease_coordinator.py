@@ -253,7 +253,7 @@ def test_a_renewal_that_landed_but_got_no_answer_keeps_the_lease(workers, dynamo
     (key,) = a.held_leases()
     table = LeaseTable(dynamodb, workers.app)
     landed = lose_first_answer(a, "renew")
-    with caplog.at_level(logging.INFO, logger="kinesis_dstream.leases.renewer"):
+    with caplog.at_level(logging.INFO, logger="kinesis_dstream.leases"):
         seconds_until(lambda: landed, 3 * a.renewal_interval_s + SLACK_S, "a lost answer")
         counter = landed[0].lease_counter  # what the table held after the landed renewal
         seconds_until(

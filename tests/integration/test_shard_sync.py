@@ -290,3 +290,90 @@ def test_an_unrelated_new_shard_starts_at_the_initial_position():
     table.create_lease(Lease("s9"))
     sync = ShardSync(ShardList([shard("s9"), shard("s3")]), "stream", table, "LATEST")
     assert sync.sync() == ["s3"] and table.get_lease("s3").checkpoint == ESN_LATEST
+
+
+# -- children read at once ------------------------------------------------------------------
+
+
+def split_and_merge(kinesis, stream):
+    """Shard 0 -> 2 and 3; then 3 + 1 -> 4 (kinesalite numbers shards in creation order)."""
+    s0 = list_shards(kinesis, stream)[0]
+    low, high = (int(s0["HashKeyRange"][k]) for k in ("StartingHashKey", "EndingHashKey"))
+    kinesis.split_shard(
+        StreamName=stream, ShardToSplit=s0["ShardId"], NewStartingHashKey=str((low + high + 1) // 2)
+    )
+    wait_active(kinesis, stream)
+    kinesis.merge_shards(
+        StreamName=stream,
+        ShardToMerge="shardId-000000000003",
+        AdjacentShardToMerge="shardId-000000000001",
+    )
+    wait_active(kinesis, stream)
+
+
+def seconds_until(predicate, bound_s, what):
+    started = time.monotonic()
+    while not predicate():
+        assert time.monotonic() - started < bound_s, f"{what} not within {bound_s} s"
+        time.sleep(0.02)
+    return time.monotonic() - started
+
+
+@pytest.mark.kinesalite
+def test_children_are_taken_at_once_and_a_merge_child_starts_when_another_worker_ends_its_parent(
+    kinesalite, dynalite, unique_name
+):
+    """No waiting for the next taker pass (every 60 s at this failover) or the old parent
+    check (every 10 s): a worker that ends a shard takes its children at once, and a
+    merge's child held by one worker starts within the parent checker's half second of
+    another worker ending its other parent."""
+    kinesis = kinesalite.client("kinesis")
+    ensure_stream(kinesis, unique_name, 2)
+    table = LeaseTable(dynalite.client("dynamodb"), unique_name)
+    table.create_if_missing()
+    sync = ShardSync(kinesis, unique_name, table, "TRIM_HORIZON")
+    sync.sync()  # shards 0 and 1
+    # One lease each, a 30 s failover: regular taker passes a minute apart, renewals and
+    # the old parent check every 10 s; nothing but the new rules can act within 5 s.
+    workers = {
+        name: LeaseCoordinator(
+            table,
+            name,
+            failover_time_s=30.0,
+            max_leases_for_worker=None,
+            shard_sync=sync,
+            shard_sync_interval_s=3600,
+        )
+        for name in ("a", "b")
+    }
+    try:
+        workers["a"].start()
+        workers["b"].start()  # nothing left to take; the fair share is 1 each
+        seconds_until(lambda: len(workers["a"].held_leases()) == 1, 30, "a's lease")
+        a = next(w for w in workers.values() if "shardId-000000000000" in w.held_leases())
+        b = next(w for w in workers.values() if w is not a)
+        assert set(b.held_leases()) == {"shardId-000000000001"}
+        split_and_merge(kinesis, unique_name)
+        # a ends shard 0: children 2 and 3 created and taken by a at once; 2 is ready,
+        # 3 waits for nothing (its parent 0 is finished) and is ready too.
+        a.shard_ended("shardId-000000000000", ["shardId-000000000002", "shardId-000000000003"])
+        took = seconds_until(
+            lambda: {"shardId-000000000002", "shardId-000000000003"} <= set(a.ready_leases()),
+            5,
+            "shard 0's children taken and ready",
+        )
+        # a ends 3: child 4 is created and taken; it waits for shard 1, which b reads
+        a.shard_ended("shardId-000000000003", ["shardId-000000000004"])
+        seconds_until(lambda: "shardId-000000000004" in a.held_leases(), 5, "child 4 taken")
+        assert "shardId-000000000004" not in a.ready_leases()
+        b.shard_ended("shardId-000000000001", ["shardId-000000000004"])
+        started = seconds_until(
+            lambda: "shardId-000000000004" in a.ready_leases(), 5, "child 4 ready on a"
+        )
+        print(f"children taken in {took:.2f} s; merge child ready {started:.2f} s after b")
+        leases = leases_of(table)
+        assert leases["shardId-000000000004"].lease_owner == a.worker_id
+        assert leases["shardId-000000000001"].checkpoint == ESN_SHARD_END
+    finally:
+        for worker in workers.values():
+            worker.stop()

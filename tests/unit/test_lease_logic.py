@@ -208,6 +208,33 @@ def test_held_leases_move_only_along_the_state_table_and_fence_beyond_the_failov
     assert held.close() == [] and not held.add(entry, stolen=False)  # closed at stop
 
 
+def test_a_waiting_lease_reads_its_parents_often_at_first_then_every_renewal_interval():
+    clock = Clock()
+    timings = LeaseTimings.from_failover(10.0)
+    held = HeldLeases(10.0, clock)
+    entry = HeldLease(owned("child", "me"), renewed_at=clock.now)
+    ready = HeldLease(owned("other", "me"), renewed_at=clock.now)
+    assert held.add(entry, stolen=False) and held.add(ready, stolen=False)
+    assert held.move(ready, LeaseState.READY)
+    due = held.parent_reads_due  # the parent checker's question, each pass
+    assert due(timings.parent_read_interval_s) == []  # nothing waits yet
+    assert held.move(entry, LeaseState.WAITING_ON_PARENTS)
+    assert due(timings.parent_read_interval_s) == [entry]  # at once
+    assert due(timings.parent_read_interval_s) == []  # read just now
+    clock.now += timings.parent_poll_interval_s
+    assert timings.parent_poll_interval_s == 0.5
+    assert due(timings.parent_read_interval_s) == [entry]  # half a second on
+    assert due() == [entry]  # a parent finished here: every waiting lease, at once
+    clock.now += timings.parent_poll_fast_for_s  # waited a minute: as slow as before
+    assert due(timings.parent_read_interval_s) == [entry]
+    clock.now += timings.renewal_interval_s - 0.01
+    assert due(timings.parent_read_interval_s) == []
+    clock.now += 0.02
+    assert due(timings.parent_read_interval_s) == [entry]
+    short = LeaseTimings.from_failover(0.9)  # a test's failover: never slower than renewals
+    assert short.parent_poll_interval_s == pytest.approx(0.3)
+
+
 # -- the worker pool: bounded threads, bounded shutdown ----------------------------------
 
 

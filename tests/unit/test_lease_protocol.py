@@ -158,6 +158,26 @@ def test_a_new_worker_steals_one_lease_a_pass_and_the_victim_loses_it_at_its_nex
     assert b.counts()["stolen"] == 4 and a.counts()["lost"] == 4
 
 
+def test_an_early_pass_takes_unowned_leases_but_steals_only_as_often_as_a_regular_one(world):
+    world.worker("a")  # holds all eight
+    b = world.worker("b", max_leases_to_steal=1)  # its start pass stole one (a regular pass)
+    assert len(b.held_leases()) == 1
+    world.clock.advance(1.0)
+    assert b.take_leases(steal=False) == []  # nothing unowned: an early pass steals nothing
+    fresh = "shardId-000000000100"
+    assert world.memory.create_lease(Lease(fresh))  # a child created at a shard end
+    assert b.take_leases(steal=False) == [fresh]  # taken at once, no steal needed
+    acquirer = b._acquirer  # the taker thread's rule for its woken passes
+    assert not acquirer.steal_due()  # the start's pass was a regular one, a second ago
+    world.clock.advance(0.85 * b.taker_interval_s - 1.0)
+    assert not acquirer.steal_due()  # woken early: no steal within a taker interval
+    world.clock.advance(0.1 * b.taker_interval_s)
+    assert acquirer.steal_due()  # a regular pass's time: may steal again
+    assert not acquirer.steal_due()  # and that pass counts as the last one that could
+    owners = world.owners()  # the early passes stole nothing: b has the start's steal
+    assert sorted(owners.values()).count("b") == 2 and owners[fresh] == "b"
+
+
 def test_a_worker_that_cannot_renew_fences_itself_after_the_failover_time(world):
     a = world.worker("a")
     taken_at = world.clock.now

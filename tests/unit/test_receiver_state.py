@@ -198,7 +198,7 @@ def test_a_read_paused_at_the_buffer_bound_says_for_how_long_until_a_round_is_pl
     assert state.plan_round({"a"}, 3, BIG) is None
     assert state.reading_paused_s() == 90
     table = LeaseTable(lost=set())
-    Checkpointer(state, table, table, table, stalled_batch_ms=60_000).checkpoint_pass()
+    Checkpointer(state, table, table, stalled_batch_ms=60_000).checkpoint_pass()
     assert table.paused_s == 90  # the observer warns past a minute (observe.PAUSE_WARNING_S)
     state.batch_opened(1000, (1000,))
     state.batch_completed(1000, succeeded=True)
@@ -318,7 +318,8 @@ class LeaseTable:
             raise LeaseLostError(f"shard {shard_id}: lease lost")
         self.checkpoints[shard_id] = (esn, child_shard_ids)
 
-    def create_child_leases(self, child_shard_ids):
+    def shard_ended(self, shard_id, child_shard_ids):
+        self.checkpoint(shard_id, ESN_SHARD_END, child_shard_ids)
         self.children_created.append(list(child_shard_ids))
 
     def checkpoint_written(self, shard_id, seconds):
@@ -338,7 +339,7 @@ def test_the_checkpointer_tells_the_state_only_what_was_written():
     state.batch_opened(1000, (1000,))
     state.batch_completed(1000, succeeded=True)
     table = LeaseTable(lost={"a"})
-    checkpointer = Checkpointer(state, table, table, table, stalled_batch_ms=60_000)
+    checkpointer = Checkpointer(state, table, table, stalled_batch_ms=60_000)
     assert checkpointer.checkpoint_now() == 1
     assert table.checkpoints == {"b": (esn(3), None)}
     assert state.checkpoint_targets()[0] == {"a": (1, esn(3))}  # tried again next pass
@@ -428,3 +429,29 @@ def test_operations_from_many_threads_keep_the_ledger_rule():
             by_generation.setdefault(generation, []).append(position)
         for positions in by_generation.values():
             assert positions == sorted(positions)
+
+
+def test_a_shard_end_is_due_once_the_batch_of_its_last_range_completed():
+    state, reads = opened(shards=("a", "b")), Reads()
+    reads.round(state, {"a", "b"}, ended=frozenset({"a"}))  # a's last range
+    assert not state.shard_end_due()  # its batch has not completed
+    state.batch_opened(1000, (1000,))
+    state.batch_completed(1000, succeeded=True)
+    assert state.shard_end_due()  # the receiver wakes its checkpointer now
+    table = LeaseTable(lost=set())
+    Checkpointer(state, table, table, stalled_batch_ms=60_000).checkpoint_now()
+    assert table.checkpoints["a"][0] == ESN_SHARD_END and table.children_created == [[]]
+    assert not state.shard_end_due()
+
+
+def test_under_fan_out_a_shard_is_read_again_only_after_the_subscription_gap():
+    clock = Clock()
+    state = ReceiverState("stream-x", 5.0, clock=clock, min_read_gap_s=5.0)
+    state.shard_opened("a", ESN_TRIM_HORIZON, StartPosition.trim_horizon(), None)
+    reads = Reads()
+    assert reads.round(state, {"a"}) is not None  # subscribed now
+    clock.now += 4.9
+    assert state.plan_round({"a"}, BIG, BIG) is None  # Kinesis would refuse it
+    clock.now += 0.1
+    planned = state.plan_round({"a"}, BIG, BIG)
+    assert planned is not None and [shard for shard, _ in planned.shards] == ["a"]
