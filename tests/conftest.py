@@ -67,6 +67,13 @@ def efo_kinesalite():
         yield server
 
 
+@pytest.fixture
+def efo(efo_kinesalite):
+    """A Kinesis client of the session's EFO server, botocore's parsers throughout (no fast
+    GetRecords decoder), a 20 s read timeout (the server sends an event every 5 s)."""
+    return efo_kinesalite.client("kinesis", fast_get_records=False, read_timeout_s=20)
+
+
 @pytest.fixture(scope="session")
 def ministack():
     """ministack on 127.0.0.1, from a virtualenv of its own: speaks SubscribeToShard."""
