@@ -22,6 +22,7 @@ from ..support.efo import (
     records_in,
     shard_events,
 )
+from ..support.npm_servers import EfoKinesalite
 from ..support.records import put_records
 from ..support.waiting import wait_until
 
@@ -124,17 +125,27 @@ def test_update_shard_count_doubles_then_halves_with_parents_linked_and_nothing_
     assert len(got) == len(expected) and sorted(got) == sorted(expected)  # each exactly once
 
 
-def test_update_shard_count_to_any_count_between_half_and_double(efo, unique_name):
-    new_stream(efo, unique_name, 3)
-    with pytest.raises(ClientError, match="LimitExceededException"):
-        efo.update_shard_count(
-            StreamName=unique_name, TargetShardCount=7, ScalingType="UNIFORM_SCALING"
-        )
-    for target in (5, 3):
-        _scale(efo, unique_name, target, lambda n: None)
-        assert _uniform(open_shards(efo, unique_name), target)
-    shards = efo.list_shards(StreamName=unique_name)["Shards"]
-    assert all("ParentShardId" in s for s in shards[3:])
+@pytest.fixture(scope="module")
+def quick_reshards():
+    """A server of its own whose splits and merges take 30 ms (the session's: 200 ms)."""
+    with EfoKinesalite(reshard_step_s=0.03) as server:
+        yield server
+
+
+def test_update_shard_count_to_any_count_between_half_and_double(quick_reshards, unique_name):
+    client = quick_reshards.client("kinesis")
+    new_stream(client, unique_name, 4)
+    for beyond in (9, 1):
+        with pytest.raises(ClientError, match="LimitExceededException"):
+            client.update_shard_count(
+                StreamName=unique_name, TargetShardCount=beyond, ScalingType="UNIFORM_SCALING"
+            )
+    for target in (7, 4, 6, 3, 5):
+        _scale(client, unique_name, target, lambda n: None)
+        assert _uniform(open_shards(client, unique_name), target), target
+    shards = client.list_shards(StreamName=unique_name)["Shards"]
+    by_id = {s["ShardId"]: s for s in shards}
+    assert all(s["ParentShardId"] in by_id for s in shards[4:])
 
 
 # -- the library's reader ----------------------------------------------------------------

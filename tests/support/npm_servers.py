@@ -64,6 +64,7 @@ class EfoKinesalite(NodeServer):
     ``consumer_delay_s``: CREATING before ACTIVE, and DELETING before gone.
     ``heartbeat_s``: an empty event at least this often on an idle shard (Kinesis: ~5).
     ``poll_interval_s``: how often a subscription reads kinesalite for new records.
+    ``reshard_step_s``: how long kinesalite takes over one SplitShard or MergeShards.
     """
 
     packages = ("kinesalite", "@smithy/eventstream-codec")
@@ -75,6 +76,7 @@ class EfoKinesalite(NodeServer):
         consumer_delay_s: float = 0.2,
         heartbeat_s: float = 5.0,
         poll_interval_s: float = 0.15,
+        reshard_step_s: float = 0.2,
     ) -> None:
         super().__init__("kinesalite-efo")
         self.label = "kinesalite + enhanced fan-out front (npm)"
@@ -90,6 +92,7 @@ class EfoKinesalite(NodeServer):
             "consumerDeleteMs": round(consumer_delay_s * 1000),
             "heartbeatMs": round(heartbeat_s * 1000),
             "pollMs": round(poll_interval_s * 1000),
+            "reshardStepMs": round(reshard_step_s * 1000),
         }
 
     def arguments(self) -> list:
