@@ -151,7 +151,7 @@ def test_update_shard_count_to_any_count_between_half_and_double(quick_reshards,
 # -- the library's reader ----------------------------------------------------------------
 
 
-def test_the_fanout_reader_reads_a_parent_to_its_end_then_names_the_children(efo, unique_name):
+def test_the_fanout_reader_reads_a_parent_to_its_end_then_its_children(efo, unique_name):
     consumer = active_consumer(efo, new_stream(efo, unique_name))
     put_records(efo, unique_name, 30, data="p{i:02d}")
     fast = FanOutConfig(resubscribe_interval_s=0.0, retry_initial_delay_s=0.2)
@@ -171,3 +171,15 @@ def test_the_fanout_reader_reads_a_parent_to_its_end_then_names_the_children(efo
     assert chunk.shard_ended and not chunk.records
     assert sorted(chunk.child_shard_ids) == ["shardId-000000000001", "shardId-000000000002"]
     assert reader.fan_out.subscriptions == 1
+    in_children = []
+    for child in chunk.child_shard_ids:  # the children, each read until caught up
+        with FanOutShardReader(
+            efo,
+            unique_name,
+            child,
+            StartPosition.trim_horizon(),
+            consumer_arn=consumer,
+            fanout=fast,
+        ) as child_reader:
+            in_children += [r.data for r in child_reader.read(max_records=100).records]
+    assert sorted(in_children) == [b"c%02d" % i for i in range(10)]
