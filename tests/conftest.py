@@ -1,5 +1,6 @@
 """Fixtures shared by every tier: one embedded local AWS per test session, unique names per
-test, the npm servers and ministack (each started once, when a test first asks for it).
+test, the npm servers (kinesalite alone and behind the enhanced fan-out front) and
+ministack (each started once, when a test first asks for it).
 
 Each tier's own fixtures live in its conftest: Spark's in ``spark/``, kclpy's and the
 ministack client's in ``interop/``."""
@@ -14,7 +15,7 @@ from kinesis_dstream.local import LocalAWS
 from kinesis_dstream.retrieval.streams import ensure_stream
 
 from .support.ministack_server import MinistackServer
-from .support.npm_servers import NodeServer
+from .support.npm_servers import EfoKinesalite, NodeServer
 
 
 @pytest.fixture(scope="session")
@@ -54,6 +55,23 @@ def dynalite():
     """dynalite on 127.0.0.1: a second, independent DynamoDB."""
     with NodeServer("dynalite") as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def efo_kinesalite():
+    """kinesalite behind a front that speaks enhanced fan-out (SubscribeToShard, consumers)
+    and carries out UpdateShardCount as splits and merges; Kinesis's timings (5-minute
+    subscriptions, the 5 s rule). Tests that need other timings start their own
+    ``EfoKinesalite(subscription_s=..., resubscribe_interval_s=...)``."""
+    with EfoKinesalite() as server:
+        yield server
+
+
+@pytest.fixture
+def efo(efo_kinesalite):
+    """A Kinesis client of the session's EFO server, botocore's parsers throughout (no fast
+    GetRecords decoder), a 20 s read timeout (the server sends an event every 5 s)."""
+    return efo_kinesalite.client("kinesis", fast_get_records=False, read_timeout_s=20)
 
 
 @pytest.fixture(scope="session")

@@ -1,17 +1,22 @@
-// Start kinesalite or dynalite in memory on 127.0.0.1, on the given port (0 = any free one).
+// Start kinesalite, dynalite or kinesalite-efo (kinesalite behind the enhanced fan-out front
+// in efo/) in memory on 127.0.0.1, on the given port (0 = any free one); kinesalite-efo takes
+// its options as a JSON object (efo/server.js's DEFAULTS names them).
 // Prints the ready line kinesis_dstream.local expects once bound; exits when stdin closes, so the server never
 // outlives the test process that started it.
 'use strict'
-const [name, port = '0'] = process.argv.slice(2)
-if (name !== 'kinesalite' && name !== 'dynalite') {
-  console.error('usage: node serve.js kinesalite|dynalite [port]')
+const [name, port = '0', efoOptions = '{}'] = process.argv.slice(2)
+const SERVERS = {
+  // Fast state changes: tests wait for ACTIVE, and 500 ms defaults only slow them down.
+  kinesalite: () => require('kinesalite')(
+    { createStreamMs: 50, deleteStreamMs: 50, updateStreamMs: 50, shardLimit: 100 }),
+  dynalite: () => require('dynalite')({ createTableMs: 50, deleteTableMs: 50, updateTableMs: 50 }),
+  'kinesalite-efo': () => require('./efo/server').createEfoServer(JSON.parse(efoOptions)),
+}
+if (!(name in SERVERS)) {
+  console.error(`usage: node serve.js ${Object.keys(SERVERS).join('|')} [port] [efo options JSON]`)
   process.exit(2)
 }
-// Fast state changes: tests wait for ACTIVE, and 500 ms defaults only slow them down.
-const options = name === 'kinesalite'
-  ? { createStreamMs: 50, deleteStreamMs: 50, updateStreamMs: 50, shardLimit: 100 }
-  : { createTableMs: 50, deleteTableMs: 50, updateTableMs: 50 }
-const server = require(name)(options)
+const server = SERVERS[name]()
 server.listen(Number(port), '127.0.0.1', () => {
   process.stdout.write(`KINESIS_DSTREAM_LOCAL_AWS_READY ${server.address().port}\n`)
 })

@@ -19,6 +19,8 @@ NOT_HERE = frozenset(
         "dynamodb",
         "ministack",
         "mini",
+        "efo_kinesalite",
+        "efo",
         "spark",
         "session",
         "ssc",
