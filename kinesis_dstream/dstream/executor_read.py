@@ -36,6 +36,7 @@ from ..executor_heap import freeze_heap_once
 from ..retrieval.fanout import FanOutConfig, FanOutShardReader
 from ..retrieval.reader import ReaderConfig, ShardReader, StartPosition, apply_handler
 from ..retrieval.replay import replay_range
+from ..retrieval.start import WHOLE_RECORD
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +70,9 @@ class ShardRange(NamedTuple):
     error_kind: Optional[str] = None
     error: Optional[str] = None  # the error's message: names stream, shard, record
     error_type: Optional[str] = None  # its class name
+    #: The ESN the shard is consumed through (sub-sequence WHOLE_RECORD: every user record
+    #: of that raw record is consumed); None: as ``last_esn``.
+    resume_after: Optional[tuple] = None
 
 
 @dataclass(frozen=True)
@@ -216,6 +220,12 @@ def _read_one(plan: FetchPlan, with_handler: bool = True) -> tuple:
         return header, []
     finally:
         reader.close()  # a fan-out read's subscription ends with its round
+    resume_after = _consumed_through(batch.resume_after, reader.has_pending)
+    shard_ended, children = batch.shard_ended, tuple(batch.child_shard_ids)
+    if plan.consumer_arn is not None and batch.records and not shard_ended:
+        ended = _ended_after(plan, resume_after, batch.millis_behind_latest)
+        if ended is not None:
+            shard_ended, children = True, ended
     header = ShardRange(
         plan.round_id,
         plan.shard_id,
@@ -224,8 +234,8 @@ def _read_one(plan: FetchPlan, with_handler: bool = True) -> tuple:
         batch.last_esn,
         batch.data_bytes,
         batch.millis_behind_latest,
-        batch.shard_ended,
-        tuple(batch.child_shard_ids),
+        shard_ended,
+        children,
         reader.iterator,
         batch.get_records_calls,
         time.monotonic() - started,
@@ -233,8 +243,43 @@ def _read_one(plan: FetchPlan, with_handler: bool = True) -> tuple:
         reader.stats.aggregates_dropped,
         reader.stats.user_records_outside_shard,
         reader.stats.user_records_dropped,
+        resume_after=resume_after,
     )
     return header, batch.records
+
+
+def _ended_after(
+    plan: FetchPlan, resume_after: Optional[tuple], millis_behind_latest: Optional[int]
+) -> Optional[tuple]:
+    """A fan-out read that took records and stopped caught up, with nothing pending: the
+    shard's children if it is closed and read to its end, else None.
+
+    A subscription tells a shard's end in an event of its own, which may come after the
+    event that caught up; the round has closed the subscription by then, and Kinesis
+    allows the next one 5 s later. One GetRecords after the last record read (the read
+    core's own rule for a shard's end) says it now, so the children are read at once.
+    """
+    if millis_behind_latest != 0 or resume_after is None or resume_after[1] != WHOLE_RECORD:
+        return None
+    start = StartPosition.after_sequence_number(str(resume_after[0]))
+    probe = plan.reader(start=start, with_handler=False, polling=True)
+    try:
+        peek = probe.read(max_records=1, max_calls=1)
+    except Exception as exc:  # the next subscription finds the end instead
+        log.debug("shard %s of %s: no end check now: %s", plan.shard_id, plan.stream_name, exc)
+        return None
+    if peek.shard_ended and not peek.records:
+        return tuple(peek.child_shard_ids)
+    return None
+
+
+def _consumed_through(resume_after: Optional[tuple], pending: bool) -> Optional[tuple]:
+    """Where the next read starts after: with nothing pending, the last raw record read
+    is consumed whole, so the next read (a subscription, an iterator made again) starts
+    AFTER it instead of reading it again to drop it."""
+    if resume_after is None or pending:
+        return resume_after
+    return (resume_after[0], WHOLE_RECORD)
 
 
 def warm_up(client: ClientSpec) -> None:

@@ -193,8 +193,9 @@ class FetchBook:
             cursor.failures = 0
             cursor.iterator = read.next_iterator
             self._pace(cursor, read, round_.planned_at)
-            if read.records:
-                seq, sub = read.last_esn
+            consumed = read.resume_after or (read.last_esn if read.records else None)
+            if consumed is not None:
+                seq, sub = consumed
                 cursor.position = StartPosition.after_checkpoint(str(seq), sub)
             if read.shard_ended:
                 cursor.children = read.child_shard_ids

@@ -113,7 +113,12 @@ class StartPosition:
 
     @classmethod
     def after_checkpoint(cls, sequence_number: str, sub_sequence_number: int = 0) -> StartPosition:
-        """Resume after a checkpoint: AT its sequence number, dropping ESNs <= it."""
+        """Resume after a checkpoint: AT its sequence number, dropping ESNs <= it; AFTER
+        it when the whole record was consumed (:data:`WHOLE_RECORD`), so that nothing is
+        read again (a new subscription's first event is then only what is new, or a closed
+        shard's end)."""
+        if sub_sequence_number == WHOLE_RECORD:
+            return cls.after_sequence_number(sequence_number)
         return cls(
             "AT_SEQUENCE_NUMBER",
             sequence_number,

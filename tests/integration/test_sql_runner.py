@@ -17,6 +17,7 @@ from kinesis_dstream.sql.offsets import Offset, make_offset
 
 from ..support.faults import CallErrors
 from ..support.records import put_records
+from ..support.waiting import wait_until
 
 
 class ExecutorThrottling(CallErrors):
@@ -227,3 +228,31 @@ def test_the_reported_latest_offset_carries_the_databricks_lag_names(
     reader.latestOffset(end, _all())
     report = reader.reportLatestOffset()
     assert (report["numTotalShards"], report["numClosedShards"]) == (4, 1)
+
+
+@pytest.mark.kinesalite
+def test_under_fan_out_a_shard_gets_its_next_range_five_seconds_after_its_last(
+    efo_kinesalite, efo, unique_name, tmp_path
+):
+    """Kinesis refuses a subscription within 5 s of the last: a batch must not wait on it
+    (its tasks would retry in backoff). The shard waits out the 5 s between ranges."""
+    ensure_stream(efo, unique_name, 1)
+    reader = reader_for(
+        efo_kinesalite, unique_name, tmp_path, consumerMode="efo", consumerName=unique_name
+    )
+    start = reader.initialOffset()
+    put_records(efo, unique_name, 5, data="a{i}")
+    first = wait_until(lambda: _new_offset(reader, start), 20, "the first records' range")
+    assert sorted(r[0] for r in rows(reader, start, first)) == [f"a{i}".encode() for i in range(5)]
+    read_at = time.monotonic()  # the range's subscription was made by now
+    put_records(efo, unique_name, 3, data="b{i}")
+    assert json.dumps(reader.latestOffset(first, _all())) == json.dumps(first)  # not yet
+    second = wait_until(lambda: _new_offset(reader, first), 20, "the next range")
+    waited = time.monotonic() - read_at
+    assert waited >= 4.5, f"a second range {waited:.2f} s after the first's subscription"
+    assert sorted(r[0] for r in rows(reader, first, second)) == [f"b{i}".encode() for i in range(3)]
+
+
+def _new_offset(reader, start):
+    end = reader.latestOffset(start, _all())
+    return end if json.dumps(end) != json.dumps(start) else None

@@ -20,6 +20,7 @@ from kinesis_dstream.dstream.spark_internals import next_job_times
 from kinesis_dstream.errors import KinesisDStreamError, LeaseLostError
 from kinesis_dstream.esn import ESN_SHARD_END, ESN_TRIM_HORIZON, ExtendedSequenceNumber
 from kinesis_dstream.retrieval.reader import StartPosition
+from kinesis_dstream.retrieval.start import WHOLE_RECORD
 
 BIG = 10**9
 
@@ -455,3 +456,30 @@ def test_under_fan_out_a_shard_is_read_again_only_after_the_subscription_gap():
     clock.now += 0.1
     planned = state.plan_round({"a"}, BIG, BIG)
     assert planned is not None and [shard for shard, _ in planned.shards] == ["a"]
+
+
+def test_a_read_that_consumed_its_last_record_whole_is_followed_after_it_not_at_it():
+    """A new subscription (or iterator) AT the last record would send it again, and a
+    subscription stops at a caught-up event: a closed shard's end, in the event after,
+    would never be read."""
+    state = opened(shards=("a",))
+    planned = state.plan_round({"a"}, BIG, BIG)
+    read = ShardRange(
+        planned.round_id,
+        "a",
+        2,
+        (5, 0),
+        (6, 0),
+        20,
+        0,
+        False,
+        (),
+        None,
+        1,
+        0.0,
+        resume_after=(6, WHOLE_RECORD),
+    )
+    state.round_recorded(Round(planned.round_id, None, [Plan("a")], [read], [1], 2, 20))
+    ((_, cursor),) = state.plan_round({"a"}, BIG, BIG).shards
+    assert cursor.position == StartPosition.after_sequence_number("6")
+    assert StartPosition.after_checkpoint("6", 0).iterator_type == "AT_SEQUENCE_NUMBER"

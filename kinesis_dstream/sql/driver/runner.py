@@ -5,6 +5,11 @@ offset into each shard's position (reading range ends back from the end store), 
 new shards every ``describeShardInterval``, peeks at the shards that may be read (see
 :mod:`.peek`), and returns the next offset: a range for every shard with new records,
 a position for the others. No record's data leaves the peek.
+
+Under enhanced fan-out every range is a subscription, and Kinesis refuses a second one to
+a shard within 5 s of the last: a shard is given a range again only 5 s after the
+``latest_offset`` call that followed its last range (that range's batch had run by then),
+so no batch waits on the rule. Its end is still seen at once: the peek says drained.
 """
 
 from __future__ import annotations
@@ -85,6 +90,10 @@ class SourceRunner:
         self._losses_seen: set = set()  # (shard id, position): warned and counted once
         self._committed: deque = deque()
         self._settled: set = set()  # (shard id, position, cutoff): nothing before cutoff
+        #: Fan-out: the shards the last offset gave ranges, and when each may have its
+        #: next (a subscription within 5 s of the last one is refused).
+        self._subscribed: tuple = ()
+        self._next_range_at: dict = {}
 
     # -- shards --------------------------------------------------------------------
 
@@ -128,6 +137,8 @@ class SourceRunner:
         positions = self._resolve(start)
         positions = self._merge_listing(positions)
         data_from = self._find_data(positions)
+        if self.consumers is not None:
+            data_from = self._pace_subscriptions(data_from)
         if not data_from:
             return start_json  # nothing new: Spark runs no micro-batch
         gen = start.gen + 1
@@ -141,6 +152,19 @@ class SourceRunner:
         end = make_offset(self.stream, start.query, gen, entries)
         self.ends.planned(end)
         return end.to_json()
+
+    def _pace_subscriptions(self, data_from: dict) -> dict:
+        """The shards with new records that may be subscribed to now; those given ranges
+        last time were subscribed to before this call (their batch ran), so they wait 5 s
+        from now. Returns the shards for this batch and remembers them."""
+        assert self.options.fan_out is not None
+        now = self._clock()
+        gap_s = self.options.fan_out.subscribe.resubscribe_interval_s
+        for shard_id in self._subscribed:
+            self._next_range_at[shard_id] = now + gap_s
+        ready = {s: p for s, p in data_from.items() if self._next_range_at.get(s, 0.0) <= now}
+        self._subscribed = tuple(ready)
+        return ready
 
     def partitions(self, end_json: dict) -> list:
         end = self._parse(end_json)
