@@ -14,7 +14,7 @@ from pyspark.streaming import StreamingContext
 from benchmarks.reliability import Producer, check, save
 from kinesis_dstream import InitialPositionInStream, KinesisUtils
 from kinesis_dstream.leases.dynamodb import LeaseTable
-from kinesis_dstream.retrieval.streams import ensure_stream, wait_active
+from kinesis_dstream.retrieval.streams import ensure_stream
 
 from ..support.fault_proxy import EXPIRED, THROTTLED, UNREACHABLE, FaultProxy
 
@@ -158,48 +158,6 @@ def test_dynamodb_unreachable_for_30_s_loses_nothing(spark, local_aws, kinesis, 
     )
     assert proxy.injected.get("UpdateItem", 0) >= 1
     assert report.produced == 1600
-
-
-@pytest.mark.kinesalite
-@pytest.mark.dynalite
-def test_split_then_merge_while_producing_loses_nothing_and_keeps_key_order(
-    spark, kinesalite, dynalite, unique_name
-):
-    kinesis = kinesalite.client("kinesis")
-    ensure_stream(kinesis, unique_name, 2)
-
-    def produce():
-        producer = Producer(unique_name, kinesis)
-        producer.put(200)
-        time.sleep(2)
-        kinesis.split_shard(
-            StreamName=unique_name,
-            ShardToSplit="shardId-000000000000",
-            NewStartingHashKey=str(2**126),
-        )
-        wait_active(kinesis, unique_name)  # 0 -> 2, 3
-        producer.put(200)
-        time.sleep(2)
-        kinesis.merge_shards(
-            StreamName=unique_name,
-            ShardToMerge="shardId-000000000003",
-            AdjacentShardToMerge="shardId-000000000001",
-        )
-        wait_active(kinesis, unique_name)  # 3 + 1 -> 4
-        producer.put(200)
-        return producer
-
-    report = run(
-        spark,
-        "split then merge while producing (kinesalite)",
-        unique_name,
-        kinesalite.endpoint_url,
-        dynalite.endpoint_url,
-        kinesalite.region_name,
-        produce,
-        failoverTimeMs=1000,
-    )
-    assert report.produced == 600
 
 
 def soak(spark, local_aws, kinesis, unique_name, seconds):
