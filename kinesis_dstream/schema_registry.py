@@ -65,6 +65,12 @@ def frame(datum: bytes, version_id: Union[str, uuid.UUID], compress: bool = Fals
 def unframe(data: bytes, max_bytes: int = MAX_INFLATED_BYTES) -> tuple:
     """``(schema version id, datum)`` of a framed payload (inflated when compressed);
     :class:`RegistryPayloadError` saying why when it is not the registry's framing."""
+    key, datum = _split(data, max_bytes)
+    return str(uuid.UUID(bytes=key)), datum
+
+
+def _split(data: bytes, max_bytes: int = MAX_INFLATED_BYTES) -> tuple:
+    """``(the 16 bytes of the version id, datum)``: :func:`unframe` without the UUID."""
     if data[:1] and data[0] != HEADER_VERSION:
         raise RegistryPayloadError(
             f"not registry-framed: header version byte {data[0]}, expected {HEADER_VERSION}"
@@ -73,25 +79,24 @@ def unframe(data: bytes, max_bytes: int = MAX_INFLATED_BYTES) -> tuple:
         raise RegistryPayloadError(
             f"not registry-framed: {len(data)} bytes, the header alone is {HEADER_BYTES}"
         )
-    if data[1] not in (COMPRESSION_NONE, COMPRESSION_ZLIB):
+    key = bytes(data[2:HEADER_BYTES])
+    if data[1] == COMPRESSION_NONE:
+        return key, data[HEADER_BYTES:]
+    if data[1] != COMPRESSION_ZLIB:
         raise RegistryPayloadError(
             f"not registry-framed: compression byte {data[1]}, expected {COMPRESSION_NONE} "
             f"(none) or {COMPRESSION_ZLIB} (zlib)"
         )
-    version_id = str(uuid.UUID(bytes=bytes(data[2:HEADER_BYTES])))
-    body = bytes(data[HEADER_BYTES:])
-    if data[1] == COMPRESSION_NONE:
-        return version_id, body
     inflater = zlib.decompressobj()
     try:
-        datum = inflater.decompress(body, max_bytes + 1)
+        datum = inflater.decompress(data[HEADER_BYTES:], max_bytes + 1)
     except zlib.error as exc:
         raise RegistryPayloadError(
             f"zlib-flagged registry payload does not inflate: {exc}"
         ) from None
     if len(datum) > max_bytes or not inflater.eof:
         raise RegistryPayloadError("zlib-flagged registry payload is truncated or too large")
-    return version_id, datum
+    return key, datum
 
 
 @dataclass(frozen=True)
@@ -171,23 +176,29 @@ class SchemaVersionCache:
 
     def get(self, version_id: str) -> tuple:
         """``(SchemaVersion, parsed schema)``; raises RegistryPayloadError when unusable."""
-        with self._lock:
-            entry = self._entries.get(version_id)
-            if entry is None:
-                self.fetches += 1
-                try:
-                    version = get_schema_version(
-                        self._client(), self._backoff, SchemaVersionId=version_id
-                    )
-                    entry = (version, version.parsed())
-                except RegistryPayloadError as exc:
-                    entry = exc
-                except ValueError as exc:  # a registered definition that is not Avro JSON
-                    entry = RegistryPayloadError(f"schema version {version_id}: {exc}")
-                self._entries[version_id] = entry
-                log.info("schema version %s fetched from the registry", version_id)
+        return self.get_by_bytes(uuid.UUID(version_id).bytes)
+
+    def get_by_bytes(self, key: bytes) -> tuple:
+        """:meth:`get` by the id's 16 bytes, as a frame carries them (no lock once known)."""
+        entry = self._entries.get(key)
+        if entry is None:
+            with self._lock:
+                entry = self._entries.get(key) or self._fetch(str(uuid.UUID(bytes=key)))
+                self._entries[key] = entry
         if isinstance(entry, Exception):
             raise entry
+        return entry
+
+    def _fetch(self, version_id: str) -> Any:
+        self.fetches += 1
+        try:
+            version = get_schema_version(self._client(), self._backoff, SchemaVersionId=version_id)
+            entry: Any = (version, version.parsed())
+        except RegistryPayloadError as exc:
+            entry = exc
+        except ValueError as exc:  # a registered definition that is not Avro JSON
+            entry = RegistryPayloadError(f"schema version {version_id}: {exc}")
+        log.info("schema version %s fetched from the registry", version_id)
         return entry
 
 
@@ -217,8 +228,9 @@ def decode(
     schema resolution; skipped for records written with ``reader_version_id``)."""
     import fastavro
 
-    version_id, datum = unframe(data)
-    _, writer = cache.get(version_id)
+    key, datum = _split(data)
+    version, writer = cache.get_by_bytes(key)
+    version_id = version.version_id
     buf = io.BytesIO(datum)
     resolve = reader is not None and version_id != reader_version_id
     try:
