@@ -78,6 +78,7 @@ def reader_format(proxy, registry_name, **more):
 
 
 def by_id(proxy) -> dict:
+    """GetSchemaVersion calls by schema version id, as the proxy saw them."""
     calls: dict = {}
     for body in proxy.recorded["GetSchemaVersion"]:
         if "SchemaVersionId" in body:

@@ -14,7 +14,7 @@ from kinesis_dstream import KinesisProducer
 from kinesis_dstream.retrieval.streams import ensure_stream
 from kinesis_dstream.schema_registry import GlueSchemaRegistrySerializer, frame
 
-from ..integration.test_schema_registry import V1, V2
+from ..integration.test_schema_registry import V1, V2, by_id
 from ..support.fault_proxy import FaultProxy
 from ..support.weblog import COLUMNS, CUSTOM_PATTERNS, PATTERN, weblog
 from .test_sql_connectors import available_now
@@ -112,9 +112,6 @@ def test_registry_avro_two_versions_zlib_unknown_ids_and_calls_per_version(
     assert sorted(bytes(r._corrupt_record) for r in rows if r.id is None) == sorted(strangers)
     # Each executor process asks for a version once (local[2]: at most two processes),
     # not once per record: 200 records of each version, one of the unknown id.
-    calls: dict = {}
-    for body in proxy.recorded["GetSchemaVersion"]:
-        if "SchemaVersionId" in body:
-            calls[body["SchemaVersionId"]] = calls.get(body["SchemaVersionId"], 0) + 1
+    calls = by_id(proxy)
     assert set(calls) == {first.version_id, second.version_id, unknown}
     assert max(calls.values()) <= 2, calls
