@@ -8,6 +8,13 @@ parsed into ``bigint, string, double, boolean, timestamp`` columns; best of 5. B
 ``pyarrow.json.read_json`` of the payloads joined by newlines (no per-record Python).
 Also: the same batch gzip-compressed per record, CSV, and with the stdlib ``json``.
 msgspec is the one JSON decoder the parser uses (a declared dependency).
+
+The same five fields as plain Avro datums (``schema`` option), as Glue Schema Registry
+Avro (moto's registry on the embedded local AWS: written with the reader's version, with
+an older version resolved into it, zlib-compressed), and as log lines parsed with
+``classification=grok`` (both regular expression engines); plus Apache combined-log
+lines with ``%{COMBINEDAPACHELOG}`` (12 string columns). The registry is asked once per
+version (counted) and its round trips are outside the timed loop, as on an executor.
 """
 
 from __future__ import annotations
@@ -17,7 +24,9 @@ import gzip
 import io
 import json
 import time
+from dataclasses import replace
 
+import fastavro
 import msgspec
 import pyarrow as pa
 import pyarrow.json as pa_json
@@ -33,6 +42,7 @@ from pyspark.sql.types import (
 
 from benchmarks import results
 from kinesis_dstream.sql.parsing import payload as payload_module
+from kinesis_dstream.sql.parsing.grok import compile_grok
 from kinesis_dstream.sql.parsing.payload import PayloadFormat, PayloadParser, output_schema
 from kinesis_dstream.sql.schema import ARROW_SCHEMA
 
@@ -73,6 +83,61 @@ def best_rate(fn, runs: int = 5) -> float:
         assert fn() == N
         best = min(best, time.perf_counter() - start)
     return N / best
+
+
+AVRO_ROW = {
+    "type": "record",
+    "name": "Row",
+    "fields": [
+        {"name": "id", "type": "long"},
+        {"name": "user", "type": "string"},
+        {"name": "amount", "type": "double"},
+        {"name": "ok", "type": "boolean", "default": False},
+        {"name": "at", "type": {"type": "long", "logicalType": "timestamp-micros"}},
+    ],
+}
+AVRO_OLD_ROW = {**AVRO_ROW, "fields": [f for f in AVRO_ROW["fields"] if f["name"] != "ok"]}
+GROK_ROW = (
+    "%{INT:id:long} %{USERNAME:user} %{NUMBER:amount:double} %{BOOLEAN:ok:boolean} "
+    "%{TIMESTAMP_ISO8601:at}"
+)
+COMBINED = (
+    '{i}.0.{a}.{b} - user{u} [23/Nov/2026:08:{m:02d}:{s:02d} +0000] "GET /item/{i}?p=2 '
+    'HTTP/1.1" 200 {i} "https://example.com/ref/{u}" "Mozilla/5.0 (X11; Linux x86_64)"'
+)
+
+
+def registry_rows(rows: list, metadata: tuple) -> tuple:
+    """(name, parser, batch) rows for Schema Registry Avro, and the registry's call count."""
+    from kinesis_dstream.aws import AWSCredentials
+    from kinesis_dstream.local import LocalAWS
+    from kinesis_dstream.schema_registry import GlueSchemaRegistrySerializer, shared_cache
+    from kinesis_dstream.sql.parsing.registry import RegistrySchema
+
+    aws = LocalAWS().start()
+    glue = aws.client("glue")
+    glue.create_registry(RegistryName="bench")
+    old = GlueSchemaRegistrySerializer(AVRO_OLD_ROW, "bench", client=glue)
+    assert old.version_id  # registered first: version 1
+    new = GlueSchemaRegistrySerializer(AVRO_ROW, "bench", client=glue)
+    new_zlib = GlueSchemaRegistrySerializer(AVRO_ROW, "bench", client=glue, compression="zlib")
+    assert new.version_id == new_zlib.version_id != old.version_id  # version 2: the latest
+    options = {
+        "registryName": "bench",
+        "schemaName": "Row",
+        "registryEndpointUrl": aws.endpoint_url,
+    }
+    fmt = PayloadFormat.parse("avro", registry=RegistrySchema.parse(options.get)).resolved(
+        aws.region_name, AWSCredentials(access_key_id="testing", secret_access_key="testing")
+    )
+    assert fmt.registry.reader.version_id == new.version_id
+    parser = PayloadParser(fmt, output_schema(PAYLOAD, list(metadata), True), metadata, True)
+    cases = [
+        ("registry, reader's version", parser, batch([new.serialize(r) for r in rows])),
+        ("registry, older version", parser, batch([old.serialize(r) for r in rows])),
+        ("registry, zlib", parser, batch([new_zlib.serialize(r) for r in rows])),
+    ]
+    return cases, aws, lambda: shared_cache(fmt.registry.client_spec).fetches
 
 
 def main() -> None:
@@ -117,6 +182,63 @@ def main() -> None:
     rate_stdlib = best_rate(lambda: ours(json_parser, plain))
     payload_module.decode_json = msgspec.json.decode
 
+    metadata = ("shardId", "sequenceNumber")
+    rows = [
+        {
+            "id": i,
+            "user": f"user-{i % 977}",
+            "amount": i / 7,
+            "ok": i % 2 == 0,
+            "at": T0 + dt.timedelta(seconds=i),
+        }
+        for i in range(N)
+    ]
+    avro_fmt = PayloadFormat.parse("avro", json.dumps(AVRO_ROW))
+    avro_parser = PayloadParser(avro_fmt, schema, metadata, True)
+    parsed_row = fastavro.parse_schema(AVRO_ROW)
+    avro_batch = batch([_datum(parsed_row, r) for r in rows])
+    rate_avro = best_rate(lambda: ours(avro_parser, avro_batch))
+    registry_cases, aws, fetches = registry_rows(rows, metadata)
+    try:
+        registry_rates = [
+            (name, best_rate(lambda p=p, b=b: ours(p, b))) for name, p, b in registry_cases
+        ]
+        registry_calls = fetches()
+    finally:
+        aws.stop()
+    lines = [
+        f"{r['id']} {r['user']} {r['amount']} {str(r['ok']).lower()} "
+        f"{r['at'].strftime('%Y-%m-%dT%H:%M:%SZ')}".encode()
+        for r in rows
+    ]
+    grok_batch = batch(lines)
+    grok_rates = []
+    for engine in ("auto", "regex"):
+        fmt = PayloadFormat.parse("grok", grok_pattern=GROK_ROW)
+        fmt = replace(fmt, grok=compile_grok(GROK_ROW, engine=engine))
+        grok_parser = PayloadParser(fmt, schema, metadata, True)
+        grok_rates.append(best_rate(lambda p=grok_parser: ours(p, grok_batch)))
+    combined = batch(
+        [
+            COMBINED.format(i=i, a=i % 256, b=i % 7, u=i % 50, m=i // 60 % 60, s=i % 60).encode()
+            for i in range(N)
+        ]
+    )
+    combined_lines = [b.decode() for b in combined.column("data").to_pylist()]
+    match_rates = []
+    for engine in ("re", "regex"):
+        fullmatch = compile_grok("%{COMBINEDAPACHELOG}", engine=engine)._matcher()[0]
+        match_rates.append(
+            best_rate(lambda m=fullmatch: sum(m(x) is not None for x in combined_lines))
+        )
+    combined_rates = []
+    for engine in ("auto", "regex"):
+        fmt = PayloadFormat.parse("grok", grok_pattern="%{COMBINEDAPACHELOG}")
+        fmt = replace(fmt, grok=compile_grok("%{COMBINEDAPACHELOG}", engine=engine))
+        out = output_schema(fmt.grok.struct, list(metadata), True)
+        combined_parser = PayloadParser(fmt, out, metadata, True)
+        combined_rates.append(best_rate(lambda p=combined_parser: ours(p, combined)))
+
     print(f"{N:,} JSON records of ~{len(joined) // N} bytes, best of 5")
     print(f"msgspec.json.decode alone       {loads_only:12,.0f} rows/s")
     print(f"pyarrow.json.read_json (joined) {arrow:12,.0f} rows/s")
@@ -127,6 +249,34 @@ def main() -> None:
     print(f"parse json, gzip per record     {rate_gzip:12,.0f} rows/s  {rate_gzip / rate:.2f}")
     print(f"parse json (stdlib json)        {rate_stdlib:12,.0f} rows/s  {rate_stdlib / rate:.2f}")
     print(f"parse csv                       {rate_csv:12,.0f} rows/s  {rate_csv / rate:.2f}")
+    print(f"parse avro (schema option)      {rate_avro:12,.0f} rows/s  {rate_avro / rate:.2f}")
+    for name, value in registry_rates:
+        print(
+            f"parse {name:<26}{value:12,.0f} rows/s  {value / rate:.2f} of json, "
+            f"{value / rate_avro:.2f} of plain avro"
+        )
+    print(
+        f"  (GetSchemaVersion calls for {len(registry_rates) * 5} timed batches: {registry_calls})"
+    )
+    print(
+        f"parse grok, 5 typed fields      {grok_rates[0]:12,.0f} rows/s  "
+        f"{grok_rates[0] / rate:.2f} of json (engine re; regex alone: {grok_rates[1]:,.0f})"
+    )
+    print(
+        f"parse grok, COMBINEDAPACHELOG   {combined_rates[0]:12,.0f} rows/s  "
+        f"{combined_rates[0] / rate:.2f} of json (engine re; regex alone: "
+        f"{combined_rates[1]:,.0f})"
+    )
+    print(
+        f"  its regular expression alone: re {match_rates[0]:,.0f} lines/s, regex "
+        f"{match_rates[1]:,.0f} ({match_rates[0] / match_rates[1]:.2f}x)"
+    )
+
+
+def _datum(schema, row: dict) -> bytes:
+    out = io.BytesIO()
+    fastavro.schemaless_writer(out, schema, row)
+    return out.getvalue()
 
 
 if __name__ == "__main__":

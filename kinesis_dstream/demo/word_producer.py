@@ -5,7 +5,11 @@
 Each one-second round puts ``records-per-sec`` records of ``words-per-record`` words
 drawn from {spark, you, are, my, father}, prints ``Sent N records``, and at the end
 prints the totals for the words sent. ``--local`` runs on the embedded local AWS,
-creates the stream and reads it back to check every word arrived.
+creates the stream and reads it back to check every word arrived. ``--glue-registry R``
+writes each record as Avro ``{"words": ...}`` framed as the Glue Schema Registry's
+serializers frame it (schema ``kinesis_word_record`` in registry R, registered if
+missing; ``--zlib`` compresses), for a source reading ``classification=avro`` with
+``registryName=R``.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from ..aws import create_client
 from ..errors import KinesisDStreamError, StreamNotFoundError
@@ -27,6 +31,12 @@ from ..retrieval.streams import ensure_stream, require_stream
 
 WORDS = ("spark", "you", "are", "my", "father")
 DEFAULT_LOCAL_STREAM = "kinesis-dstream-demo"
+#: ``--glue-registry``: each record's Avro schema, registered under its name.
+WORD_RECORD_SCHEMA = {
+    "type": "record",
+    "name": "kinesis_word_record",
+    "fields": [{"name": "words", "type": "string"}],
+}
 
 
 def make_record(rng: random.Random, words_per_record: int) -> str:
@@ -41,8 +51,10 @@ def produce(
     rng: random.Random,
     out: Any = None,
     round_s: float = 1.0,
+    encode: Optional[Callable[[str], bytes]] = None,
 ) -> Counter:
-    """Put ``rounds`` rounds of records, one round per ``round_s``; returns the word totals."""
+    """Put ``rounds`` rounds of records, one round per ``round_s``; returns the word totals.
+    ``encode`` turns a record's text into its payload (default: the UTF-8 text)."""
     out = out or sys.stdout
     totals: Counter = Counter()
     record_num = 0
@@ -54,7 +66,7 @@ def produce(
         for _ in range(records_per_sec):
             data = make_record(rng, words_per_record)
             totals.update(data.split(" "))
-            producer.put(data, f"partitionKey-{record_num}")
+            producer.put(encode(data) if encode else data, f"partitionKey-{record_num}")
             record_num += 1
         producer.flush()
         if bar is not None:
@@ -82,7 +94,9 @@ def print_totals(
     out.flush()
 
 
-def count_words_in_stream(client: Any, stream_name: str) -> Counter:
+def count_words_in_stream(
+    client: Any, stream_name: str, decode: Optional[Callable[[bytes], str]] = None
+) -> Counter:
     from ..kpl import deaggregate
     from .readback import read_all_records
 
@@ -90,7 +104,8 @@ def count_words_in_stream(client: Any, stream_name: str) -> Counter:
     with Progress("reading the stream back", unit="records") as progress:
         records = read_all_records(client, stream_name, on_page=progress.advance)
     for record in deaggregate(records):
-        totals.update(record.data.decode("utf-8").split(" "))
+        text = decode(record.data) if decode else record.data.decode("utf-8")
+        totals.update(text.split(" "))
     return totals
 
 
@@ -115,6 +130,13 @@ def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
         "--aggregate", action="store_true", help="pack records into KPL aggregates (by shard)"
     )
     parser.add_argument(
+        "--glue-registry",
+        metavar="REGISTRY",
+        help="write Avro records framed for this Glue Schema Registry registry (schema "
+        "kinesis_word_record, registered if missing)",
+    )
+    parser.add_argument("--zlib", action="store_true", help="with --glue-registry: zlib-compress")
+    parser.add_argument(
         "--local",
         action="store_true",
         help="run on the embedded local AWS (moto): creates the stream, then reads it back "
@@ -133,6 +155,8 @@ def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
             "the arguments stream-name, endpoint-url, records-per-sec and "
             "words-per-record are required (or use --local)"
         )
+    if args.zlib and not args.glue_registry:
+        parser.error("--zlib compresses --glue-registry records: give --glue-registry")
     for name in ("records_per_sec", "words_per_record", "rounds", "shards"):
         if getattr(args, name) < 1:
             parser.error(
@@ -141,17 +165,39 @@ def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
     return args
 
 
-def run(args: argparse.Namespace, endpoint_url: str, client: Any) -> int:
+def _registry_codec(args: argparse.Namespace, glue: Any) -> tuple:
+    """``(encode, decode)`` of ``--glue-registry`` records, or ``(None, None)``."""
+    if not args.glue_registry:
+        return None, None
+    from ..schema_registry import GlueSchemaRegistryDeserializer, GlueSchemaRegistrySerializer
+
+    compression = "zlib" if args.zlib else "none"
+    serializer = GlueSchemaRegistrySerializer(
+        WORD_RECORD_SCHEMA, args.glue_registry, client=glue, compression=compression
+    )
+    deserializer = GlueSchemaRegistryDeserializer(glue, WORD_RECORD_SCHEMA)
+    return (
+        lambda text: serializer.serialize({"words": text}),
+        lambda data: deserializer.decode(data)["words"],
+    )
+
+
+def run(args: argparse.Namespace, endpoint_url: str, client: Any, glue: Any = None) -> int:
     if args.create_stream:
         ensure_stream(client, args.stream_name, args.shards)
     else:
         require_stream(client, args.stream_name)
+    if args.glue_registry and glue is None:
+        glue = create_client("glue", region_name=args.region)
+    encode, decode = _registry_codec(args, glue)
     rng = random.Random(args.seed)
     with KinesisProducer(args.stream_name, client=client, aggregate=args.aggregate) as producer:
-        totals = produce(producer, args.records_per_sec, args.words_per_record, args.rounds, rng)
+        totals = produce(
+            producer, args.records_per_sec, args.words_per_record, args.rounds, rng, encode=encode
+        )
     print_totals(totals)
     if args.local:
-        read_back = count_words_in_stream(client, args.stream_name)
+        read_back = count_words_in_stream(client, args.stream_name, decode)
         print_totals(read_back, "Totals for the words read back from the stream")
         if read_back != totals:
             print("MISMATCH: the stream does not hold exactly the words sent", file=sys.stderr)
@@ -169,7 +215,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
             with LocalAWS() as aws:
                 print(f"Local AWS (moto) at {aws.endpoint_url}", flush=True)
-                return run(args, aws.endpoint_url, aws.client("kinesis"))
+                glue = aws.client("glue")
+                if args.glue_registry:
+                    glue.create_registry(RegistryName=args.glue_registry)
+                return run(args, aws.endpoint_url, aws.client("kinesis"), glue)
         client = create_client("kinesis", region_name=args.region, endpoint_url=args.endpoint_url)
         return run(args, args.endpoint_url, client)
     except StreamNotFoundError:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import signal
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any, Optional
@@ -125,18 +126,19 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         """Glue's classification: payload columns; a record that does not parse is kept,
         raw, in ``_corrupt_record`` with its other columns null, and counted in the log."""
         assert self.parser is not None
-        corrupt = 0
+        reasons: Counter = Counter()
         for batch in read_task(partition, self.store, self.settings):
-            parsed, bad = self.parser.parse(batch)
-            corrupt += bad
+            parsed, bad = self.parser.parse_counted(batch)
+            reasons.update(bad)
             yield parsed
-        if corrupt:
+        if reasons:
             log.warning(
-                "%d records of %s did not parse as %s: kept in column %s",
-                corrupt,
+                "%d records of %s did not parse as %s: kept in column %s (%s)",
+                sum(reasons.values()),
                 _describe(partition),
                 self.parser.fmt.classification,
                 CORRUPT_RECORD_COLUMN,
+                "; ".join(f"{n}: {reason}" for reason, n in reasons.most_common(5)),
             )
 
     def commit(self, end: dict) -> None:
@@ -148,6 +150,19 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         runner, self._runner = self._runner, None
         if runner is not None:
             runner.stop()
+
+
+def _same_reader_schema(fmt: Any, schema: StructType) -> None:
+    """The registry's latest version may change between ``load()`` (which gave the
+    DataFrame its columns) and the query's start: refuse to read into other columns."""
+    columns = fmt.avro_struct().fields
+    if list(schema.fields[: len(columns)]) != list(columns):
+        raise ValueError(
+            f"{fmt.registry.describe()} ({fmt.registry.reader.version_id}) has columns "
+            f"{StructType(columns).simpleString()}, not the DataFrame's "
+            f"{schema.simpleString()}: the schema changed since load(); load() again or "
+            "name the version (schemaVersionNumber)"
+        )
 
 
 def _describe(partition: Any) -> str:
@@ -194,9 +209,19 @@ class KinesisDataSource(DataSource):
     def _columns(self, options: SourceOptions) -> OutputColumns:
         return OutputColumns.for_source(self.name(), options.add_record_timestamp)
 
+    def _payload(self, options: SourceOptions) -> Any:
+        """The payload format, a registry schema's reader version looked up (driver)."""
+        fmt = options.payload
+        if fmt is None:
+            return None
+        try:
+            return fmt.resolved(options.connection.region_name, options.connection.credentials)
+        except ValueError as exc:
+            raise OptionError(str(exc)) from None
+
     def schema(self) -> Any:
         options = SourceOptions.parse(self.options)  # every option checked before the start
-        fmt = options.payload
+        fmt = self._payload(options)
         if fmt is None:
             return self._columns(options).spark_schema
         ddl = fmt.payload_ddl()
@@ -213,8 +238,15 @@ class KinesisDataSource(DataSource):
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         options = SourceOptions.parse(self.options)
-        if options.payload is not None:
-            parser = PayloadParser(options.payload, schema, (), options.add_record_timestamp)
+        fmt = self._payload(options)
+        if fmt is not None:
+            parser = PayloadParser(fmt, schema, (), options.add_record_timestamp)
+            try:
+                parser.check()
+                if fmt.registry is not None:
+                    _same_reader_schema(fmt, schema)
+            except ValueError as exc:
+                raise OptionError(str(exc)) from None
             return KinesisStreamReader(options, parser=parser)
         columns = self._columns(options)
         if schema != columns.spark_schema:

@@ -41,7 +41,7 @@ def test_every_connector_option_name_is_in_the_options_reference(pages):
         for connector, spelled in CONNECTOR_NAMES.items()
         for n in spelled
     ]
-    assert len(names) == 96
+    assert len(names) == 98
     missing = [n for n in names if f"`{n}`" not in page]
     assert missing == []
 

@@ -126,3 +126,19 @@ def test_local_mode_with_aggregate_reads_back_every_word():
     assert result.returncode == 0, result.stderr
     assert sum(parse_totals(result.stdout).values()) == 1000 * 10
     assert "OK: the stream holds exactly the words sent" in result.stdout
+
+
+def test_glue_registry_records_are_framed_and_read_back(capsys):
+    code = word_producer.main(
+        ["--local", "--rounds", "1", "--seed", "5", "--glue-registry", "words", "--zlib"]
+    )
+    out = capsys.readouterr().out
+    assert code == 0, out
+    # read back by decoding each record's registry frame and Avro datum
+    assert parse_totals(out) == parse_totals(out, "Totals for the words read back from the stream")
+    assert "OK: the stream holds exactly the words sent" in out
+
+
+def test_zlib_without_a_registry_is_a_usage_error():
+    result = run_script(["--local", "--zlib"])
+    assert result.returncode == 2 and "give --glue-registry" in result.stderr

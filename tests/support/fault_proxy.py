@@ -5,6 +5,8 @@ pointing their endpoint at this proxy injects faults there too. It forwards ever
 to the upstream server (moto's) unless a rule answers it first, by operation (the
 ``X-Amz-Target`` header, e.g. ``Kinesis_20131202.GetRecords``), with the error the service
 models: throttling, an expired iterator, or an unreachable service (connection closed).
+It also records the requests of chosen operations (:meth:`FaultProxy.record`), to count
+the calls that processes out of a test's reach make.
 """
 
 from __future__ import annotations
@@ -49,6 +51,9 @@ class FaultProxy:
         self.rules: dict = {}
         self.injected: dict = {}
         self.forwarded = 0
+        #: The JSON bodies of the requests of the operations given to :meth:`record`,
+        #: as this proxy saw them: an honest count of a client's calls.
+        self.recorded: dict = {}
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
         proxy = self
@@ -102,8 +107,15 @@ class FaultProxy:
         with self._lock:
             self.rules.clear()
 
+    def record(self, operation: str) -> None:
+        """Keep the body of every request of ``operation`` in ``recorded[operation]``."""
+        with self._lock:
+            self.recorded.setdefault(operation, [])
+
     def _fault(self, operation: str, body: bytes):
         with self._lock:
+            if operation in self.recorded:
+                self.recorded[operation].append(json.loads(body or b"{}"))
             rule = self.rules.get(operation)
             if rule is not None and rule[2] is not None and moto_shard(body) != rule[2]:
                 rule = None

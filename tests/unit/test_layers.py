@@ -5,7 +5,8 @@ Layers, lowest first (a module may import its own layer and those below):
 0. foundations: the error tree, ESN order, records, settings and Spark conf parsing,
    backoff, KPL, the ledger, clients (``aws``, with the GetRecords page decoder it
    installs), metrics, the local AWS server, signal handling, optional dependencies;
-1. reading and leasing: ``retrieval``, ``leases``, the producer;
+1. reading and leasing: ``retrieval``, ``leases``, the producer and its Schema Registry
+   serializer;
 2. the three front ends: ``dstream`` (createStream), ``sql`` (the source and sink),
    ``multilang`` (``kinesis-dstream kcl``), the demo, and ``status`` (operators' view);
 3. the command line and the package's public surface.
@@ -37,7 +38,14 @@ LAYERS = [
         f"{P}.extras",
         f"{P}.progress_bar",
     ],
-    [f"{P}.retrieval", f"{P}.retrieval.*", f"{P}.leases", f"{P}.leases.*", f"{P}.producer"],
+    [
+        f"{P}.retrieval",
+        f"{P}.retrieval.*",
+        f"{P}.leases",
+        f"{P}.leases.*",
+        f"{P}.producer",
+        f"{P}.schema_registry",
+    ],
     [
         f"{P}.dstream",
         f"{P}.dstream.*",

@@ -2,8 +2,9 @@
 
 :mod:`.option_table` says which spellings are one option; this module says, per canonical
 name, its default and what it does here (:data:`OPTION_DOCS`), and which spellings each
-JVM connector documents (:data:`CONNECTOR_NAMES`: 96 names in all, counted per
-connector). The documentation's option reference is generated from both, and a test
+JVM connector documents (:data:`CONNECTOR_NAMES`: 98 names in all, counted per
+connector; Glue's grok names are the catalog table parameters its streaming page
+documents). The documentation's option reference is generated from both, and a test
 fails when a canonical name has no entry here or a connector's name is not in the table.
 """
 
@@ -43,7 +44,7 @@ CONNECTOR_NAMES = {
         "inferSchema", "avroSchema", "addRecordTimestamp", "emitConsumerLagMetrics",
         "partitionKey", "recordMaxBufferedTime", "aggregationEnabled", "aggregationMaxSize",
         "aggregationMaxCount", "producerRateLimit", "collectionMaxCount", "collectionMaxSize",
-        "fanoutConsumerARN",
+        "fanoutConsumerARN", "grokPattern", "grokCustomPatterns",
     ),
 }  # fmt: skip
 
@@ -167,6 +168,32 @@ OPTION_DOCS = {
     "inferSchema": ("false", "infer the payload's schema once at `load()` from a bounded sample"),
     "delimiter": (",", "csv's one-character delimiter"),
     "avroSchema": ("none", "the deprecated name of an Avro `schema`"),
+    "grokPattern": (
+        "none",
+        "classification `grok`: the pattern a whole line must match; its named captures "
+        "(`%{PATTERN:field:type}`, Glue's built-in and custom patterns) are the columns",
+    ),
+    "grokCustomPatterns": (
+        "none",
+        "classification `grok`: `NAME regex` lines separated by `\\n`, usable in grokPattern "
+        "and in each other",
+    ),
+    "registryName": (
+        "none",
+        "classification `avro` from the Glue Schema Registry (with schemaName): records "
+        "are registry-framed, the columns come from the schema version",
+    ),
+    "schemaName": ("none", "the registry's schema (with registryName)"),
+    "schemaArn": ("none", "the registry's schema by ARN (instead of registryName, schemaName)"),
+    "schemaVersionNumber": (
+        "the latest, looked up once at `load()`",
+        "the version whose schema is the reader's (the columns)",
+    ),
+    "schemaVersionId": ("none", "the reader's version by its id (a UUID)"),
+    "registryEndpointUrl": (
+        "`AWS_ENDPOINT_URL_GLUE` / `AWS_ENDPOINT_URL`, else the region's",
+        "the Glue endpoint the registry is read from",
+    ),
     "coalesceThresholdBlockSize": (
         "—",
         "no effect here, accepted and logged once: Databricks coalesces prefetched Spark "

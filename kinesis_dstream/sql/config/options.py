@@ -23,6 +23,7 @@ from ...retrieval.reader import DEFAULT_READ_BACKOFF, MAX_RECORDS_PER_CALL
 from ..driver.fan_out import FanOutOptions, parse_fan_out
 from ..ends.s3 import is_s3_url, parse_s3_url
 from ..parsing.payload import PayloadFormat
+from ..parsing.registry import REGISTRY_OPTIONS, RegistrySchema
 from ..positions import LATEST, Position, parse_initial_position
 from .connection import Connection, OptionError, parse_connection
 from .option_table import NO_EFFECT, SINK_ALIASES, SOURCE_ALIASES
@@ -310,12 +311,18 @@ class SourceOptions:
 
 
 def _payload(found: dict) -> Optional[PayloadFormat]:
-    """Glue's payload parsing (classification, schema, inferSchema, delimiter, avroSchema)."""
-    names = ("schema", "inferSchema", "delimiter", "avroSchema")
+    """Glue's payload parsing (classification, schema, inferSchema, delimiter, avroSchema,
+    grokPattern, grokCustomPatterns, the registry's schema)."""
+    names = (
+        "schema", "inferSchema", "delimiter", "avroSchema", "grokPattern",
+        "grokCustomPatterns", *REGISTRY_OPTIONS,
+    )  # fmt: skip
     if "classification" not in found:
         given = [found[n][0] for n in names if n in found]
         if given:
-            raise OptionError(f"option(s) {given} need option 'classification' (json, csv, avro)")
+            raise OptionError(
+                f"option(s) {given} need option 'classification' (json, csv, avro, grok)"
+            )
         return None
 
     def get(name: str) -> Optional[str]:
@@ -328,6 +335,9 @@ def _payload(found: dict) -> Optional[PayloadFormat]:
             get("delimiter"),
             get("inferSchema") or False,
             get("avroSchema"),
+            get("grokPattern"),
+            get("grokCustomPatterns"),
+            RegistrySchema.parse(get),
         )
     except ValueError as exc:
         raise OptionError(str(exc)) from None

@@ -1,4 +1,4 @@
-"""Glue's payload parsing: ``classification`` json / csv / avro into columns.
+"""Glue's payload parsing: ``classification`` json / csv / avro / grok into columns.
 
 Pure and Spark-free (pyspark's type classes only). The source reads a shard range into a
 ``RecordBatch`` in :data:`~kinesis_dstream.sql.schema.ARROW_SCHEMA`; :class:`PayloadParser`
@@ -12,6 +12,8 @@ turns it into the output columns:
   mode: the fields that could not be read are null, the record's raw bytes (as received,
   before decompression) are in ``_corrupt_record`` (binary, since a payload need not be
   UTF-8), and the record is counted.
+* Each corrupt record's reason is counted (:meth:`PayloadParser.parse_counted`): the
+  source logs the counts by reason, once per read task.
 * CSV: every payload is one data row (Glue's CSV ``withHeader`` defaults to false);
   inferred columns are named ``_c0``, ``_c1``... as Spark names them; an empty field is
   null; a short row's missing fields are null, extra fields are dropped (Spark's rules).
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -29,8 +32,14 @@ import msgspec
 import pyarrow as pa  # type: ignore[import-untyped]
 from pyspark.sql.types import BinaryType, StructField, StructType, TimestampType
 
+from ...errors import KinesisServiceError
+from ...schema_registry import RegistryPayloadError, shared_cache
+from ...schema_registry import decode as registry_decode
 from . import payload_avro, payload_types
 from .decompress import PayloadDecompressError, decompress
+from .payload_format import CLASSIFICATIONS as CLASSIFICATIONS
+from .payload_format import DEFAULT_DELIMITER as DEFAULT_DELIMITER
+from .payload_format import PayloadFormat as PayloadFormat
 
 #: The one JSON decoder (msgspec, a declared dependency; several times faster than the
 #: stdlib's): a payload decodes to the same values on every machine, whatever else is
@@ -41,90 +50,8 @@ decode_json = msgspec.json.decode
 CORRUPT_RECORD_COLUMN = "_corrupt_record"
 SOURCE_TIMESTAMP_COLUMN = "__src_timestamp"
 ARRIVAL_COLUMN = "approximateArrivalTimestamp"
-CLASSIFICATIONS = ("json", "csv", "avro")
-DEFAULT_DELIMITER = ","
 # OSError: datetime.fromtimestamp of an epoch beyond the platform's range.
 _BAD_VALUE = (ValueError, TypeError, OverflowError, ArithmeticError, OSError)
-
-
-@dataclass(frozen=True)
-class PayloadFormat:
-    """How payloads are read: built from Glue's options by :meth:`parse`."""
-
-    classification: str
-    delimiter: str = DEFAULT_DELIMITER
-    schema_text: Optional[str] = None  # DDL for json/csv, Avro JSON for avro
-    infer_schema: bool = False
-
-    @classmethod
-    def parse(
-        cls,
-        classification: Optional[str],
-        schema_text: Optional[str] = None,
-        delimiter: Optional[str] = None,
-        infer_schema: Any = False,
-        avro_schema: Optional[str] = None,
-    ) -> PayloadFormat:
-        """Glue's ``classification``, ``schema``, ``delimiter``, ``inferSchema`` and
-        (deprecated) ``avroSchema``; ValueError naming the option and its value."""
-        kind = (classification or "").strip().lower()
-        if kind not in CLASSIFICATIONS:
-            raise ValueError(
-                f"option classification={classification!r} is not supported; "
-                f"supported: {', '.join(CLASSIFICATIONS)}"
-            )
-        infer = _parse_bool("inferSchema", infer_schema)
-        if kind == "avro" and not schema_text:
-            schema_text = avro_schema
-        elif avro_schema and kind != "avro":
-            raise ValueError(f"option avroSchema is for classification avro, not {kind!r}")
-        if schema_text is not None and not schema_text.strip():
-            raise ValueError(f"option schema={schema_text!r} is empty")
-        if kind == "avro":
-            if infer:
-                raise ValueError(
-                    "option inferSchema=true is not supported for classification avro: "
-                    "give the writer's Avro schema in option schema"
-                )
-            if not schema_text:
-                raise ValueError("classification avro needs option schema (an Avro schema)")
-            try:
-                payload_avro.parse_avro_schema(schema_text)
-            except ValueError as e:
-                raise ValueError(f"option schema: {e}") from e
-        elif not infer and not schema_text:
-            raise ValueError(
-                f"classification {kind} needs option schema (DDL, e.g. "
-                '"`column1` INT, `column2` STRING") or inferSchema=true'
-            )
-        sep = DEFAULT_DELIMITER if delimiter is None else delimiter
-        if kind == "csv" and (len(sep) != 1 or sep in '"\r\n'):
-            raise ValueError(
-                f"option delimiter={delimiter!r} must be one character (not a quote or a "
-                "line break)"
-            )
-        return cls(kind, sep, None if infer else schema_text, infer)
-
-    def payload_ddl(self) -> Optional[str]:
-        """The payload columns' DDL when known without data (None with inferSchema)."""
-        if self.classification == "avro":
-            return payload_types.struct_ddl(self.avro_struct())
-        return self.schema_text
-
-    def avro_struct(self) -> StructType:
-        """The payload columns of classification avro (from the Avro schema)."""
-        assert self.schema_text is not None, "classification avro has a schema"
-        schema = payload_avro.parse_avro_schema(self.schema_text)
-        return payload_avro.payload_struct(schema)
-
-
-def _parse_bool(option: str, value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text not in ("true", "false"):
-        raise ValueError(f"option {option}={value!r} must be true or false")
-    return text == "true"
 
 
 def _tail(metadata_columns: Sequence[str], add_record_timestamp: bool) -> StructType:
@@ -254,15 +181,24 @@ class PayloadParser:
                     f"{tail}; build it with output_ddl()"
                 )
             payload = fields[: len(fields) - len(tail)]
-            from_text = self.fmt.classification == "csv"
+            from_text = self.fmt.classification in ("csv", "grok")
             self._cache["convert"] = [
                 (f.name, payload_types.converter(f.dataType, from_text)) for f in payload
             ]
             self._cache["arrow"] = arrow_schema(self.schema)
+            if self.fmt.grok is not None:
+                self._cache["grok"] = _grok_columns(self.fmt.grok, [f.name for f in payload])
             if self.fmt.classification == "avro":
-                assert self.fmt.schema_text is not None
-                self._cache["avro"] = payload_avro.parse_avro_schema(self.fmt.schema_text)
+                self._cache["avro"] = payload_avro.parse_avro_schema(self.fmt.avro_text())
+            registry = self.fmt.registry
+            if registry is not None:
+                assert registry.reader is not None and registry.client_spec is not None
+                self._cache["registry"] = shared_cache(registry.client_spec)
         return self._cache
+
+    def check(self) -> None:
+        """Raise ValueError now (on the driver) if the schema does not fit the format."""
+        self._prepared()
 
     @property
     def arrow_schema(self) -> Any:
@@ -271,10 +207,28 @@ class PayloadParser:
 
     def parse(self, batch: Any) -> tuple[Any, int]:
         """``(parsed batch, corrupt count)``: one output row per input row, always."""
+        parsed, reasons = self.parse_counted(batch)
+        return parsed, sum(reasons.values())
+
+    def parse_counted(self, batch: Any) -> tuple[Any, Counter]:
+        """``(parsed batch, corrupt records counted by reason)``.
+
+        A registry that stays unreachable through the retry rule raises (the task fails
+        and its range is read again): those records are not corrupt.
+        """
         prepared = self._prepared()
         kind = self.fmt.classification
         raws = batch.column("data").to_pylist()
-        decoded = [self._read(kind, raw, prepared) for raw in raws]
+        decoded: list = []
+        reasons: Counter = Counter()
+        for raw in raws:
+            try:
+                decoded.append(self._read(kind, raw, prepared))
+            except KinesisServiceError:
+                raise
+            except Exception as exc:  # any decoder's error: this one record is corrupt
+                decoded.append(None)
+                reasons[_reason(kind, exc)] += 1
         bad = [value is None for value in decoded]  # did not decompress or parse
         columns = []
         for i, (name, conv) in enumerate(prepared["convert"]):
@@ -284,27 +238,43 @@ class PayloadParser:
                     (row[i] or None) if row is not None and i < len(row) else None
                     for row in decoded
                 ]
+            elif kind == "grok":
+                values = [None if row is None else row[i] for row in decoded]
             else:
                 values = [None if obj is None else obj.get(name) for obj in decoded]
             field_type = prepared["arrow"].field(i).type
             columns.append(_to_arrow(_convert_column(values, conv, bad), field_type, bad))
+        misfits = sum(bad) - sum(reasons.values())
+        if misfits:
+            reasons["a value does not fit its column's type"] += misfits
         corrupt = [raw if is_bad else None for raw, is_bad in zip(raws, bad)]
-        return self._assemble(batch, columns, corrupt, prepared["arrow"]), sum(bad)
+        return self._assemble(batch, columns, corrupt, prepared["arrow"]), reasons
 
     def _read(self, kind: str, raw: Optional[bytes], prepared: dict) -> Any:
-        """One payload's decoded values (dict, or list for csv), None if it is corrupt."""
+        """One payload's decoded values (dict, or a list for csv and grok); raises if it
+        is corrupt."""
         if raw is None:
-            return None
-        try:
-            data = decompress(raw)[0]
-            if kind == "json":
-                obj = decode_json(data)
-                return obj if isinstance(obj, dict) else None
-            if kind == "csv":
-                return _csv_row(data, self.fmt.delimiter)
-            return payload_avro.decode_datum(prepared["avro"], data)
-        except Exception:  # any decoder's error means this one record is corrupt
-            return None
+            raise ValueError("no data")
+        data = decompress(raw)[0]
+        if kind == "json":
+            obj = decode_json(data)
+            if not isinstance(obj, dict):
+                raise ValueError("JSON is not an object")
+            return obj
+        if kind == "csv":
+            return _csv_row(data, self.fmt.delimiter)
+        if kind == "grok":
+            grok, columns = prepared["grok"]
+            values = grok.match(data.decode("utf-8"))
+            if values is None:
+                raise ValueError("the line does not match the grok pattern")
+            return [values[c] for c in columns]
+        schema = prepared["avro"]
+        if "registry" in prepared:
+            reader = self.fmt.registry.reader.version_id  # type: ignore[union-attr]
+            value = registry_decode(prepared["registry"], data, schema, reader)
+            return payload_avro.shape(schema, value)
+        return payload_avro.decode_datum(schema, data)
 
     def _assemble(self, batch: Any, columns: list, corrupt: list, schema: Any) -> Any:
         arrays = [*columns, pa.array(corrupt, type=pa.binary())]
@@ -313,6 +283,38 @@ class PayloadParser:
         if self.add_record_timestamp:
             arrays.append(batch.column(ARRIVAL_COLUMN).cast(schema.field(-1).type))
         return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def _reason(kind: str, exc: Exception) -> str:
+    """A corrupt record's reason, from a small set (counted, then logged per task)."""
+    if isinstance(exc, (RegistryPayloadError, PayloadDecompressError)):
+        return str(exc)
+    if isinstance(exc, ValueError) and str(exc) in (
+        "no data",
+        "JSON is not an object",
+        "the line does not match the grok pattern",
+    ):
+        return str(exc)
+    if isinstance(exc, UnicodeDecodeError):
+        return "not UTF-8 text"
+    return f"not {kind} ({type(exc).__name__})"
+
+
+def _grok_columns(grok: Any, names: list) -> tuple:
+    """``(grok, index of each payload column among the pattern's fields)``; a column
+    the pattern does not capture is a ValueError naming it."""
+    fields = [f.name for f in grok.struct.fields]
+    folded = {n.lower(): i for i, n in reversed(list(enumerate(fields)))}
+    columns = []
+    for name in names:
+        index = fields.index(name) if name in fields else folded.get(name.lower())
+        if index is None:
+            raise ValueError(
+                f"column {name!r} of option schema is not a field of grokPattern "
+                f"{grok.pattern!r} (its fields: {', '.join(fields) or 'none'})"
+            )
+        columns.append(index)
+    return grok, columns
 
 
 def _convert_column(values: list, conv: Any, bad: list) -> list:

@@ -166,6 +166,11 @@ def decode_datum(schema: Any, data: bytes) -> dict:
     value = fastavro.schemaless_reader(buf, schema, None)
     if buf.tell() != len(data):
         raise ValueError(f"{len(data) - buf.tell()} bytes left after the Avro datum")
+    return shape(schema, value)
+
+
+def shape(schema: Any, value: Any) -> dict:
+    """A decoded Avro value -> a dict of payload column values (:func:`payload_struct`)."""
     shaped = adapt(schema, value)
     if isinstance(schema, dict) and schema.get("type") in ("record", "error"):
         return shaped
