@@ -58,8 +58,8 @@ def run_case(
     start: Callable[[], Callable[[], None]],
     restart_after: str = "",
 ) -> None:
-    """Produce, reshard through every step (stopping and starting the consumer after
-    ``restart_after``), drain, check. ``start()`` starts the consumer and returns its
+    """Produce, reshard through every step (stopping and starting the consumer as soon as
+    the step ``restart_after`` is done, before its new shards are read), drain, check. ``start()`` starts the consumer and returns its
     stop function; the consumer adds what it delivers to ``deliveries``."""
     kinesis = server.client("kinesis")
     ensure_stream(kinesis, stream, 2)
@@ -71,6 +71,9 @@ def run_case(
         def between(step: str) -> None:
             nonlocal stop
             since = time.time()
+            if step == restart_after:  # parents not yet finished, children not yet read
+                stop()
+                stop = start()
             wanted = {s["ShardId"] for s in open_shards(kinesis, stream)}
             wait_until(
                 lambda: wanted <= shards_since(deliveries, since),
@@ -78,9 +81,6 @@ def run_case(
                 f"{name}: records of every shard open after {step}",
                 detail=lambda: f"(missing {sorted(wanted - shards_since(deliveries, since))})",
             )
-            if step == restart_after:
-                stop()
-                stop = start()
 
         reshard_steps(kinesis, stream, between, STEPS)
         produced = producer.stop()
