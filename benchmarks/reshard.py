@@ -162,10 +162,12 @@ def reshard(
     stream: str,
     between: Callable[[str], None],
     steps: Iterable[str] = STEPS,
+    before: Callable[[str], None] = lambda step: None,
 ) -> None:
-    """Reshard a stream of two shards through ``steps``; ``between(step)`` runs after each
-    (a case waits there for the new shards' records to be delivered)."""
+    """Reshard a stream of two shards through ``steps``; ``before(step)`` runs before each
+    and ``between(step)`` after it (a case waits there for the new shards' records)."""
     for step in steps:
+        before(step)
         shards = open_shards(kinesis, stream)
         if step == "split":  # the first shard: 1 open shard becomes 2
             split(kinesis, stream, shards[0])
@@ -259,8 +261,11 @@ def percentile(values: list, pct: float) -> float:
 def check_reshard(
     case: str, produced: Iterable, deliveries: Iterable, parents: dict, elapsed_s: float
 ) -> ReshardReport:
-    """``deliveries``: ``(data, shard id, delivered_at)`` as the consumer saw them, in the
-    order it saw them; ``parents``: :func:`lineage`."""
+    """``deliveries``: ``(data, shard id, delivered_at, unit)`` as the consumer saw them,
+    in the order it saw them; ``unit`` numbers what was delivered at once (a batch, or a
+    record given to a child process): a child's record in the same unit as its parent's
+    last, or an earlier one, was read before its parent was finished. ``parents``:
+    :func:`lineage`."""
     produced = list(produced)
     deliveries = list(deliveries)
     counts: Counter = Counter()
@@ -268,7 +273,8 @@ def check_reshard(
     violations = 0
     first_at: dict = {}  # shard -> first delivery time
     last_at: dict = {}  # shard -> last delivery time
-    for data, shard_id, at in deliveries:
+    last_unit: dict = {}  # shard -> the unit of its last delivery
+    for data, shard_id, at, unit in deliveries:
         key, seq, _ = parse(data)
         counts[(key, seq)] += 1
         if counts[(key, seq)] == 1:
@@ -278,6 +284,7 @@ def check_reshard(
         first_at.setdefault(shard_id, at)
         first_at[shard_id] = min(first_at[shard_id], at)
         last_at[shard_id] = max(last_at.get(shard_id, at), at)
+        last_unit[shard_id] = max(last_unit.get(shard_id, unit), unit)
     early = 0
     lags = []
     for child, child_parents in parents.items():
@@ -286,7 +293,8 @@ def check_reshard(
             continue
         parents_done = max(last_at[p] for p in read)
         lags.append(max(0.0, first_at[child] - parents_done))
-        early += sum(1 for _, shard_id, at in deliveries if shard_id == child and at < parents_done)
+        parents_unit = max(last_unit[p] for p in read)
+        early += sum(1 for d in deliveries if d[1] == child and d[3] <= parents_unit)
     wanted = set(produced)
     return ReshardReport(
         case=case,

@@ -84,6 +84,8 @@ class ReceiverState:
         self._round_ids = itertools.count(1)
         #: Since when the buffer bound has refused every round (None: not refusing).
         self._full_since: Optional[float] = None
+        #: Shards whose due SHARD_END shard_end_due() has answered.
+        self._ends_told: set = set()
 
     # -- shards (lease callbacks) -----------------------------------------------------------
 
@@ -220,9 +222,14 @@ class ReceiverState:
             return self._ledger.targets(), children
 
     def shard_end_due(self) -> bool:
-        """A shard's end may be checkpointed now: the batch of its last range completed."""
+        """A shard's end may be checkpointed now (the batch of its last range completed)
+        that this method has not answered before: a write that keeps failing is retried
+        at the checkpoint interval, not at every batch."""
         with self._lock:
-            return any(position.is_shard_end for _, position in self._ledger.targets().values())
+            due = {s for s, (_, p) in self._ledger.targets().items() if p.is_shard_end}
+            new = due - self._ends_told
+            self._ends_told = due
+            return bool(new)
 
     def checkpoints_written(self, written: list) -> None:
         """``(shard, generation, position)`` were written: the ledger forgets what they

@@ -35,6 +35,7 @@ from ..errors import KinesisDStreamError, MessageHandlerError
 from ..esn import ExtendedSequenceNumber
 from ..retrieval.idle import IdlePolling, is_idle_read
 from ..retrieval.reader import StartPosition
+from ..retrieval.start import WHOLE_RECORD
 from .executor_read import ShardRange
 from .ledger import Ledger, RangeEntry, ShardPhase
 
@@ -195,8 +196,7 @@ class FetchBook:
             self._pace(cursor, read, round_.planned_at)
             consumed = read.resume_after or (read.last_esn if read.records else None)
             if consumed is not None:
-                seq, sub = consumed
-                cursor.position = StartPosition.after_checkpoint(str(seq), sub)
+                cursor.position = _next_start(*consumed)
             if read.shard_ended:
                 cursor.children = read.child_shard_ids
             try:
@@ -257,6 +257,15 @@ class FetchBook:
         log.error("%s; nothing at or past it is checkpointed", error)
         if self.failure is None:
             self.failure = error
+
+
+def _next_start(sequence_number: int, sub_sequence_number: int) -> StartPosition:
+    """Where the shard's next read starts: AFTER a raw record consumed whole, so that a
+    subscription does not send it again (its first event then holds only what is new, or a
+    closed shard's end); else AT it, dropping the user records already read."""
+    if sub_sequence_number == WHOLE_RECORD:
+        return StartPosition.after_sequence_number(str(sequence_number))
+    return StartPosition.after_checkpoint(str(sequence_number), sub_sequence_number)
 
 
 def _after(cursor: Cursor) -> str:

@@ -141,7 +141,6 @@ class LeaseCoordinator:
         )
         self._loops = PeriodicLoops(self.worker_id)
         self._wake_parents = threading.Event()
-        self._read_all_parents = False  # set with _wake_parents: a parent finished here
         #: The leader of a KCL 3.x fleet is gone, or a shard finished here has children.
         self._wake_taker = threading.Event()
         self._acquirer = LeaseAcquirer(
@@ -300,8 +299,7 @@ class LeaseCoordinator:
     def _check_due_parents(self) -> None:
         """The parent checker's pass: the waiting leases due a read (all of them after a
         parent finished here)."""
-        every, self._read_all_parents = self._read_all_parents, False
-        due = self._held.parent_reads_due(None if every else self.timings.parent_read_interval_s)
+        due = self._held.parent_reads_due(self.timings.parent_read_interval_s)
         if due:
             check_parents(self.table, self._held, due)
 
@@ -376,7 +374,7 @@ class LeaseCoordinator:
             self.membership.handoff_started(entry)
         if esn == ESN_SHARD_END and entry.state is not LeaseState.HANDING_OFF:
             self._held.remove(entry, lost=False)  # (a handoff's transfer removes it)
-            self._read_all_parents = True  # its children may be ready now
+            self._held.parents_due_now()  # its children may be ready now
             self._wake_parents.set()
         return written
 

@@ -185,7 +185,8 @@ class HeldLeases:
 
     def parent_reads_due(self, interval_s: Optional[Callable[[float], float]] = None) -> list:
         """The leases waiting on parents whose parents should be read now, marked read:
-        ``interval_s(seconds waited)`` apart per lease; all of them without it."""
+        ``interval_s(seconds waited)`` apart per lease (at once when never read, or after
+        :meth:`parents_due_now`); all of them without ``interval_s``."""
         now = self._clock()
         with self._lock:
             due = []
@@ -198,6 +199,13 @@ class HeldLeases:
                     entry.parents_read_at = now
                     due.append(entry)
             return due
+
+    def parents_due_now(self) -> None:
+        """A parent finished here: every waiting lease is due a read of its parents."""
+        with self._lock:
+            for entry in self._held.values():
+                if entry.state is LeaseState.WAITING_ON_PARENTS:
+                    entry.parents_read_at = None
 
     def fence(self) -> list:
         """Remove and return the entries not renewed within the failover time."""

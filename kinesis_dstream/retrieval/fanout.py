@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import time
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -132,6 +133,9 @@ class FanOutTransport(ShardTransport):
         self._pacer = pacer or PACER
         self._failures = 0  # subscriptions in a row that broke before an event
         self._got_event = False  # the live subscription delivered an event
+        #: Wall-clock time (epoch seconds) of the last successful SubscribeToShard call:
+        #: Kinesis counts its 5 s rule from it, and another process may need to know it.
+        self.subscribed_at: Optional[float] = None
         #: Successful SubscribeToShard calls, retried calls, subscriptions that ended.
         self.subscriptions = 0
         self.subscribe_retries = 0
@@ -194,6 +198,7 @@ class FanOutTransport(ShardTransport):
             on_retry=self._count_retry,
         )
         self._pacer.subscribed(key, self._clock())
+        self.subscribed_at = time.time()
         self.subscriptions += 1
         self._events = response["EventStream"]
         self._iterator = iter(self._events)

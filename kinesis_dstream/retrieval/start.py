@@ -113,12 +113,8 @@ class StartPosition:
 
     @classmethod
     def after_checkpoint(cls, sequence_number: str, sub_sequence_number: int = 0) -> StartPosition:
-        """Resume after a checkpoint: AT its sequence number, dropping ESNs <= it; AFTER
-        it when the whole record was consumed (:data:`WHOLE_RECORD`), so that nothing is
-        read again (a new subscription's first event is then only what is new, or a closed
-        shard's end)."""
-        if sub_sequence_number == WHOLE_RECORD:
-            return cls.after_sequence_number(sequence_number)
+        """Resume after a checkpoint: AT its sequence number, dropping ESNs <= it (so the
+        record read first proves the position is still retained)."""
         return cls(
             "AT_SEQUENCE_NUMBER",
             sequence_number,

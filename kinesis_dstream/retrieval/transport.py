@@ -56,6 +56,8 @@ class ShardTransport:
     #: Calls answered with throttling, then retried; shard iterators re-made after expiry.
     throttles = 0
     iterators_renewed = 0
+    #: Fan-out: wall-clock time of the last successful subscription (None: none, polling).
+    subscribed_at: Optional[float] = None
 
     def attach(
         self,

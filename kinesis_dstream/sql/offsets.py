@@ -136,6 +136,9 @@ class RangeEnd:
     user_records_dropped: int = 0
     #: Now minus the oldest arrival time read, when the range was read (Glue's lag).
     max_consumer_lag_ms: Optional[int] = None
+    #: Fan-out: the executor's wall-clock time of the range's last successful
+    #: SubscribeToShard (the shard's next range waits 5 s from it).
+    subscribed_at: Optional[float] = None
 
     def to_json(self) -> dict:
         return {
@@ -153,6 +156,7 @@ class RangeEnd:
             "aggregatesDropped": self.aggregates_dropped,
             "userRecordsDropped": self.user_records_dropped,
             "maxConsumerLagMs": self.max_consumer_lag_ms,
+            "subscribedAt": self.subscribed_at,
         }
 
     @classmethod
@@ -171,4 +175,5 @@ class RangeEnd:
             aggregates_dropped=int(value.get("aggregatesDropped") or 0),
             user_records_dropped=int(value.get("userRecordsDropped") or 0),
             max_consumer_lag_ms=value.get("maxConsumerLagMs"),
+            subscribed_at=value.get("subscribedAt"),
         )

@@ -26,6 +26,7 @@ from kinesis_dstream.retrieval.reader import ReaderConfig, ShardReader, StartPos
 from kinesis_dstream.retrieval.streams import ensure_stream, list_shards, wait_active
 
 from ..support.records import put_records
+from ..support.waiting import seconds_until
 
 FAST = ReaderConfig(min_call_interval_s=0.0)
 
@@ -309,14 +310,6 @@ def split_and_merge(kinesis, stream):
         AdjacentShardToMerge="shardId-000000000001",
     )
     wait_active(kinesis, stream)
-
-
-def seconds_until(predicate, bound_s, what):
-    started = time.monotonic()
-    while not predicate():
-        assert time.monotonic() - started < bound_s, f"{what} not within {bound_s} s"
-        time.sleep(0.02)
-    return time.monotonic() - started
 
 
 @pytest.mark.kinesalite

@@ -251,8 +251,78 @@ def test_under_fan_out_a_shard_gets_its_next_range_five_seconds_after_its_last(
     waited = time.monotonic() - read_at
     assert waited >= 4.5, f"a second range {waited:.2f} s after the first's subscription"
     assert sorted(r[0] for r in rows(reader, first, second)) == [f"b{i}".encode() for i in range(3)]
+    # A trigger longer than 5 s: the next batch, 5 s after the last subscription, reads
+    # the shard at once (paced from the last batch's planning, every other one skipped it)
+    time.sleep(5.5)
+    put_records(efo, unique_name, 2, data="c{i}")
+    third = reader.latestOffset(second, _all())
+    assert json.dumps(third) != json.dumps(second), "the shard was skipped a batch"
+    assert sorted(r[0] for r in rows(reader, second, third)) == [b"c0", b"c1"]
 
 
 def _new_offset(reader, start):
     end = reader.latestOffset(start, _all())
     return end if json.dumps(end) != json.dumps(start) else None
+
+
+def test_a_position_after_dropped_records_is_no_data_loss_and_reads_only_what_is_new(
+    local_aws, kinesis, unique_name, tmp_path
+):
+    """A batch whose last raw record gave no user record (an aggregate of another shard's
+    records, dropped by the KCL's rule) ends at that record, whole. The peek proves the next
+    position is still retained by reading that record first; read AFTER it, the check took
+    the next record for the oldest retained and reported a data loss, and the batch read
+    the shard again from TRIM_HORIZON (found by an independent review)."""
+    from kinesis_dstream.kpl.aggregation import RecordAggregator
+
+    ensure_stream(kinesis, unique_name, 2)
+    low, high = sorted(
+        kinesis.list_shards(StreamName=unique_name)["Shards"],
+        key=lambda s: int(s["HashKeyRange"]["StartingHashKey"]),
+    )
+    in_high = str(int(high["HashKeyRange"]["StartingHashKey"]) + 5)
+    kinesis.put_record(StreamName=unique_name, Data=b"p0", PartitionKey="x", ExplicitHashKey="1")
+    aggregator = RecordAggregator()
+    for i in range(3):
+        aggregator.add(f"stale{i}".encode(), f"k{i}", explicit_hash_key=in_high)
+    (entry,) = aggregator.flush()
+    entry["ExplicitHashKey"] = "2"  # a stale shard map: the aggregate lands on the low shard
+    put = kinesis.put_record(StreamName=unique_name, **entry)
+    assert put["ShardId"] == low["ShardId"]
+    reader = reader_for(local_aws, unique_name, tmp_path, dropAggregatesOutsideShard="true")
+    start = reader.initialOffset()
+    first = wait_until(lambda: _new_offset(reader, start), 20, "the first batch")
+    assert [r[0] for r in rows(reader, start, first)] == [b"p0"]
+    kinesis.put_record(StreamName=unique_name, Data=b"p1", PartitionKey="x", ExplicitHashKey="1")
+    second = wait_until(lambda: _new_offset(reader, first), 20, "the second batch")
+    assert [r[0] for r in rows(reader, first, second)] == [b"p1"]  # not p0 again
+    assert reader.reportLatestOffset()["dataLossEvents"] == 0
+
+
+@pytest.mark.kinesalite
+def test_available_now_under_fan_out_reads_everything_there_at_its_start(
+    efo_kinesalite, efo, unique_name, tmp_path
+):
+    """AvailableNow ends at the first offset equal to its start: a shard waiting out the
+    5 s between its subscriptions must not look like a shard with nothing left (the run
+    ended after its first range, 10 of 20 records, found by an independent review)."""
+    ensure_stream(efo, unique_name, 1)
+    put_records(efo, unique_name, 20, data="n{i}")
+    reader = reader_for(
+        efo_kinesalite,
+        unique_name,
+        tmp_path,
+        consumerMode="efo",
+        consumerName=unique_name,
+        maxFetchRecordsPerShard="10",
+    )
+    offset = reader.initialOffset()
+    reader.prepareForTriggerAvailableNow()
+    got: list = []
+    for _ in range(10):  # what Spark does: batches until the offset stops moving
+        end = reader.latestOffset(offset, _all())
+        if json.dumps(end) == json.dumps(offset):
+            break
+        got += [r[0] for r in rows(reader, offset, end)]
+        offset = end
+    assert sorted(got) == sorted(f"n{i}".encode() for i in range(20))

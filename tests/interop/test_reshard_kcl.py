@@ -26,10 +26,11 @@ class ChildDeliveries:
         self.out_dir = out_dir
 
     def snapshot(self) -> list:
+        """Each record given to a child is a unit of its own, in time order."""
+        records = [e for e in events(self.out_dir) if e["event"] == "record"]
         return [
-            (base64.b64decode(e["data"]).decode(), e["shard"], e["t"])
-            for e in events(self.out_dir)
-            if e["event"] == "record"
+            (base64.b64decode(e["data"]).decode(), e["shard"], e["t"], unit)
+            for unit, e in enumerate(records)
         ]
 
 
@@ -84,10 +85,10 @@ def test_the_kcl_daemon_stopped_mid_reshard_resumes_from_its_checkpoints(
         efo_kinesalite, local_aws, kclpy, unique_name, "POLLING", tmp_path, monkeypatch
     )
     run_case(
-        "kinesis-dstream kcl, polling, stopped and started after doubling",
+        "kinesis-dstream kcl, polling, stopped during the doubling",
         efo_kinesalite,
         unique_name,
         got,
         start,
-        restart_after="double",
+        restart_around="double",
     )

@@ -85,12 +85,12 @@ def test_create_stream_stopped_mid_reshard_resumes_from_its_checkpoints(
     got = Deliveries()
     url = local_aws.endpoint_url
     run_case(
-        "createStream, polling, stopped and started after the merge",
+        "createStream, polling, stopped during the merge",
         efo_kinesalite,
         unique_name,
         got,
         create_stream(spark, efo_kinesalite, url, unique_name, "POLLING", got),
-        restart_after="merge",
+        restart_around="merge",
     )
 
 
@@ -154,10 +154,10 @@ def test_the_source_stopped_mid_reshard_resumes_from_its_checkpoint(
 ):
     got = Deliveries()
     run_case(
-        "Structured Streaming, fan-out, stopped and started after the split",
+        "Structured Streaming, fan-out, stopped during the split",
         efo_kinesalite,
         unique_name,
         got,
         source(session, efo_kinesalite, unique_name, "efo", tmp_path, got),
-        restart_after="split",
+        restart_around="split",
     )

@@ -23,23 +23,28 @@ DRAIN_BOUND_S = 120.0
 
 
 class Delivered(Protocol):
-    """What a consumer delivered: ``(data, shard id, delivered_at)`` (wall-clock seconds)."""
+    """What a consumer delivered: ``(data, shard id, delivered_at, unit)`` (wall-clock
+    seconds; ``unit`` numbers what was delivered at once, see
+    :func:`benchmarks.reshard.check_reshard`)."""
 
     def snapshot(self) -> list: ...
 
 
 class Deliveries:
-    """Deliveries gathered in this process (a Spark output), in the order seen."""
+    """Deliveries gathered in this process (a Spark output), in the order seen; each
+    batch is a unit."""
 
     def __init__(self) -> None:
         self._items: list = []
+        self._units = 0
         self._lock = threading.Lock()
 
     def add(self, rows: list) -> None:
-        """``rows``: (data, shard id) pairs delivered now."""
+        """``rows``: (data, shard id) pairs delivered now, in one batch."""
         now = time.time()
         with self._lock:
-            self._items += [(data, shard, now) for data, shard in rows]
+            self._units += 1
+            self._items += [(data, shard, now, self._units) for data, shard in rows]
 
     def snapshot(self) -> list:
         with self._lock:
@@ -47,7 +52,7 @@ class Deliveries:
 
 
 def shards_since(deliveries: Delivered, since: float) -> set:
-    return {shard for _, shard, at in deliveries.snapshot() if at >= since}
+    return {d[1] for d in deliveries.snapshot() if d[2] >= since}
 
 
 def run_case(
@@ -56,11 +61,12 @@ def run_case(
     stream: str,
     deliveries: Delivered,
     start: Callable[[], Callable[[], None]],
-    restart_after: str = "",
+    restart_around: str = "",
 ) -> None:
-    """Produce, reshard through every step (stopping and starting the consumer as soon as
-    the step ``restart_after`` is done, before its new shards are read), drain, check. ``start()`` starts the consumer and returns its
-    stop function; the consumer adds what it delivers to ``deliveries``."""
+    """Produce, reshard through every step (the consumer stopped before the step
+    ``restart_around`` and started after it: its parents unfinished, its children
+    unread), drain, check. ``start()`` starts the consumer and returns its stop
+    function; the consumer adds what it delivers to ``deliveries``."""
     kinesis = server.client("kinesis")
     ensure_stream(kinesis, stream, 2)
     producer = ContinuousProducer(stream, kinesis).start()
@@ -68,11 +74,14 @@ def run_case(
     stop = start()
     try:
 
+        def before(step: str) -> None:
+            if step == restart_around:
+                stop()
+
         def between(step: str) -> None:
             nonlocal stop
             since = time.time()
-            if step == restart_after:  # parents not yet finished, children not yet read
-                stop()
+            if step == restart_around:  # the parents unfinished, the children unread
                 stop = start()
             wanted = {s["ShardId"] for s in open_shards(kinesis, stream)}
             wait_until(
@@ -82,12 +91,12 @@ def run_case(
                 detail=lambda: f"(missing {sorted(wanted - shards_since(deliveries, since))})",
             )
 
-        reshard_steps(kinesis, stream, between, STEPS)
+        reshard_steps(kinesis, stream, between, STEPS, before)
         produced = producer.stop()
         wanted = {f"{key}:{seq}" for key, seq in produced}
 
         def all_delivered() -> bool:
-            seen = {data.rsplit(":", 1)[0] for data, _, _ in deliveries.snapshot()}
+            seen = {d[0].rsplit(":", 1)[0] for d in deliveries.snapshot()}
             return wanted <= seen
 
         wait_until(all_delivered, DRAIN_BOUND_S, f"{name}: every record produced")

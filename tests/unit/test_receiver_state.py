@@ -439,6 +439,7 @@ def test_a_shard_end_is_due_once_the_batch_of_its_last_range_completed():
     state.batch_opened(1000, (1000,))
     state.batch_completed(1000, succeeded=True)
     assert state.shard_end_due()  # the receiver wakes its checkpointer now
+    assert not state.shard_end_due()  # once: a write that fails waits for the interval
     table = LeaseTable(lost=set())
     Checkpointer(state, table, table, stalled_batch_ms=60_000).checkpoint_now()
     assert table.checkpoints["a"][0] == ESN_SHARD_END and table.children_created == [[]]

@@ -7,9 +7,10 @@ new shards every ``describeShardInterval``, peeks at the shards that may be read
 a position for the others. No record's data leaves the peek.
 
 Under enhanced fan-out every range is a subscription, and Kinesis refuses a second one to
-a shard within 5 s of the last: a shard is given a range again only 5 s after the
-``latest_offset`` call that followed its last range (that range's batch had run by then),
-so no batch waits on the rule. Its end is still seen at once: the peek says drained.
+a shard within 5 s of the last: a shard is given a range again only 5 s after its last
+range's subscription (the executor records when, in the range's end), so no batch waits
+on the rule; the other shards and new children are read meanwhile. A shard's end is
+still seen at once: the peek says drained.
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ log = logging.getLogger(__name__)
 MAX_THROTTLED_RANGES_IN_A_ROW = 3
 #: At most one warning per shard about KPL records outside its range this often.
 OUTSIDE_WARN_INTERVAL_S = 60.0
+#: Added to Kinesis's 5 s between a shard's subscriptions: the executor's clock and ours.
+CLOCK_MARGIN_S = 0.25
 
 
 class SourceRunner:
@@ -90,9 +93,8 @@ class SourceRunner:
         self._losses_seen: set = set()  # (shard id, position): warned and counted once
         self._committed: deque = deque()
         self._settled: set = set()  # (shard id, position, cutoff): nothing before cutoff
-        #: Fan-out: the shards the last offset gave ranges, and when each may have its
-        #: next (a subscription within 5 s of the last one is refused).
-        self._subscribed: tuple = ()
+        #: Fan-out: when (this clock) each shard may have its next range: 5 s after its
+        #: last subscription (a subscription within 5 s of the last one is refused).
         self._next_range_at: dict = {}
 
     # -- shards --------------------------------------------------------------------
@@ -154,17 +156,23 @@ class SourceRunner:
         return end.to_json()
 
     def _pace_subscriptions(self, data_from: dict) -> dict:
-        """The shards with new records that may be subscribed to now; those given ranges
-        last time were subscribed to before this call (their batch ran), so they wait 5 s
-        from now. Returns the shards for this batch and remembers them."""
-        assert self.options.fan_out is not None
+        """The shards with new records that may be subscribed to now. During AvailableNow
+        none is not an answer while some have records: Spark ends the run at the first
+        offset equal to its start, so this waits (at most the 5 s) for the first due."""
+        due = {s: self._next_range_at.get(s, 0.0) for s in data_from}
         now = self._clock()
-        gap_s = self.options.fan_out.subscribe.resubscribe_interval_s
-        for shard_id in self._subscribed:
-            self._next_range_at[shard_id] = now + gap_s
-        ready = {s: p for s, p in data_from.items() if self._next_range_at.get(s, 0.0) <= now}
-        self._subscribed = tuple(ready)
-        return ready
+        if self.cutoff is not None and due and min(due.values()) > now:
+            time.sleep(min(due.values()) - now)
+            now = self._clock()
+        return {s: p for s, p in data_from.items() if due[s] <= now}
+
+    def _note_subscription(self, shard_id: str, subscribed_at: float) -> None:
+        """A range's subscription (the executor's wall-clock time): the shard's next one
+        goes 5 s later, with a margin for the two machines' clocks."""
+        assert self.options.fan_out is not None
+        gap_s = self.options.fan_out.subscribe.resubscribe_interval_s + CLOCK_MARGIN_S
+        wait_s = max(0.0, subscribed_at + gap_s - time.time())
+        self._next_range_at[shard_id] = self._clock() + wait_s
 
     def partitions(self, end_json: dict) -> list:
         end = self._parse(end_json)
@@ -270,6 +278,8 @@ class SourceRunner:
 
     def _note_end(self, shard_id: str, end: RangeEnd) -> None:
         self.lag.note(shard_id, end.millis_behind_latest)
+        if end.subscribed_at is not None and self.consumers is not None:
+            self._note_subscription(shard_id, end.subscribed_at)
         self.outside_shard.add(
             shard_id, end.outside_shard, end.aggregates_dropped, end.user_records_dropped
         )

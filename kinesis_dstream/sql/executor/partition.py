@@ -232,6 +232,7 @@ def _read_range(
         aggregates_dropped=reader.stats.aggregates_dropped,
         user_records_dropped=reader.stats.user_records_dropped,
         max_consumer_lag_ms=None if oldest is None else _millis_since(oldest),
+        subscribed_at=reader.transport.subscribed_at,
     )
     return end
 
