@@ -1,14 +1,16 @@
 """``kinesis-dstream glue run SCRIPT [--local] -- --JOB_NAME j --TempDir DIR ...``.
 
-Runs a Glue script as Glue would: ``sys.argv`` is the script and the job's arguments
-(read with ``getResolvedOptions``), ``import awsglue`` gives this library's Glue layer
-(:func:`~.installing.install`), and a bare ``SparkContext()`` gets a master: the one
-configured (``PYSPARK_SUBMIT_ARGS``'s ``--master``, ``MASTER``, ``spark.master`` in
-spark-defaults.conf), else ``local[*]`` (spark-submit's own default). ``--local`` runs it
-on the embedded local AWS (Kinesis, DynamoDB, Glue, S3 on moto's server) and points the
-AWS SDK of the driver and the executors at it; without it the AWS SDK's usual
-configuration applies (credentials, region, ``AWS_ENDPOINT_URL``). Ctrl-C or SIGTERM
-during forEachBatch stops the query gracefully; the next run resumes from its checkpoint.
+Runs a Glue script as Glue would, in a process of its own (:mod:`.script_process`):
+``sys.argv`` is the script and the job's arguments (read with ``getResolvedOptions``),
+``import awsglue`` gives this library's Glue layer, and a bare ``SparkContext()`` gets a
+master: the one configured (``PYSPARK_SUBMIT_ARGS``'s ``--master``, ``MASTER``,
+``spark.master`` in spark-defaults.conf), else ``local[*]`` (spark-submit's own
+default). ``--local`` runs it on the embedded local AWS (Kinesis, DynamoDB, Glue, S3 on
+moto's server) and points the AWS SDK of the driver and the executors at it; without
+it the AWS SDK's usual configuration applies (credentials, region,
+``AWS_ENDPOINT_URL``). Ctrl-C or SIGTERM is passed on to the script's process alone:
+forEachBatch stops the query after the batch in progress; the next run resumes from its
+checkpoint.
 """
 
 from __future__ import annotations
@@ -17,21 +19,22 @@ import argparse
 import contextlib
 import logging
 import os
-import runpy
+import signal
+import subprocess
 import sys
 from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any
 
-from ..dstream.spark_internals import active_spark_context
-from .errors import GlueError, NotProvidedError
-from .foreach_batch import first_line
-from .installing import install
-from .logger import LOGGER_NAME
+from ..stop_signals import stop_signals
+from .errors import GlueError
+from .script_process import RUNNER_FD_ENV
 
 log = logging.getLogger(__name__)
 
 DEFAULT_MASTER = "local[*]"
 RUNNER_FLAGS = ("--local", "--debug")
+#: How often the runner looks at its signals while the script runs.
+POLL_S = 0.5
 
 DESCRIPTION = """\
 Run an AWS Glue streaming script as Glue would.
@@ -52,10 +55,6 @@ Examples:
   kinesis-dstream glue run job.py -- --JOB_NAME my_job --TempDir /tmp/glue-temp
   kinesis-dstream glue run job.py --local -- --JOB_NAME my_job --TempDir /tmp/glue-temp
 """
-
-
-class JobFailed(GlueError):
-    """The script raised: its error's first line (``--debug``: the traceback)."""
 
 
 def add_glue_command(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -132,57 +131,49 @@ def prepare_spark_environment(env: MutableMapping[str, str]) -> None:
         env["PYSPARK_SUBMIT_ARGS"] = f"--master {DEFAULT_MASTER} {submit}"
 
 
-def _show_logs(debug: bool) -> None:
-    logging.getLogger(LOGGER_NAME).setLevel(logging.INFO)  # the script's get_logger()
-    logging.getLogger("kinesis_dstream.glue").setLevel(logging.DEBUG if debug else logging.INFO)
-
-
-def _exit_code(exc: SystemExit) -> int:
-    if exc.code is None or isinstance(exc.code, int):
-        return int(exc.code or 0)
-    print(exc.code, file=sys.stderr)
-    return 1
-
-
 def run_script(
     script: str, script_args: Sequence[str], local: bool = False, debug: bool = False
 ) -> int:
-    """Run ``script`` as Glue would; its exit status (``sys.exit``), else 0."""
+    """Run ``script`` in a process of its own, as Glue would; its exit status."""
     path = os.path.abspath(script)
     if not os.path.isfile(path):
         raise GlueError(f"glue run: no script {script!r}")
-    _show_logs(debug)
-    install()
+    env = dict(os.environ)
     with contextlib.ExitStack() as stack:
         if local:
             from ..local import LocalAWS
 
             aws = stack.enter_context(LocalAWS())
-            os.environ.update(aws.env())  # the driver, and executors started from here
+            env.update(aws.env())  # the script's driver, and its executors through it
             print(f"Local AWS (moto) at {aws.endpoint_url}; for other AWS tools:", flush=True)
             for name, value in aws.env().items():
                 print(f"  export {name}={value}", flush=True)
-        prepare_spark_environment(os.environ)
-        saved = sys.argv
-        sys.argv = [path, *script_args]
+        prepare_spark_environment(env)
+        command = [sys.executable, "-m", "kinesis_dstream.glue.script_process"]
+        command += ["--debug"] if debug else []
+        return _supervise([*command, path, *script_args], env)
+
+
+def _supervise(command: list, env: dict) -> int:
+    """Start the script's process in a session of its own and pass each Ctrl-C or
+    SIGTERM on to it alone; returns its exit status (128 + N when signal N ended it)."""
+    read_end, write_end = os.pipe()
+    env[RUNNER_FD_ENV] = str(read_end)
+    with stop_signals() as stop:
         try:
-            runpy.run_path(path, run_name="__main__")
-        except SystemExit as exc:
-            return _exit_code(exc)
-        except (GlueError, NotProvidedError):
-            raise
-        except Exception as exc:
-            name = os.path.basename(path)
-            raise JobFailed(f"{name} failed: {type(exc).__name__}: {first_line(exc)}") from exc
+            child = subprocess.Popen(command, env=env, pass_fds=(read_end,), start_new_session=True)
         finally:
-            sys.argv = saved
-            _stop_spark()
-    return 0
-
-
-def _stop_spark() -> None:
-    """Nothing outlives the run: the script's SparkContext is stopped if still running."""
-    sc = active_spark_context()
-    if sc is not None:
-        log.debug("stopping the script's SparkContext")
-        sc.stop()
+            os.close(read_end)
+        try:
+            while True:
+                try:
+                    code = child.wait(timeout=POLL_S)
+                    return code if code >= 0 else 128 - code
+                except subprocess.TimeoutExpired:
+                    pass
+                if stop.is_set():
+                    stop.clear()
+                    log.warning("stopping the job: the query stops after the batch in progress")
+                    child.send_signal(signal.SIGINT)
+        finally:
+            os.close(write_end)  # the script's process stops if it is still running
