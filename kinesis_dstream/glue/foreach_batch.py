@@ -7,7 +7,9 @@ only for a batch with records. A failed query is started again from its checkpoi
 failed batch runs again: nothing is lost, a record may be written twice) up to
 ``batchMaxRetries`` times (default 3), waiting 1 s, 2 s, then 5 s as Glue does; the
 count starts over once a batch after a retry succeeds. An error whose text starts with
-``CheckpointMetadataNotFound`` is raised at once.
+``CheckpointMetadataNotFound`` is raised at once, and so is an error of this layer raised
+by the batch function (an option it cannot take, a call it does not provide): no restart
+heals those, and the script's error is the one line reported.
 
 Where Glue's loop starts a query that stopped cleanly again, this one returns: a clean
 stop is a Ctrl-C or SIGTERM (the query is stopped gracefully; its checkpoint keeps where
@@ -24,7 +26,7 @@ from typing import Any, Callable, Optional
 
 from ..dstream.spark_internals import hadoop_can_write
 from ..stop_signals import stop_signals
-from .errors import GlueError
+from .errors import GlueError, NotProvidedError
 from .options import ForEachBatchOptions
 
 log = logging.getLogger(__name__)
@@ -82,6 +84,7 @@ class BatchLoop:
         #: Batches Spark ran, and those the batch function was called for (with records).
         self.batches_seen = 0
         self.batches_called = 0
+        self._fatal: Optional[BaseException] = None
 
     def _batch(self, data_frame: Any, batch_id: int) -> None:
         if self._run > self.retry_attempt:  # the previous batch succeeded
@@ -108,7 +111,11 @@ class BatchLoop:
 
     def _call(self, data_frame: Any, batch_id: int) -> None:
         self.batches_called += 1
-        self.batch_function(data_frame, batch_id)
+        try:
+            self.batch_function(data_frame, batch_id)
+        except (GlueError, NotProvidedError) as exc:  # a script error no restart heals
+            self._fatal = exc
+            raise
 
     def _writer(self) -> Any:
         opts = self.options
@@ -149,6 +156,11 @@ class BatchLoop:
             except Exception as exc:
                 if str(exc).startswith("CheckpointMetadataNotFound"):
                     raise
+                if self._fatal is not None:
+                    raise self._fatal from exc  # its own one line, without restarts
+                if stop.is_set():  # a stop interrupted the batch: it runs again next time
+                    log.warning("the query ended on the stop: %s", first_line(exc))
+                    return LoopEnd.STOPPED
                 self.retry_attempt += 1
                 if self.retry_attempt > limit:
                     log.error(

@@ -7,6 +7,7 @@ import gzip
 import io
 import json
 import re
+import sys
 
 import fastavro
 import pyarrow.parquet as pq
@@ -14,9 +15,10 @@ import pytest
 from pyspark.sql import functions as F
 
 from kinesis_dstream.demo.readback import read_all_records
+from kinesis_dstream.glue import install
 from kinesis_dstream.glue.context import GlueContext
 from kinesis_dstream.glue.dynamicframe import DynamicFrame
-from kinesis_dstream.glue.errors import GlueError
+from kinesis_dstream.glue.errors import GlueError, NotProvidedError
 from kinesis_dstream.glue.foreach_batch import BatchLoop
 from kinesis_dstream.glue.options import ForEachBatchOptions
 from kinesis_dstream.glue.transforms import ApplyMapping
@@ -202,6 +204,45 @@ def test_with_batch_max_retries_0_a_failed_batch_fails_at_once_with_its_error(
         loop.wait_done(120)
     assert "ValueError: this batch cannot be written" in str(loop.error)
     assert sorted(seen) == [(i, f"n{i}") for i in range(10)]  # one call, every record
+
+
+def test_a_call_this_layer_does_not_provide_fails_the_loop_at_once_naming_it(
+    glue, local_aws, kinesis, stream, tmp_path
+):
+    frame = glue.create_data_frame.from_options(
+        "kinesis",
+        {
+            "streamName": stream,
+            "endpointUrl": local_aws.endpoint_url,
+            "startingPosition": "earliest",
+        },
+    )
+    put_records(kinesis, stream, 5)
+    calls: list = []
+
+    def resolves_choices(data_frame, batch_id):
+        calls.append(batch_id)
+        DynamicFrame.fromDF(data_frame, glue, "x").resolveChoice(specs=[("a", "cast:int")])
+
+    with running_loop(BatchLoop, frame, resolves_choices, loop_options(tmp_path)) as loop:
+        loop.wait_done(120)
+    assert isinstance(loop.error, NotProvidedError)
+    assert str(loop.error).startswith("DynamicFrame.resolveChoice is not provided")
+    assert calls == [0]  # no restart: it would fail the same way
+
+
+def test_after_install_spark_s_python_workers_import_awsglue_too(spark, glue):
+    saved_path, saved_env = list(sys.path), dict(spark.environment)
+    try:
+        shim = install(spark)
+        where = spark.parallelize([0], 1).map(lambda _: __import__("awsglue").__file__).collect()
+    finally:
+        sys.path[:] = saved_path
+        spark.environment.clear()
+        spark.environment.update(saved_env)
+        for name in [m for m in sys.modules if m == "awsglue" or m.startswith("awsglue.")]:
+            del sys.modules[name]
+    assert where[0].startswith(shim)
 
 
 def test_a_checkpoint_spark_cannot_write_fails_before_the_query_starts(
