@@ -21,6 +21,8 @@ import os
 import sys
 from collections import Counter
 
+from botocore.exceptions import ClientError
+
 from kinesis_dstream.aws import create_client, resolve_region
 from kinesis_dstream.demo.word_producer import print_totals
 from kinesis_dstream.retrieval.streams import ensure_stream
@@ -34,28 +36,34 @@ WORD_COLUMNS = ("first", "second", "third", "fourth", "fifth")
 
 
 def create() -> None:
+    """The stream, table and bucket; those that exist already are left as they are."""
     region = resolve_region()
     endpoint = os.environ.get("AWS_ENDPOINT_URL") or f"https://kinesis.{region}.amazonaws.com"
     ensure_stream(create_client("kinesis"), STREAM, 2)
     glue = create_client("glue")
-    glue.create_database(DatabaseInput={"Name": DATABASE})
-    glue.create_table(
-        DatabaseName=DATABASE,
-        TableInput={
-            "Name": TABLE,
-            "Parameters": {"classification": "csv", "delimiter": " "},
-            "StorageDescriptor": {
-                "Columns": [{"Name": f"word{i}", "Type": "string"} for i in range(1, 6)],
-                "Parameters": {
-                    "typeOfData": "kinesis",
-                    "streamName": STREAM,
-                    "endpointUrl": endpoint,
-                },
-            },
+    table = {
+        "Name": TABLE,
+        "Parameters": {"classification": "csv", "delimiter": " "},
+        "StorageDescriptor": {
+            "Columns": [{"Name": f"word{i}", "Type": "string"} for i in range(1, 6)],
+            "Parameters": {"typeOfData": "kinesis", "streamName": STREAM, "endpointUrl": endpoint},
         },
-    )
-    create_client("s3").create_bucket(Bucket=BUCKET)
-    print(f"created stream {STREAM}, table {DATABASE}.{TABLE}, bucket {BUCKET}")
+    }
+    s3 = create_client("s3")
+    for make, exists in (
+        (lambda: glue.create_database(DatabaseInput={"Name": DATABASE}), "AlreadyExistsException"),
+        (
+            lambda: glue.create_table(DatabaseName=DATABASE, TableInput=table),
+            "AlreadyExistsException",
+        ),
+        (lambda: s3.create_bucket(Bucket=BUCKET), "BucketAlreadyOwnedByYou"),
+    ):
+        try:
+            make()
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] != exists:
+                raise
+    print(f"stream {STREAM}, table {DATABASE}.{TABLE}, bucket {BUCKET}: ready")
 
 
 def show() -> None:

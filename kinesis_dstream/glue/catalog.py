@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from ..backoff import Backoff, call_with_retry
+from ..errors import KinesisServiceError
 from .errors import GlueError
 from .options import TYPE_OF_DATA, merged, source_options
 
@@ -31,6 +33,8 @@ STREAM_KEYS = (
 )
 #: Table parameters saying how payloads parse (also read from the storage parameters).
 FORMAT_KEYS = ("classification", "delimiter", "avroSchema", "grokPattern", "grokCustomPatterns")
+#: GetTable's retries: a job reads its table once, at its start.
+CATALOG_BACKOFF = Backoff(initial_delay_s=0.2, max_delay_s=2.0, max_attempts=5, max_elapsed_s=20.0)
 #: Classifications whose schema is the table's columns (as Spark DDL).
 COLUMN_SCHEMA_CLASSIFICATIONS = ("json", "csv")
 
@@ -62,24 +66,25 @@ class TableName:
 
 
 def get_table(client: Any, name: TableName) -> dict:
-    """``GetTable``; a missing database or table is one line naming both."""
-    from botocore.exceptions import ClientError
-
+    """``GetTable``, retried as every AWS call here; a missing database or table is one
+    line naming both, any other failure one line naming the table."""
     kwargs = {"DatabaseName": name.database, "Name": name.table}
     if name.catalog_id:
         kwargs["CatalogId"] = name.catalog_id
     try:
-        return client.get_table(**kwargs)["Table"]
-    except ClientError as exc:
-        code = exc.response.get("Error", {}).get("Code", "")
-        message = exc.response.get("Error", {}).get("Message", "")
-        endpoint = client.meta.endpoint_url
-        if code == "EntityNotFoundException":
+        return call_with_retry(
+            lambda: client.get_table(**kwargs)["Table"],
+            CATALOG_BACKOFF,
+            operation="GetTable",
+            client=client,
+        )
+    except KinesisServiceError as exc:
+        if exc.code == "EntityNotFoundException":
             raise GlueError(
-                f"{name} is not in the Glue Data Catalog at {endpoint} ({message}); create it "
-                "(Glue's CreateTable) or check the database and table names"
+                f"{name} is not in the Glue Data Catalog at {client.meta.endpoint_url}; create "
+                "it (Glue's CreateTable) or check the database and table names"
             ) from None
-        raise GlueError(f"GetTable of {name} at {endpoint} failed: {code}: {message}") from None
+        raise GlueError(f"reading {name}: {exc}") from exc
 
 
 def _parameters(table: Mapping[str, Any]) -> tuple:

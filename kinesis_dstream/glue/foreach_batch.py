@@ -71,13 +71,12 @@ class BatchLoop:
         batch_function: Callable[[Any, int], Any],
         options: ForEachBatchOptions,
         stop: Optional[threading.Event] = None,
-        sleep: Optional[Callable[[float], Any]] = None,
     ) -> None:
         self.frame = frame
         self.batch_function = batch_function
         self.options = options
+        #: Set to stop (the caller's); by default Ctrl-C and SIGTERM in the main thread.
         self._stop = stop
-        self._sleep = sleep
         #: Glue's counters: batch calls since the last success, and the retry attempt.
         self._run = 0
         self.retry_attempt = 0
@@ -173,9 +172,7 @@ class BatchLoop:
                 log.warning(
                     "the query failed (%s); starting it again in %g s", first_line(exc), wait
                 )
-                if self._sleep is not None:
-                    self._sleep(wait)
-                elif stop.wait(wait):
+                if stop.wait(wait):
                     return LoopEnd.STOPPED
 
     def _await(self, query: Any, stop: threading.Event) -> LoopEnd:

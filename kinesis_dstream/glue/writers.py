@@ -13,7 +13,7 @@ from .catalog import TableName, catalog_sink, get_table
 from .dynamicframe import DynamicFrame, DynamicFrameCollection
 from .errors import ReportsNotProvided, not_provided
 from .fields import top_column
-from .options import check_type_of_data, option_text
+from .options import TYPE_OF_DATA, check_type_of_data, option_text
 from .s3_output import FileTarget, write_files
 
 log = logging.getLogger(__name__)
@@ -47,8 +47,11 @@ def write_kinesis(df: Any, connection_options: Mapping[str, Any], format: Any = 
             f"writing Kinesis records as {format!r}", "Glue writes Kinesis records as json"
         )
     check_type_of_data(connection_options, "write to kinesis")
-    options = {k: option_text(v) for k, v in connection_options.items() if v is not None}
-    options.pop("typeOfData", None)
+    options = {
+        k: option_text(v)
+        for k, v in connection_options.items()
+        if v is not None and k.lower() != TYPE_OF_DATA.lower()
+    }
     key_name = next((k for k in options if k.lower() == PARTITION_KEY.lower()), None)
     key = options.pop(key_name) if key_name else None
     if key is None:
