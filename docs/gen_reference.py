@@ -377,10 +377,19 @@ def _subparsers(parser: argparse.ArgumentParser) -> dict:
     return {}
 
 
+def _commands(parser: argparse.ArgumentParser) -> dict:
+    """Each command's parser by its name, a subcommand's as ``"glue run"``."""
+    found = {}
+    for name, sub in _subparsers(parser).items():
+        found[name] = sub
+        found.update({f"{name} {inner}": p for inner, p in _commands(sub).items()})
+    return found
+
+
 def cli_commands() -> dict:
     from kinesis_dstream import cli
 
-    return _subparsers(cli._parser())
+    return _commands(cli._parser())
 
 
 def cli_page() -> str:
@@ -394,7 +403,7 @@ def cli_page() -> str:
         "after the command) adds the traceback of a failure and this library's debug log.\n",
         "```text\n" + parser.format_help().rstrip() + "\n```\n",
     ]
-    for name, sub in _subparsers(parser).items():
+    for name, sub in _commands(parser).items():
         sub.prog = f"kinesis-dstream {name}"
         lines += [f"## `{name}`\n", "```text\n" + sub.format_help().rstrip() + "\n```\n"]
     return "\n".join(lines)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import select
+import signal
 import subprocess
 import sys
 import threading
@@ -171,6 +172,9 @@ def _serve(port: int) -> None:
     its "port in use" message, which the parent reports.
     """
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # no line per request
+    # A terminal's Ctrl-C reaches every process of its group: the parent decides when the
+    # server stops (a command stopping gracefully may still need it) and closes stdin then.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     from moto.moto_server.werkzeug_app import (
         DomainDispatcherApplication,
         MotoRequestHandler,

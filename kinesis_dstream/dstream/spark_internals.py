@@ -2,7 +2,8 @@
 
 PySpark's public Python API has no way to cache an RDD without a Python pass over it,
 to ask whether a SparkContext is still alive, or to read a StreamingContext's batch
-interval or how far back its graph may recompute; these few helpers do it through the
+interval or how far back its graph may recompute, nor to ask which filesystems and
+classes the JVM has (the Glue layer's writers); these few helpers do it through the
 JVM objects, in one place, so a PySpark upgrade that moves them breaks one module.
 """
 
@@ -111,3 +112,35 @@ def name_input_stream(ssc: Any, input_stream_id: int, name: str) -> None:
     info = scheduler.ReceiverInfo(input_stream_id, name, True, "driver", "driver", "", "", -1)
     event = scheduler.StreamingListenerReceiverStarted(info)
     ssc._jssc.ssc().scheduler().listenerBus().post(event)
+
+
+def hadoop_can_write(sc: Any, path: str) -> bool:
+    """True when Spark's Hadoop layer has a FileSystem for ``path``'s scheme (a path
+    without one: the default filesystem's). pip-installed PySpark has none for ``s3://``
+    or ``s3a://`` (no hadoop-aws jar); EMR, Glue and Databricks do. Only a missing
+    filesystem answers False: any other surprise leaves the answer to Spark's writer."""
+    fs = sc._jvm.org.apache.hadoop.fs
+    conf = sc._jsc.hadoopConfiguration()
+    try:
+        scheme = fs.Path(path).toUri().getScheme() or fs.FileSystem.getDefaultUri(conf).getScheme()
+        fs.FileSystem.getFileSystemClass(scheme, conf)
+    except Exception as exc:  # Py4JJavaError carrying UnsupportedFileSystemException
+        text = str(exc)
+        return "UnsupportedFileSystemException" not in text and "No FileSystem for" not in text
+    return True
+
+
+def jvm_has_class(sc: Any, class_name: str) -> bool:
+    """True when the driver's JVM can load ``class_name`` (a data source's jar is there)."""
+    try:
+        sc._jvm.java.lang.Class.forName(class_name)
+    except Exception:  # Py4JJavaError: ClassNotFoundException
+        return False
+    return True
+
+
+def active_spark_context() -> Any:
+    """The process's running SparkContext, or None (PySpark keeps it on the class)."""
+    from pyspark import SparkContext
+
+    return SparkContext._active_spark_context

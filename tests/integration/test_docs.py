@@ -85,7 +85,8 @@ def test_every_kcl_key_the_daemon_reads_is_in_the_reference(pages):
 def test_every_cli_command_and_option_is_in_the_reference(pages):
     page = pages["reference/cli.md"]
     commands = gen.cli_commands()
-    assert {"local-aws", "leases", "status", "kcl", "consumers"} <= set(commands)
+    expected = {"local-aws", "leases", "status", "kcl", "consumers", "glue", "glue run"}
+    assert expected <= set(commands)
     for name, parser in commands.items():
         assert f"## `{name}`" in page
         for action in parser._actions:
@@ -178,7 +179,7 @@ def test_the_shell_commands_of_the_pages_name_examples_that_exist():
     """The word count the getting-started page runs is run by tests/spark/test_examples.py; here
     every ``python examples/...`` a page shows names a file that takes those flags."""
     shown = []
-    for page in ("getting-started.md", "migrate-dstream.md", "structured-streaming.md"):
+    for page in ("getting-started.md", "migrate-dstream.md", "structured-streaming.md", "glue.md"):
         text = (DOCS / page).read_text()
         shown += re.findall(r"python (examples/\S+\.py)((?: --[a-z-]+)*)", text)
     assert ("examples/kinesis_wordcount.py", " --local") in shown

@@ -9,7 +9,8 @@ Layers, lowest first (a module may import its own layer and those below):
    serializer;
 2. the three front ends: ``dstream`` (createStream), ``sql`` (the source and sink),
    ``multilang`` (``kinesis-dstream kcl``), the demo, and ``status`` (operators' view);
-3. the command line and the package's public surface.
+3. the AWS Glue layer (``glue``: Glue's API over the source and sink, its runner);
+4. the command line and the package's public surface.
 """
 
 from pathlib import Path
@@ -58,6 +59,7 @@ LAYERS = [
         f"{P}.status",
         f"{P}.status.*",
     ],
+    [f"{P}.glue", f"{P}.glue.*"],
     [f"{P}.cli", P],
 ]
 PACKAGE = Path(kinesis_dstream.__file__).parent

@@ -1,0 +1,195 @@
+"""``awsglue.context.GlueContext`` over this library's Kinesis source and sink.
+
+Signatures and defaults as aws-glue-libs has them; behaviour delegated to the source
+(``format("kinesis")``), the sink and the S3 writer. It is an ``SQLContext``, as Glue's
+is. A method Glue has and this layer does not provide raises
+:class:`~.errors.NotProvidedError` naming it (``GlueContext.getSink``...).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from typing import Any, Callable, Optional
+
+from pyspark.sql import SQLContext
+
+from ..sql import KinesisDataSource
+from .catalog import TableName
+from .dynamicframe import DynamicFrame
+from .errors import ReportsNotProvided, not_provided
+from .file_sink import GlueFileSink
+from .foreach_batch import BatchLoop
+from .ingestion import add_ingestion_time_columns
+from .logger import GlueLogger
+from .options import ForEachBatchOptions
+from .readers import DataFrameReader, DynamicFrameReader, note_ignored, read_catalog, read_options
+from .writers import DataFrameWriter, DynamicFrameWriter, frame_of, write_catalog, write_options
+
+log = logging.getLogger(__name__)
+
+#: GlueContext options that size DynamicFrame partitions: no effect on a stream.
+PARTITION_OPTIONS = ("minPartitions", "targetPartitions")
+
+
+class GlueContext(ReportsNotProvided, SQLContext):
+    """Glue's entry point: ``GlueContext(sc)``, ``GlueContext(spark_session)`` or
+    ``GlueContext()`` (the active session)."""
+
+    glue_name = "GlueContext"
+
+    def __init__(self, sparkContext: Any = None, **options: Any) -> None:
+        from pyspark.sql import SparkSession
+
+        if isinstance(sparkContext, SparkSession):
+            session = sparkContext
+        else:
+            session = SparkSession.builder.getOrCreate()
+        unknown = sorted(set(options) - set(PARTITION_OPTIONS))
+        if unknown:
+            raise not_provided(f"GlueContext options {unknown}")
+        if options:
+            log.debug(
+                "GlueContext options %s size DynamicFrame partitions; no effect here", options
+            )
+        SQLContext.__init__(self, session.sparkContext, session)
+        session.dataSource.register(KinesisDataSource)
+        session.dataSource.register(GlueFileSink)
+        self.spark_session = session
+        self.create_dynamic_frame = DynamicFrameReader(self)
+        self.create_data_frame = DataFrameReader(self)
+        self.write_dynamic_frame = DynamicFrameWriter(self)
+        self.write_data_frame = DataFrameWriter(self)
+        self._glue_logger = GlueLogger()
+
+    # --- reading ---------------------------------------------------------------------
+
+    def create_data_frame_from_catalog(
+        self,
+        database: Optional[str] = None,
+        table_name: Optional[str] = None,
+        redshift_tmp_dir: str = "",
+        transformation_ctx: str = "",
+        push_down_predicate: str = "",
+        additional_options: Mapping[str, Any] = {},
+        catalog_id: Optional[str] = None,
+        **kwargs: Any,
+    ) -> Any:
+        """A streaming DataFrame of a Kinesis Data Catalog table (``GetTable``)."""
+        name = TableName.from_arguments(database, table_name, catalog_id, kwargs)
+        note_ignored("create_data_frame.from_catalog", push_down_predicate, kwargs)
+        return read_catalog(self.spark_session, name, additional_options)
+
+    def create_data_frame_from_options(
+        self,
+        connection_type: str,
+        connection_options: Mapping[str, Any] = {},
+        format: Optional[str] = None,
+        format_options: Mapping[str, Any] = {},
+        transformation_ctx: str = "",
+        push_down_predicate: str = "",
+        **kwargs: Any,
+    ) -> Any:
+        """A streaming DataFrame of Glue's Kinesis connection options."""
+        note_ignored("create_data_frame.from_options", push_down_predicate, kwargs)
+        return read_options(
+            self.spark_session, connection_type, connection_options, format, format_options
+        )
+
+    # --- writing ---------------------------------------------------------------------
+
+    def write_dynamic_frame_from_options(
+        self,
+        frame: Any,
+        connection_type: str,
+        connection_options: Mapping[str, Any] = {},
+        format: Optional[str] = None,
+        format_options: Mapping[str, Any] = {},
+        transformation_ctx: str = "",
+    ) -> Any:
+        """``frame`` to a Kinesis stream (JSON records) or to S3."""
+        return self.write_from_options(
+            frame, connection_type, connection_options, format, format_options, transformation_ctx
+        )
+
+    def write_from_options(
+        self,
+        frame_or_dfc: Any,
+        connection_type: str,
+        connection_options: Mapping[str, Any] = {},
+        format: Any = None,
+        format_options: Mapping[str, Any] = {},
+        transformation_ctx: str = "",
+        **kwargs: Any,
+    ) -> Any:
+        return write_options(
+            self.spark_session,
+            frame_or_dfc,
+            connection_type,
+            connection_options,
+            format,
+            format_options,
+        )
+
+    def write_dynamic_frame_from_catalog(
+        self,
+        frame: Any,
+        database: Optional[str] = None,
+        table_name: Optional[str] = None,
+        redshift_tmp_dir: str = "",
+        transformation_ctx: str = "",
+        additional_options: Mapping[str, Any] = {},
+        catalog_id: Optional[str] = None,
+        **kwargs: Any,
+    ) -> Any:
+        """``frame`` to a catalog table: a Kinesis table's stream or an S3 table."""
+        name = TableName.from_arguments(database, table_name, catalog_id, kwargs)
+        return write_catalog(self.spark_session, frame, name, additional_options)
+
+    def write_data_frame_from_catalog(
+        self,
+        frame: Any,
+        database: Optional[str] = None,
+        table_name: Optional[str] = None,
+        redshift_tmp_dir: str = "",
+        transformation_ctx: str = "",
+        additional_options: Mapping[str, Any] = {},
+        catalog_id: Optional[str] = None,
+        **kwargs: Any,
+    ) -> Any:
+        """A DataFrame to a catalog table (as :meth:`write_dynamic_frame_from_catalog`)."""
+        return self.write_dynamic_frame_from_catalog(
+            DynamicFrame.fromDF(frame, self, str(table_name)),
+            database,
+            table_name,
+            redshift_tmp_dir,
+            transformation_ctx,
+            additional_options,
+            catalog_id,
+            **kwargs,
+        )
+
+    # --- streaming -------------------------------------------------------------------
+
+    def forEachBatch(
+        self,
+        frame: Any,
+        batch_function: Callable[[Any, int], Any],
+        options: Mapping[str, Any] = {},
+    ) -> None:
+        """Run ``batch_function(data_frame, batch_id)`` on every non-empty micro-batch
+        (see :mod:`.foreach_batch`); returns when the query is stopped (Ctrl-C)."""
+        BatchLoop(frame, batch_function, ForEachBatchOptions.parse(options)).run()
+
+    def add_ingestion_time_columns(self, frame: Any, time_granularity: str) -> Any:
+        """``frame`` (a DataFrame) with ``ingest_year``, ``ingest_month``, ``ingest_day``
+        [, ``ingest_hour`` [, ``ingest_minute``]] of now, UTC, zero-padded strings."""
+        df = frame_of(frame) if isinstance(frame, DynamicFrame) else frame
+        return add_ingestion_time_columns(df, time_granularity)
+
+    def get_logger(self) -> GlueLogger:
+        return self._glue_logger
+
+    def currentTimeMillis(self) -> int:
+        return round(time.time() * 1000)

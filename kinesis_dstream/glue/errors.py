@@ -1,0 +1,50 @@
+"""The Glue layer's errors: each one line naming the option, table, method or transform."""
+
+from __future__ import annotations
+
+from ..errors import KinesisDStreamError
+
+#: Where a user reads what the layer provides.
+DOCS_PAGE = "docs/glue.md"
+
+
+class GlueError(KinesisDStreamError, ValueError):
+    """A Glue script asked for something wrong: a missing or bad option, a missing or
+    non-Kinesis catalog table, a checkpoint Spark cannot write. Names what to fix."""
+
+
+class GlueArgumentError(Exception):
+    """``getResolvedOptions`` could not resolve the job's arguments (Glue's own name)."""
+
+
+class NotProvidedError(KinesisDStreamError, NotImplementedError, AttributeError):
+    """A part of Glue's API this layer does not provide, named in the message.
+
+    Raised at once where the script reaches it (a call, an attribute, an import), never
+    a silent no-op. It is an AttributeError too, so ``hasattr`` and ``getattr`` with a
+    default answer as they do for any missing attribute.
+    """
+
+
+def not_provided(what: str, instead: str = "") -> NotProvidedError:
+    """The error for ``what`` (``"GlueContext.getSink"``, ``"transform Relationalize"``)."""
+    hint = f"; {instead}" if instead else ""
+    return NotProvidedError(
+        f"{what} is not provided by kinesis_dstream's AWS Glue layer, which runs Glue "
+        f"streaming scripts on any PySpark{hint} (what is provided: {DOCS_PAGE})"
+    )
+
+
+class ReportsNotProvided:
+    """A Glue surface whose missing public attributes are :func:`not_provided` errors.
+
+    ``glue_name`` is the class's name in Glue (the message names ``GlueContext.getSink``,
+    not our module). Private names keep Python's plain AttributeError.
+    """
+
+    glue_name = ""
+
+    def __getattr__(self, name: str) -> object:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raise not_provided(f"{self.glue_name or type(self).__name__}.{name}")

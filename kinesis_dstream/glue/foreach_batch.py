@@ -1,0 +1,214 @@
+"""``glueContext.forEachBatch`` with Glue's semantics.
+
+The query is ``frame.writeStream.foreachBatch(...).trigger(processingTime=windowSize)``
+on ``checkpointLocation``. Each batch is persisted (``persistDataFrame``, at
+``storageLevel``, MEMORY_AND_DISK by default) and counted; the batch function is called
+only for a batch with records. A failed query is started again from its checkpoint (the
+failed batch runs again: nothing is lost, a record may be written twice) up to
+``batchMaxRetries`` times (default 3), waiting 1 s, 2 s, then 5 s as Glue does; the
+count starts over once a batch after a retry succeeds. An error whose text starts with
+``CheckpointMetadataNotFound`` is raised at once, and so is an error of this layer raised
+by the batch function (an option it cannot take, a call it does not provide): no restart
+heals those, and the script's error is the one line reported.
+
+Where Glue's loop starts a query that stopped cleanly again, this one returns: a clean
+stop is a Ctrl-C or SIGTERM (the query is stopped gracefully; its checkpoint keeps where
+it was, the next run resumes there) or a query stopped from elsewhere.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import threading
+import time
+from typing import Any, Callable, Optional
+
+from ..dstream.spark_internals import hadoop_can_write
+from ..stop_signals import stop_signals
+from .errors import GlueError, NotProvidedError
+from .options import ForEachBatchOptions
+
+log = logging.getLogger(__name__)
+
+#: Glue's waits before the first, second, and every later restart (seconds).
+RESTART_WAITS_S = (1.0, 2.0, 5.0)
+#: The longest one wait for the query's end blocks a stop request.
+POLL_S = 1.0
+#: On a stop request, how long the batch in progress may take to finish first.
+STOP_WAIT_S = 120.0
+
+
+class LoopEnd(enum.Enum):
+    STOPPED = "stopped"  # a stop request (Ctrl-C, SIGTERM, the caller's event)
+    TERMINATED = "terminated"  # the query ended without error (stopped elsewhere)
+
+
+def restart_wait_s(attempt: int) -> float:
+    """Glue's wait before restart ``attempt`` (1, 2, ...): 1 s, 2 s, then 5 s."""
+    return RESTART_WAITS_S[min(attempt, len(RESTART_WAITS_S)) - 1]
+
+
+def check_checkpoint_location(sc: Any, location: str) -> None:
+    """A checkpoint Spark cannot write fails here, before the query reads a record."""
+    if not hadoop_can_write(sc, location):
+        scheme = location.split("://", 1)[0] if "://" in location else location
+        raise GlueError(
+            f"forEachBatch: checkpointLocation {location!r}: this Spark has no Hadoop "
+            f"FileSystem for {scheme}:// (pip-installed PySpark has none for S3), so it cannot "
+            "keep the query's checkpoint there; pass a local or mounted directory instead "
+            "(e.g. --TempDir /tmp/glue-temp, which Glue Studio's scripts build the checkpoint "
+            "from), or add hadoop-aws to Spark and use s3a://"
+        )
+
+
+class BatchLoop:
+    """One forEachBatch call: start the query, wait, restart on failure as Glue does."""
+
+    def __init__(
+        self,
+        frame: Any,
+        batch_function: Callable[[Any, int], Any],
+        options: ForEachBatchOptions,
+        stop: Optional[threading.Event] = None,
+    ) -> None:
+        self.frame = frame
+        self.batch_function = batch_function
+        self.options = options
+        #: Set to stop (the caller's); by default Ctrl-C and SIGTERM in the main thread.
+        self._stop = stop
+        #: Glue's counters: batch calls since the last success, and the retry attempt.
+        self._run = 0
+        self.retry_attempt = 0
+        #: Batches Spark ran, and those the batch function was called for (with records).
+        self.batches_seen = 0
+        self.batches_called = 0
+        self._fatal: Optional[BaseException] = None
+
+    def _batch(self, data_frame: Any, batch_id: int) -> None:
+        if self._run > self.retry_attempt:  # the previous batch succeeded
+            self._run = 0
+            if self.retry_attempt > 0:
+                self.retry_attempt = 0
+                log.info("The previous batch succeeded; the retry count is 0 again")
+        self._run += 1
+        self.batches_seen += 1
+        if not self.options.persist:
+            if data_frame.take(1):
+                self._call(data_frame, batch_id)
+            return
+        from pyspark import StorageLevel
+
+        data_frame.persist(getattr(StorageLevel, self.options.storage_level))
+        try:
+            records = data_frame.count()
+            log.debug("batch %d: %d records", batch_id, records)
+            if records > 0:
+                self._call(data_frame, batch_id)
+        finally:
+            data_frame.unpersist()
+
+    def _call(self, data_frame: Any, batch_id: int) -> None:
+        self.batches_called += 1
+        try:
+            self.batch_function(data_frame, batch_id)
+        except (GlueError, NotProvidedError) as exc:  # a script error no restart heals
+            self._fatal = exc
+            raise
+
+    def _writer(self) -> Any:
+        opts = self.options
+        writer = self.frame.writeStream.foreachBatch(self._batch)
+        try:
+            writer = writer.trigger(processingTime=opts.window_size)
+        except Exception as exc:  # Spark's IllegalArgumentException: one line of ours
+            raise GlueError(
+                f"forEachBatch: option 'windowSize'={opts.window_size!r} is not a Spark "
+                f'interval (e.g. "100 seconds"): {str(exc).splitlines()[0]}'
+            ) from None
+        return writer.option("checkpointLocation", opts.checkpoint_location)
+
+    def run(self) -> LoopEnd:
+        """Until a stop request, a clean end of the query, or a failure past the retries."""
+        check_checkpoint_location(
+            self.frame.sparkSession.sparkContext, self.options.checkpoint_location
+        )
+        writer = self._writer()
+        if self._stop is not None:
+            return self._loop(writer, self._stop)
+        if threading.current_thread() is threading.main_thread():
+            with stop_signals() as stop:
+                return self._loop(writer, stop)
+        return self._loop(writer, threading.Event())
+
+    def _loop(self, writer: Any, stop: threading.Event) -> LoopEnd:
+        limit = self.options.batch_max_retries
+        while True:
+            try:
+                if self.retry_attempt > 0:
+                    log.warning(
+                        "Retrying micro batch processing, attempt %d out of %d",
+                        self.retry_attempt,
+                        limit,
+                    )
+                return self._await(writer.start(), stop)
+            except Exception as exc:
+                if str(exc).startswith("CheckpointMetadataNotFound"):
+                    raise
+                if self._fatal is not None:
+                    raise self._fatal from exc  # its own one line, without restarts
+                if stop.is_set():  # a stop interrupted the batch: it runs again next time
+                    log.warning("the query ended on the stop: %s", first_line(exc))
+                    return LoopEnd.STOPPED
+                self.retry_attempt += 1
+                if self.retry_attempt > limit:
+                    log.error(
+                        "Exceeded the maximum number of batch retries (%d): %s",
+                        limit,
+                        first_line(exc),
+                    )
+                    raise
+                wait = restart_wait_s(self.retry_attempt)
+                log.warning(
+                    "the query failed (%s); starting it again in %g s", first_line(exc), wait
+                )
+                if stop.wait(wait):
+                    return LoopEnd.STOPPED
+
+    def _await(self, query: Any, stop: threading.Event) -> LoopEnd:
+        while not stop.is_set():
+            if query.awaitTermination(POLL_S):  # raises the query's error
+                return LoopEnd.TERMINATED
+        self._stop_between_batches(query)
+        return LoopEnd.STOPPED
+
+    def _stop_between_batches(self, query: Any) -> None:
+        """Stop ``query`` once the batch in progress (if any) has finished and committed,
+        so a graceful stop leaves no batch half written (bounded by STOP_WAIT_S)."""
+        log.warning(
+            "stopping the query after the batch in progress, if any; its checkpoint %s keeps "
+            "where it is: run the job again to resume",
+            self.options.checkpoint_location,
+        )
+        started = time.monotonic()
+        while query.isActive and query.status.get("isTriggerActive"):
+            if time.monotonic() - started > STOP_WAIT_S:
+                log.warning("the batch in progress ran past %.0f s; stopping it", STOP_WAIT_S)
+                break
+            time.sleep(0.1)
+        query.stop()
+        log.info("query stopped in %.1f s", time.monotonic() - started)
+
+
+def first_line(exc: BaseException) -> str:
+    """An error's first line, and the Python error inside a Spark error when it has one."""
+    text = str(exc).strip()
+    head = text.splitlines()[0] if text else type(exc).__name__
+    inner = [
+        line.strip()
+        for line in text.splitlines()[1:]
+        if line.strip() and line.split(":", 1)[0].endswith(("Error", "Exception")) and ":" in line
+    ]
+    if inner and inner[-1] not in head:
+        return f"{head[:300]} ... {inner[-1][:300]}"
+    return head[:600]

@@ -1,0 +1,179 @@
+"""``kinesis-dstream glue run SCRIPT [--local] -- --JOB_NAME j --TempDir DIR ...``.
+
+Runs a Glue script as Glue would, in a process of its own (:mod:`.script_process`):
+``sys.argv`` is the script and the job's arguments (read with ``getResolvedOptions``),
+``import awsglue`` gives this library's Glue layer, and a bare ``SparkContext()`` gets a
+master: the one configured (``PYSPARK_SUBMIT_ARGS``'s ``--master``, ``MASTER``,
+``spark.master`` in spark-defaults.conf), else ``local[*]`` (spark-submit's own
+default). ``--local`` runs it on the embedded local AWS (Kinesis, DynamoDB, Glue, S3 on
+moto's server) and points the AWS SDK of the driver and the executors at it; without
+it the AWS SDK's usual configuration applies (credentials, region,
+``AWS_ENDPOINT_URL``). Ctrl-C or SIGTERM is passed on to the script's process alone:
+forEachBatch stops the query after the batch in progress; the next run resumes from its
+checkpoint.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Mapping, MutableMapping, Sequence
+from typing import Any
+
+from ..stop_signals import stop_signals
+from .errors import GlueError
+from .script_process import RUNNER_FD_ENV
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MASTER = "local[*]"
+RUNNER_FLAGS = ("--local", "--debug")
+#: How often the runner looks at its signals while the script runs.
+POLL_S = 0.5
+
+DESCRIPTION = """\
+Run an AWS Glue streaming script as Glue would.
+
+The job's arguments (after --) are read by the script with getResolvedOptions;
+`import awsglue` gives kinesis_dstream's Glue layer; a bare SparkContext() gets the
+master you configured (--master in PYSPARK_SUBMIT_ARGS, MASTER, spark.master in
+spark-defaults.conf), else local[*].
+
+--local runs it on the embedded local AWS (Kinesis, DynamoDB, Glue and S3 on moto's
+server), for this run only. Without it the AWS SDK's usual configuration applies
+(credentials, region, AWS_ENDPOINT_URL).
+
+Ctrl-C or SIGTERM during forEachBatch lets the batch in progress finish, stops the
+query and exits 0; the next run resumes from the query's checkpoint.
+
+Examples:
+  kinesis-dstream glue run job.py -- --JOB_NAME my_job --TempDir /tmp/glue-temp
+  kinesis-dstream glue run job.py --local -- --JOB_NAME my_job --TempDir /tmp/glue-temp
+"""
+
+
+def add_glue_command(commands: Any, common: argparse.ArgumentParser) -> None:
+    """The ``glue`` subcommand (``glue run``) of the top-level CLI."""
+    glue = commands.add_parser(
+        "glue", parents=[common], help="run AWS Glue streaming scripts on any PySpark"
+    )
+    actions = glue.add_subparsers(dest="glue_command", required=True, metavar="{run}")
+    run = actions.add_parser(
+        "run",
+        parents=[common],
+        help="run a Glue script as Glue would",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.add_argument(
+        "--local",
+        action="store_true",
+        help="on the embedded local AWS (moto's server: Kinesis, DynamoDB, Glue, S3)",
+    )
+    run.add_argument("script", help="the Glue script (a Python file)")
+    run.add_argument(
+        "script_args",
+        nargs=argparse.REMAINDER,
+        metavar="-- ARGS",
+        help="the job's arguments, after --, as Glue passes them (--JOB_NAME j --TempDir DIR ...)",
+    )
+    run.set_defaults(func=run_command)
+
+
+def split_arguments(rest: Sequence[str]) -> tuple:
+    """(runner flags, the script's arguments): before and after the first ``--``;
+    without ``--``, everything after the script is the script's."""
+    rest = list(rest)
+    if "--" not in rest:
+        return [], rest
+    cut = rest.index("--")
+    flags, script_args = rest[:cut], rest[cut + 1 :]
+    unknown = [f for f in flags if f not in RUNNER_FLAGS]
+    if unknown:
+        raise GlueError(
+            f"glue run: {unknown} before '--' are not runner options ({', '.join(RUNNER_FLAGS)}); "
+            "put the script's arguments after '--'"
+        )
+    return flags, script_args
+
+
+def run_command(args: argparse.Namespace) -> int:
+    flags, script_args = split_arguments(args.script_args)
+    args.local = args.local or "--local" in flags
+    args.debug = getattr(args, "debug", False) or "--debug" in flags
+    return run_script(args.script, script_args, local=args.local, debug=args.debug)
+
+
+def master_configured(env: Mapping[str, str]) -> bool:
+    """Whether Spark will find a master the user configured."""
+    if "--master" in env.get("PYSPARK_SUBMIT_ARGS", "") or env.get("MASTER"):
+        return True
+    conf_dir = env.get("SPARK_CONF_DIR") or (
+        os.path.join(env["SPARK_HOME"], "conf") if env.get("SPARK_HOME") else None
+    )
+    defaults = os.path.join(conf_dir, "spark-defaults.conf") if conf_dir else None
+    if not defaults or not os.path.isfile(defaults):
+        return False
+    with open(defaults, encoding="utf-8") as handle:
+        return any(line.split()[:1] == ["spark.master"] for line in handle)
+
+
+def prepare_spark_environment(env: MutableMapping[str, str]) -> None:
+    """Spark's Python workers on this interpreter; a master when none is configured."""
+    env.setdefault("PYSPARK_PYTHON", sys.executable)
+    if not master_configured(env):
+        submit = env.get("PYSPARK_SUBMIT_ARGS") or "pyspark-shell"
+        env["PYSPARK_SUBMIT_ARGS"] = f"--master {DEFAULT_MASTER} {submit}"
+
+
+def run_script(
+    script: str, script_args: Sequence[str], local: bool = False, debug: bool = False
+) -> int:
+    """Run ``script`` in a process of its own, as Glue would; its exit status."""
+    path = os.path.abspath(script)
+    if not os.path.isfile(path):
+        raise GlueError(f"glue run: no script {script!r}")
+    env = dict(os.environ)
+    with contextlib.ExitStack() as stack:
+        if local:
+            from ..local import LocalAWS
+
+            aws = stack.enter_context(LocalAWS())
+            env.update(aws.env())  # the script's driver, and its executors through it
+            print(f"Local AWS (moto) at {aws.endpoint_url}; for other AWS tools:", flush=True)
+            for name, value in aws.env().items():
+                print(f"  export {name}={value}", flush=True)
+        prepare_spark_environment(env)
+        command = [sys.executable, "-m", "kinesis_dstream.glue.script_process"]
+        command += ["--debug"] if debug else []
+        return _supervise([*command, path, *script_args], env)
+
+
+def _supervise(command: list, env: dict) -> int:
+    """Start the script's process in a session of its own and pass each Ctrl-C or
+    SIGTERM on to it alone; returns its exit status (128 + N when signal N ended it)."""
+    read_end, write_end = os.pipe()
+    env[RUNNER_FD_ENV] = str(read_end)
+    with stop_signals() as stop:
+        try:
+            child = subprocess.Popen(command, env=env, pass_fds=(read_end,), start_new_session=True)
+        finally:
+            os.close(read_end)
+        try:
+            while True:
+                try:
+                    code = child.wait(timeout=POLL_S)
+                    return code if code >= 0 else 128 - code
+                except subprocess.TimeoutExpired:
+                    pass
+                if stop.is_set():
+                    stop.clear()
+                    log.warning("stopping the job: the query stops after the batch in progress")
+                    child.send_signal(signal.SIGINT)
+        finally:
+            os.close(write_end)  # the script's process stops if it is still running

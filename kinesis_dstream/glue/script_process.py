@@ -1,0 +1,126 @@
+"""The process a Glue script runs in, started by ``kinesis-dstream glue run``.
+
+The runner starts it in a session of its own, so that a terminal's Ctrl-C reaches the
+runner alone. The runner passes it on to this process only, never to Spark's JVM or its
+Python workers (a worker interrupted mid-task fails the batch in progress), and
+forEachBatch stops the query once that batch has finished. A pipe from the runner tells
+this process when the runner is gone: it then stops as on SIGTERM, so no job outlives
+its runner.
+
+    python -m kinesis_dstream.glue.script_process [--debug] SCRIPT [ARGS...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import runpy
+import signal
+import sys
+import threading
+import traceback
+from collections.abc import Sequence
+from typing import Optional
+
+from ..dstream.spark_internals import active_spark_context
+from ..errors import KinesisDStreamError
+from .errors import GlueError, NotProvidedError
+from .foreach_batch import first_line
+from .installing import install
+from .logger import LOGGER_NAME
+
+log = logging.getLogger(__name__)
+
+#: The runner's end of a pipe, by number, in this process's environment.
+RUNNER_FD_ENV = "KINESIS_DSTREAM_GLUE_RUNNER_FD"
+PROG = "kinesis-dstream"
+
+
+class JobFailed(GlueError):
+    """The script raised: its error's first line (``--debug``: the traceback)."""
+
+
+def run_in_process(script: str, script_args: Sequence[str]) -> int:
+    """Run ``script`` here as Glue would (``sys.argv``, ``import awsglue``); its exit
+    status (``sys.exit``), else 0. Its SparkContext is stopped at the end."""
+    path = os.path.abspath(script)
+    if not os.path.isfile(path):
+        raise GlueError(f"glue run: no script {script!r}")
+    install()
+    saved = sys.argv
+    sys.argv = [path, *script_args]
+    try:
+        runpy.run_path(path, run_name="__main__")
+    except SystemExit as exc:
+        if exc.code is None or isinstance(exc.code, int):
+            return int(exc.code or 0)
+        print(exc.code, file=sys.stderr)
+        return 1
+    except (GlueError, NotProvidedError):
+        raise
+    except Exception as exc:
+        name = os.path.basename(path)
+        raise JobFailed(f"{name} failed: {type(exc).__name__}: {first_line(exc)}") from exc
+    finally:
+        sys.argv = saved
+        _stop_spark()
+    return 0
+
+
+def _stop_spark() -> None:
+    """Nothing outlives the run: the script's SparkContext is stopped if still running."""
+    sc = active_spark_context()
+    if sc is not None:
+        log.debug("stopping the script's SparkContext")
+        sc.stop()
+
+
+def _watch_runner(fd: int) -> None:
+    """SIGTERM to this process when the runner's end of the pipe closes (it is gone).
+
+    The thread lives as long as the process: it ends with it, or on the runner's exit.
+    """
+
+    def watch() -> None:
+        try:
+            os.read(fd, 1)  # blocks until the runner exits
+        except OSError:
+            pass
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="glue-runner-watch", daemon=True).start()
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(prog=f"{PROG} glue run")
+    parser.add_argument("--debug", action="store_true")
+    parser.add_argument("script")
+    parser.add_argument("script_args", nargs=argparse.REMAINDER)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger(LOGGER_NAME).setLevel(logging.INFO)  # the script's get_logger()
+    level = logging.DEBUG if args.debug else logging.INFO
+    logging.getLogger("kinesis_dstream.glue").setLevel(level)
+    fd = os.environ.pop(RUNNER_FD_ENV, None)
+    if fd is not None:
+        _watch_runner(int(fd))
+    try:
+        return run_in_process(args.script, args.script_args)
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # one line, as the CLI prints every failure
+        if args.debug:
+            traceback.print_exc()
+        text = (
+            str(exc)
+            if isinstance(exc, (KinesisDStreamError, ValueError))
+            else (f"{type(exc).__name__}: {exc}")
+        )
+        print(f"{PROG}: error: {' '.join(text.split())}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,3 @@
+from kinesis_dstream.glue.context import GlueContext
+
+__all__ = ["GlueContext"]

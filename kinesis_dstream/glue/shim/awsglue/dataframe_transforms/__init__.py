@@ -1,0 +1,3 @@
+from kinesis_dstream.glue.transforms import DataFrameApplyMapping as ApplyMapping
+
+__all__ = ["ApplyMapping"]

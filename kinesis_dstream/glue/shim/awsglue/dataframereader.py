@@ -1,0 +1,3 @@
+from kinesis_dstream.glue.readers import DataFrameReader
+
+__all__ = ["DataFrameReader"]

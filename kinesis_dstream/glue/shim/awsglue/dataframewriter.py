@@ -1,0 +1,3 @@
+from kinesis_dstream.glue.writers import DataFrameWriter
+
+__all__ = ["DataFrameWriter"]

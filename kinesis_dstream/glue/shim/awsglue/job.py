@@ -1,0 +1,3 @@
+from kinesis_dstream.glue.job import Job
+
+__all__ = ["Job"]

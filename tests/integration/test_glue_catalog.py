@@ -1,0 +1,90 @@
+"""A Glue Data Catalog table on moto's Glue server, as the Glue layer reads it: its
+GetTable answer mapped onto the source's options, and a missing or non-Kinesis table
+as one line naming database and table (no Spark: the error comes before any)."""
+
+import pytest
+
+from kinesis_dstream.glue.catalog import TableName, catalog_source_options, get_table
+from kinesis_dstream.glue.errors import GlueError
+from kinesis_dstream.glue.readers import read_catalog
+
+from ..support.glue import create_kinesis_table
+
+
+@pytest.fixture
+def glue(local_aws):
+    return local_aws.client("glue")
+
+
+@pytest.fixture
+def database(glue, unique_name):
+    name = unique_name.replace("-", "_")
+    glue.create_database(DatabaseInput={"Name": name})
+    return name
+
+
+def test_a_table_made_with_create_table_reads_back_as_the_source_s_options(
+    glue, database, local_aws
+):
+    reference = {
+        "SchemaId": {"RegistryName": "reg", "SchemaName": "orders"},
+        "SchemaVersionNumber": 2,
+    }
+    create_kinesis_table(
+        glue,
+        database,
+        "orders",
+        {"streamName": "orders", "endpointUrl": local_aws.endpoint_url},
+        {"classification": "json"},
+        [("id", "bigint"), ("item", "struct<sku:string,qty:int>")],
+    )
+    name = TableName(database, "orders")
+    assert catalog_source_options(
+        get_table(glue, name), name, {"startingPosition": "earliest"}
+    ) == {
+        "streamName": "orders",
+        "endpointUrl": local_aws.endpoint_url,
+        "classification": "json",
+        "startingPosition": "earliest",
+        "schema": "`id` bigint, `item` struct<sku:string,qty:int>",
+    }
+    glue.create_table(
+        DatabaseName=database,
+        TableInput={
+            "Name": "registry",
+            "StorageDescriptor": {
+                "Parameters": {"typeOfData": "kinesis", "streamName": "orders"},
+                "SchemaReference": reference,
+            },
+        },
+    )
+    registry = TableName(database, "registry")
+    options = catalog_source_options(get_table(glue, registry), registry, {})
+    assert options == {
+        "streamName": "orders",
+        "registryName": "reg",
+        "schemaName": "orders",
+        "schemaVersionNumber": "2",
+        "classification": "avro",
+    }
+
+
+def test_a_missing_table_and_a_table_that_is_not_kinesis_are_one_line_each(glue, database):
+    with pytest.raises(GlueError) as missing:
+        read_catalog(None, TableName(database, "nope"), {}, client=glue)
+    text = str(missing.value)
+    assert f"table {database}.nope is not in the Glue Data Catalog" in text and "\n" not in text
+    glue.create_table(
+        DatabaseName=database,
+        TableInput={
+            "Name": "files",
+            "StorageDescriptor": {"Location": "s3://bucket/files/"},
+            "Parameters": {"classification": "parquet"},
+        },
+    )
+    with pytest.raises(GlueError) as not_kinesis:
+        read_catalog(None, TableName(database, "files"), {}, client=glue)
+    text = str(not_kinesis.value)
+    assert f"table {database}.files is not a Kinesis table" in text and "\n" not in text
+    with pytest.raises(GlueError, match="not in the Glue Data Catalog"):
+        read_catalog(None, TableName("no_such_database", "t"), {}, client=glue)

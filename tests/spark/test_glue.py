@@ -1,0 +1,404 @@
+"""The Glue layer in-process on the session's SparkContext: a Glue Studio-shaped batch
+function from a catalog table to S3, a catalog table with inferSchema to Kinesis,
+forEachBatch's retries and empty batches, the S3 formats and the field transforms."""
+
+import csv
+import gzip
+import io
+import json
+import re
+import sys
+
+import fastavro
+import pyarrow.parquet as pq
+import pytest
+from pyspark.sql import functions as F
+
+from kinesis_dstream.demo.readback import read_all_records
+from kinesis_dstream.glue import install
+from kinesis_dstream.glue.context import GlueContext
+from kinesis_dstream.glue.dynamicframe import DynamicFrame
+from kinesis_dstream.glue.errors import GlueError, NotProvidedError
+from kinesis_dstream.glue.foreach_batch import BatchLoop
+from kinesis_dstream.glue.options import ForEachBatchOptions
+from kinesis_dstream.glue.transforms import ApplyMapping
+from kinesis_dstream.retrieval.streams import ensure_stream
+
+from ..support.glue import (
+    create_kinesis_table,
+    json_rows,
+    running_loop,
+    s3_objects,
+    wait_for_rows,
+)
+from ..support.records import put_records
+from ..support.waiting import wait_until
+
+INGEST_HOUR = ["ingest_year", "ingest_month", "ingest_day", "ingest_hour"]
+PARTITIONED = re.compile(
+    r"^out/ingest_year=\d{4}/ingest_month=\d\d/ingest_day=\d\d/ingest_hour=\d\d/"
+    r"run-\d+-[0-9a-f]{8}-part-r-\d{5}\.json$"
+)
+
+
+@pytest.fixture(scope="module")
+def glue_env(spark, local_aws):
+    """The local AWS as the SDK's default endpoint for the driver and for the Python
+    workers of sources registered from here on (the session's keeps explicit ones)."""
+    import os
+
+    saved_env, saved_workers = os.environ.get("AWS_ENDPOINT_URL"), dict(spark.environment)
+    os.environ["AWS_ENDPOINT_URL"] = local_aws.endpoint_url
+    spark.environment["AWS_ENDPOINT_URL"] = local_aws.endpoint_url
+    yield local_aws
+    spark.environment.clear()
+    spark.environment.update(saved_workers)
+    if saved_env is None:
+        os.environ.pop("AWS_ENDPOINT_URL", None)
+    else:
+        os.environ["AWS_ENDPOINT_URL"] = saved_env
+
+
+@pytest.fixture(scope="module")
+def glue(session, glue_env):
+    return GlueContext(session)
+
+
+@pytest.fixture
+def bucket(local_aws, unique_name):
+    local_aws.client("s3").create_bucket(Bucket=unique_name.lower())
+    return unique_name.lower()
+
+
+def loop_options(tmp_path, **extra):
+    return ForEachBatchOptions.parse(
+        {"windowSize": "1 second", "checkpointLocation": str(tmp_path / "checkpoint"), **extra}
+    )
+
+
+def test_a_glue_studio_batch_function_gets_every_record_of_a_catalog_table_into_s3_past_failures(
+    glue, local_aws, kinesis, stream, bucket, unique_name, tmp_path
+):
+    """Empty batches never reach the function; a batch whose function fails twice runs
+    again from the checkpoint (batchMaxRetries 3) and every record lands, partitioned."""
+    table = unique_name.replace("-", "_")
+    create_kinesis_table(
+        local_aws.client("glue"),
+        "glue_tests",
+        table,
+        {"streamName": stream, "endpointUrl": local_aws.endpoint_url},
+        {"classification": "csv", "delimiter": " "},
+        [("word1", "string"), ("word2", "string"), ("word3", "string")],
+    )
+    frame = glue.create_data_frame.from_catalog(
+        database="glue_tests",
+        table_name=table,
+        additional_options={"startingPosition": "TRIM_HORIZON", "inferSchema": "false"},
+    ).where("word1 <> 'skip'")
+    calls: list = []
+
+    def processBatch(data_frame, batchId):  # as Glue Studio generates it, failing twice
+        calls.append((batchId, data_frame.count()))
+        if len(calls) <= 2:
+            raise ValueError(f"injected failure {len(calls)}")
+        if data_frame.count() > 0:
+            node = DynamicFrame.fromDF(
+                glue.add_ingestion_time_columns(data_frame, "hour"), glue, "from_data_frame"
+            )
+            mapped = ApplyMapping.apply(
+                frame=node,
+                mappings=[("word1", "string", "first", "string")]
+                + [(c, "string", c, "string") for c in INGEST_HOUR],
+            )
+            glue.write_dynamic_frame.from_options(
+                frame=mapped,
+                connection_type="s3",
+                format="json",
+                connection_options={"path": f"s3://{bucket}/out/", "partitionKeys": INGEST_HOUR},
+            )
+
+    put_records(kinesis, stream, 50, data="skip {i} x")
+    s3 = local_aws.client("s3")
+    options = loop_options(tmp_path, batchMaxRetries=3)
+    with running_loop(BatchLoop, frame, processBatch, options) as loop:
+        wait_until(lambda: loop.loop.batches_seen >= 1, 120, "a batch", failed=loop.failed)
+        put_records(kinesis, stream, 300, data="w{i} b c", start=50)
+        rows = wait_for_rows(s3, bucket, "out/", 300, loop)
+    assert calls and all(count > 0 for _, count in calls)  # never an empty batch
+    assert calls[0][0] == calls[1][0] == calls[2][0]  # the failed batch ran again
+    assert sorted(row["first"] for _, row in rows) == sorted(f"w{i}" for i in range(50, 350))
+    assert all(set(row) == {"first"} for _, row in rows)  # partition columns are directories
+    assert [key for key, _ in rows if not PARTITIONED.match(key)] == []
+    assert loop.result.value == "stopped"
+
+
+def test_from_options_with_a_stream_arn_and_inferred_schema_writes_to_kinesis_exactly(
+    glue, kinesis, stream, tmp_path
+):
+    out = f"{stream}-out"
+    ensure_stream(kinesis, out, 1)
+    out_arn = _arn(kinesis, out)
+    sent = [{"user": f"u{i % 7}", "n": i, "tags": ["a", str(i)]} for i in range(120)]
+    put_records(kinesis, stream, len(sent), data=lambda i: json.dumps(sent[i]))
+    frame = glue.create_data_frame.from_options(
+        connection_type="kinesis",
+        connection_options={
+            "typeOfData": "kinesis",
+            "streamARN": _arn(kinesis, stream),
+            "classification": "json",
+            "startingPosition": "TRIM_HORIZON",
+            "inferSchema": "true",
+        },
+    )
+
+    def to_kinesis(data_frame, batch_id):
+        node = DynamicFrame.fromDF(data_frame, glue, "batch").drop_fields(["_corrupt_record"])
+        glue.write_dynamic_frame.from_options(
+            frame=node,
+            connection_type="kinesis",
+            connection_options={"streamARN": out_arn, "partitionKey": "user"},
+        )
+
+    got: list = []
+
+    def all_written():
+        got[:] = read_all_records(kinesis, out)
+        return len(got) >= len(sent)
+
+    with running_loop(BatchLoop, frame, to_kinesis, loop_options(tmp_path)) as loop:
+        wait_until(all_written, 120, "120 records on the output stream", failed=loop.failed)
+    assert sorted((json.loads(r["Data"]) for r in got), key=lambda r: r["n"]) == sent
+    assert all(json.loads(r["Data"])["user"] == r["PartitionKey"] for r in got)
+
+
+def _arn(kinesis, name):
+    return kinesis.describe_stream_summary(StreamName=name)["StreamDescriptionSummary"]["StreamARN"]
+
+
+def test_with_batch_max_retries_0_a_failed_batch_fails_at_once_with_its_error(
+    glue, local_aws, kinesis, stream, unique_name, tmp_path
+):
+    """Read from a catalog table created without columns, its schema inferred."""
+    table = unique_name.replace("-", "_")
+    create_kinesis_table(
+        local_aws.client("glue"),
+        "glue_tests",
+        table,
+        {"streamARN": _arn(kinesis, stream)},
+        {"classification": "json"},
+    )
+    put_records(kinesis, stream, 10, data=lambda i: json.dumps({"id": i, "name": f"n{i}"}))
+    frame = glue.create_data_frame.from_catalog(
+        database="glue_tests",
+        table_name=table,
+        additional_options={"startingPosition": "TRIM_HORIZON", "inferSchema": "true"},
+    )
+    seen: list = []
+
+    def fails(data_frame, batch_id):
+        seen.extend((r["id"], r["name"]) for r in data_frame.collect())
+        raise ValueError("this batch cannot be written")
+
+    options = loop_options(tmp_path, batchMaxRetries=0)
+    with running_loop(BatchLoop, frame, fails, options) as loop:
+        loop.wait_done(120)
+    assert "ValueError: this batch cannot be written" in str(loop.error)
+    assert sorted(seen) == [(i, f"n{i}") for i in range(10)]  # one call, every record
+
+
+def test_a_call_this_layer_does_not_provide_fails_the_loop_at_once_naming_it(
+    glue, local_aws, kinesis, stream, tmp_path
+):
+    frame = glue.create_data_frame.from_options(
+        "kinesis",
+        {
+            "streamName": stream,
+            "endpointUrl": local_aws.endpoint_url,
+            "startingPosition": "earliest",
+        },
+    )
+    put_records(kinesis, stream, 5)
+    calls: list = []
+
+    def resolves_choices(data_frame, batch_id):
+        calls.append(batch_id)
+        DynamicFrame.fromDF(data_frame, glue, "x").resolveChoice(specs=[("a", "cast:int")])
+
+    with running_loop(BatchLoop, frame, resolves_choices, loop_options(tmp_path)) as loop:
+        loop.wait_done(120)
+    assert isinstance(loop.error, NotProvidedError)
+    assert str(loop.error).startswith("DynamicFrame.resolveChoice is not provided")
+    assert calls == [0]  # no restart: it would fail the same way
+
+
+def test_after_install_spark_s_python_workers_import_awsglue_too(spark, glue):
+    saved_path, saved_env = list(sys.path), dict(spark.environment)
+    try:
+        shim = install(spark)
+        where = spark.parallelize([0], 1).map(lambda _: __import__("awsglue").__file__).collect()
+    finally:
+        sys.path[:] = saved_path
+        spark.environment.clear()
+        spark.environment.update(saved_env)
+        for name in [m for m in sys.modules if m == "awsglue" or m.startswith("awsglue.")]:
+            del sys.modules[name]
+    assert where[0].startswith(shim)
+
+
+def test_a_checkpoint_spark_cannot_write_fails_before_the_query_starts(
+    glue, local_aws, stream, session
+):
+    frame = glue.create_data_frame.from_options(
+        "kinesis", {"streamName": stream, "endpointUrl": local_aws.endpoint_url}
+    )
+    options = ForEachBatchOptions.parse(
+        {"windowSize": "1 second", "checkpointLocation": "s3://b/cp/"}
+    )
+    with pytest.raises(GlueError, match=r"no Hadoop FileSystem for s3://.*--TempDir") as e:
+        BatchLoop(frame, lambda df, b: None, options).run()
+    assert "\n" not in str(e.value)
+    assert session.streams.active == []
+
+
+ROWS = [
+    (1, "a", "x,1", {"p": 1, "q": "one"}, "2026-04-09 07:05:00"),
+    (2, "b", "y|2", {"p": 2, "q": None}, "2026-04-10 08:00:00"),
+    (3, "a", None, None, "2026-04-11 09:30:00"),
+]
+
+
+@pytest.fixture(scope="module")
+def sample(glue):
+    return glue.spark_session.createDataFrame(
+        ROWS, "id long, kind string, text string, inner struct<p:int,q:string>, at string"
+    ).withColumn("at", F.to_timestamp("at"))
+
+
+def test_s3_formats_written_from_the_executors_read_back_as_written(
+    glue, local_aws, bucket, sample
+):
+    s3 = local_aws.client("s3")
+    frame = DynamicFrame.fromDF(sample, glue, "sample")
+    write = glue.write_dynamic_frame.from_options
+    write(
+        frame=frame.drop_fields(["inner"]),
+        connection_type="s3",
+        format="csv",
+        connection_options={"path": f"s3://{bucket}/csv", "partitionKeys": ["kind"]},
+        format_options={"separator": "|"},
+    )
+    write(
+        frame=frame,
+        connection_type="s3",
+        format="glueparquet",
+        connection_options={"path": f"s3://{bucket}/pq/"},
+    )
+    write(
+        frame=frame,
+        connection_type="s3",
+        format="avro",
+        connection_options={"path": f"s3://{bucket}/avro/"},
+    )
+    write(
+        frame=frame,
+        connection_type="s3",
+        format="json",
+        connection_options={"path": f"s3://{bucket}/gz/", "compression": "gzip"},
+    )
+
+    rows = {}
+    for key, body in s3_objects(s3, bucket, "csv/").items():
+        lines = list(csv.reader(io.StringIO(body.decode()), delimiter="|"))
+        assert lines[0] == ["id", "text", "at"]
+        rows.update({int(r[0]): (key.split("/")[1], r[1]) for r in lines[1:]})
+    assert rows == {1: ("kind=a", "x,1"), 2: ("kind=b", "y|2"), 3: ("kind=a", "")}
+    parquet = [
+        r
+        for body in s3_objects(s3, bucket, "pq/").values()
+        for r in pq.read_table(io.BytesIO(body)).to_pylist()
+    ]
+    assert sorted((r["id"], r["inner"]) for r in parquet) == [
+        (1, {"p": 1, "q": "one"}),
+        (2, {"p": 2, "q": None}),
+        (3, None),
+    ]
+    avro = [
+        r
+        for body in s3_objects(s3, bucket, "avro/").values()
+        for r in fastavro.reader(io.BytesIO(body))
+    ]
+    assert sorted((r["id"], r["kind"], r["at"].isoformat()) for r in avro)[0] == (
+        1,
+        "a",
+        "2026-04-09T07:05:00+00:00",
+    )
+    glue_api = local_aws.client("glue")
+    database = f"db_{bucket}".replace("-", "_")
+    glue_api.create_database(DatabaseInput={"Name": database})
+    glue_api.create_table(
+        DatabaseName=database,
+        TableInput={
+            "Name": "sink",
+            "StorageDescriptor": {"Location": f"s3://{bucket}/catalog/"},
+            "PartitionKeys": [{"Name": "kind", "Type": "string"}],
+            "Parameters": {"classification": "json"},
+        },
+    )
+    glue.write_dynamic_frame.from_catalog(frame=frame, database=database, table_name="sink")
+    catalog = json_rows(s3_objects(s3, bucket, "catalog/"))
+    assert sorted((key.split("/")[1], row["id"]) for key, row in catalog) == [
+        ("kind=a", 1),
+        ("kind=a", 3),
+        ("kind=b", 2),
+    ]
+    objects = s3_objects(s3, bucket, "gz/")
+    assert all(k.endswith(".json.gz") for k in objects)
+    ids = sorted(
+        json.loads(line)["id"]
+        for body in objects.values()
+        for line in gzip.decompress(body).splitlines()
+    )
+    assert ids == [1, 2, 3]
+
+
+def test_where_spark_can_write_the_path_its_own_writer_writes_the_partitions(
+    glue, sample, tmp_path
+):
+    frame = DynamicFrame.fromDF(sample, glue, "sample")
+    frame.write("s3", {"path": str(tmp_path / "pq"), "partitionKeys": ["kind"]}, "parquet")
+    assert sorted(p.name for p in (tmp_path / "pq").iterdir() if p.is_dir()) == ["kind=a", "kind=b"]
+    back = glue.spark_session.read.parquet(str(tmp_path / "pq"))
+    assert sorted((r["id"], r["kind"]) for r in back.collect()) == [(1, "a"), (2, "b"), (3, "a")]
+
+
+def test_field_transforms_select_drop_rename_and_map_nested_fields(glue, sample):
+    frame = DynamicFrame.fromDF(sample, glue, "sample")
+    assert (
+        frame.select_fields(["id", "inner.q"]).toDF().schema.simpleString()
+        == "struct<id:bigint,inner:struct<q:string>>"
+    )
+    dropped = frame.drop_fields(["inner.p", "at", "text"]).toDF()
+    assert sorted(tuple(r) for r in dropped.collect())[2] == (
+        3,
+        "a",
+        None,
+    )  # a null struct stays null
+    renamed = frame.rename_field("inner.q", "inner.word").rename_field("kind", "k").toDF()
+    assert renamed.columns == ["id", "k", "text", "inner", "at"]
+    assert renamed.schema["inner"].dataType.simpleString() == "struct<p:int,word:string>"
+    moved = frame.rename_field("inner.p", "top_p").toDF()
+    assert (
+        moved.columns[-1] == "top_p"
+        and moved.schema["inner"].dataType.simpleString() == "struct<q:string>"
+    )
+    mapped = frame.apply_mapping(
+        [
+            ("id", "long", "out.id", "string"),
+            ("inner.p", "int", "out.p", "long"),
+            ("KIND", "string", "kind", "string"),
+            ("missing", "string", "gone", "string"),
+        ]
+    ).toDF()
+    assert mapped.schema.simpleString() == "struct<out:struct<id:string,p:bigint>,kind:string>"
+    assert sorted((*r["out"], r["kind"]) for r in mapped.collect())[0] == ("1", 1, "a")
+    assert frame.count() == 3

@@ -1,0 +1,101 @@
+"""Helpers for the Glue layer's tests: catalog tables, S3 read-back, a forEachBatch loop
+run beside the test with a stop the test controls."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+
+from .waiting import wait_until
+
+
+def create_kinesis_table(glue, database, table, storage_params, params=None, columns=()):
+    """A Kinesis table through Glue's CreateTable (the database made if missing)."""
+    try:
+        glue.create_database(DatabaseInput={"Name": database})
+    except glue.exceptions.AlreadyExistsException:
+        pass
+    glue.create_table(
+        DatabaseName=database,
+        TableInput={
+            "Name": table,
+            "Parameters": params or {},
+            "StorageDescriptor": {
+                "Columns": [{"Name": n, "Type": t} for n, t in columns],
+                "Parameters": {"typeOfData": "kinesis", **storage_params},
+            },
+        },
+    )
+
+
+def s3_objects(s3, bucket, prefix=""):
+    """{key: body bytes} of every object under ``prefix``."""
+    found = {}
+    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+        for item in page.get("Contents", []):
+            found[item["Key"]] = s3.get_object(Bucket=bucket, Key=item["Key"])["Body"].read()
+    return found
+
+
+def json_rows(objects):
+    """Every JSON line of ``objects`` ({key: body}), as (key, row) pairs."""
+    return [
+        (key, json.loads(line))
+        for key, body in objects.items()
+        for line in body.decode().splitlines()
+    ]
+
+
+class LoopThread:
+    """A BatchLoop run in a thread; ``stop()`` ends it gracefully and re-raises its error."""
+
+    def __init__(self, loop_class, *args, **kwargs):
+        self.stop_event = threading.Event()
+        self.loop = loop_class(*args, stop=self.stop_event, **kwargs)
+        self.error = None
+        self.result = None
+        self.thread = threading.Thread(target=self._run, name="glue-test-loop", daemon=True)
+
+    def _run(self):
+        try:
+            self.result = self.loop.run()
+        except BaseException as exc:  # handed to the test
+            self.error = exc
+
+    def failed(self):
+        return None if self.thread.is_alive() else (self.error or "the loop ended")
+
+    def wait_done(self, timeout_s):
+        self.thread.join(timeout_s)
+        assert not self.thread.is_alive(), f"the loop did not end within {timeout_s} s"
+
+
+@contextlib.contextmanager
+def running_loop(loop_class, *args, **kwargs):
+    """Start a BatchLoop beside the test; stopped (and joined) however the test ends."""
+    runner = LoopThread(loop_class, *args, **kwargs)
+    runner.thread.start()
+    try:
+        yield runner
+    finally:
+        runner.stop_event.set()
+        runner.wait_done(120)
+
+
+def wait_for_rows(s3, bucket, prefix, count, runner, timeout_s=120):
+    """The JSON rows under ``prefix`` once there are ``count`` (a positive event)."""
+    rows: list = []
+
+    def enough():
+        rows[:] = json_rows(s3_objects(s3, bucket, prefix))
+        return len(rows) >= count
+
+    wait_until(
+        enough,
+        timeout_s,
+        f"{count} rows under s3://{bucket}/{prefix}",
+        failed=runner.failed,
+        detail=lambda: f"(have {len(rows)})",
+    )
+    return rows
