@@ -19,6 +19,7 @@ from typing import Any, Optional
 
 from ..backoff import Backoff, call_with_retry
 from ..errors import KinesisServiceError
+from ..sql.parsing.registry import schema_reference_options
 from .errors import GlueError
 from .options import TYPE_OF_DATA, merged, source_options
 
@@ -107,24 +108,6 @@ def columns_ddl(columns: list) -> str:
     return ", ".join(parts)
 
 
-def registry_options(reference: Mapping[str, Any]) -> dict:
-    """``StorageDescriptor.SchemaReference`` as the source's Schema Registry options."""
-    options: dict = {}
-    schema_id = reference.get("SchemaId") or {}
-    for key, option in (
-        ("RegistryName", "registryName"),
-        ("SchemaName", "schemaName"),
-        ("SchemaArn", "schemaArn"),
-    ):
-        if schema_id.get(key):
-            options[option] = str(schema_id[key])
-    if reference.get("SchemaVersionId"):
-        options["schemaVersionId"] = str(reference["SchemaVersionId"])
-    if reference.get("SchemaVersionNumber") is not None:
-        options["schemaVersionNumber"] = str(reference["SchemaVersionNumber"])
-    return options
-
-
 def _kinesis_table_options(table: Mapping[str, Any], name: TableName) -> dict:
     storage, storage_params, table_params = _parameters(table)
     if not is_kinesis_table(table):
@@ -142,7 +125,7 @@ def _kinesis_table_options(table: Mapping[str, Any], name: TableName) -> dict:
             options[key] = str(value)
     reference = storage.get("SchemaReference")
     if reference:
-        options.update(registry_options(reference))
+        options.update(schema_reference_options(reference))
         options.setdefault("classification", "avro")  # Glue: registry tables are Avro
     return options
 

@@ -402,3 +402,72 @@ def test_field_transforms_select_drop_rename_and_map_nested_fields(glue, sample)
     assert mapped.schema.simpleString() == "struct<out:struct<id:string,p:bigint>,kind:string>"
     assert sorted((*r["out"], r["kind"]) for r in mapped.collect())[0] == ("1", 1, "a")
     assert frame.count() == 3
+
+
+def test_catalog_tables_of_grok_log_lines_and_schema_registry_avro_read_through_glue(
+    glue, session, local_aws, kinesis, unique_name, tmp_path
+):
+    """A Glue job reads a grok table (grokPattern, grokCustomPatterns) and a Schema
+    Registry table (StorageDescriptor.SchemaReference) as the catalog holds them."""
+    from kinesis_dstream import KinesisProducer
+    from kinesis_dstream.schema_registry import GlueSchemaRegistrySerializer
+
+    from ..integration.test_schema_registry import V1, V2
+    from ..support.weblog import COLUMNS, CUSTOM_PATTERNS, PATTERN, weblog
+    from .test_sql_connectors import available_now
+
+    catalog = local_aws.client("glue")
+    logs, orders = f"{unique_name}-logs", f"{unique_name}-orders"
+    lines, expected = weblog(40)
+    ensure_stream(kinesis, logs, 1)
+    put_records(kinesis, logs, len(lines), data=lambda i: lines[i])
+    create_kinesis_table(
+        catalog,
+        "glue_tests",
+        logs.replace("-", "_"),
+        {"streamName": logs, "endpointUrl": local_aws.endpoint_url},
+        {"classification": "grok", "grokPattern": PATTERN, "grokCustomPatterns": CUSTOM_PATTERNS},
+    )
+    frame = glue.create_data_frame.from_catalog(
+        database="glue_tests",
+        table_name=logs.replace("-", "_"),
+        additional_options={"startingPosition": "TRIM_HORIZON"},
+    )
+    assert frame.columns == [*COLUMNS, "_corrupt_record"]
+    _, rows = available_now(session, frame, tmp_path / "logs", "glue_grok")
+    good = [r for r in rows if r._corrupt_record is None]
+    assert len(rows) == 40 and len(good) == sum(1 for e in expected if e is not None)
+    assert sorted(r.request for r in good) == sorted(e["request"] for e in expected if e)
+
+    catalog.create_registry(RegistryName=unique_name)
+    older = GlueSchemaRegistrySerializer(V1, unique_name, client=catalog, compression="zlib")
+    newer = GlueSchemaRegistrySerializer(V2, unique_name, client=catalog)
+    ensure_stream(kinesis, orders, 1)
+    with KinesisProducer(orders, client=kinesis) as producer:
+        producer.put(older.serialize({"id": 1, "item": "old"}), "a")
+        producer.put(newer.serialize({"id": 2, "item": "new", "total": 2.5}), "b")
+    create_kinesis_table(
+        catalog,
+        "glue_tests",
+        orders.replace("-", "_"),
+        {"streamName": orders, "endpointUrl": local_aws.endpoint_url},
+    )
+    table = catalog.get_table(DatabaseName="glue_tests", Name=orders.replace("-", "_"))["Table"]
+    storage = {
+        **table["StorageDescriptor"],
+        "SchemaReference": {
+            "SchemaId": {"RegistryName": unique_name, "SchemaName": "Order"},
+            "SchemaVersionNumber": 2,
+        },
+    }
+    catalog.update_table(
+        DatabaseName="glue_tests",
+        TableInput={"Name": table["Name"], "StorageDescriptor": storage},
+    )
+    frame = glue.create_data_frame.from_catalog(
+        database="glue_tests",
+        table_name=orders.replace("-", "_"),
+        additional_options={"startingPosition": "TRIM_HORIZON"},
+    )
+    _, rows = available_now(session, frame, tmp_path / "orders", "glue_registry")
+    assert sorted((r.id, r.item, r.total) for r in rows) == [(1, "old", -1.0), (2, "new", 2.5)]
