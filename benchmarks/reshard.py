@@ -29,9 +29,7 @@ from __future__ import annotations
 import json
 import math
 import os
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections import Counter
@@ -39,7 +37,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
-from benchmarks.reliability import parse, record_data
+from benchmarks.reliability import ROOT, parse, record_data, run_scenarios
 from kinesis_dstream import KinesisProducer
 
 #: Partition keys of a case: enough that every shard of every generation gets records.
@@ -332,28 +330,17 @@ def save(report: ReshardReport) -> None:
 
 
 def main() -> int:
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "reports.jsonl")
-        started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pytest",
-                "-q",
-                "-m",
-                "slow or not slow",
-                "tests/spark/test_reshard_matrix.py",
-                "tests/interop/test_reshard_kcl.py",
-            ],
-            cwd=root,
-            env={**os.environ, REPORT_ENV: path},
-        )
-        reports = []
-        if os.path.exists(path):
-            with open(path) as lines:
-                reports = [ReshardReport(**json.loads(line)) for line in lines]
+    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    status, found = run_scenarios(
+        REPORT_ENV,
+        [
+            "-m",
+            "slow or not slow",
+            "tests/spark/test_reshard_matrix.py",
+            "tests/interop/test_reshard_kcl.py",
+        ],
+    )
+    reports = [ReshardReport(**report) for report in found]
     lags = [lag for r in reports for lag in r.lags_s]
     table = "\n".join(
         [
@@ -367,7 +354,7 @@ def main() -> int:
             TABLE_END,
         ]
     )
-    page = os.path.join(root, "docs", "reliability.md")
+    page = os.path.join(ROOT, "docs", "reliability.md")
     with open(page) as f:
         text = f.read()
     head, _, rest = text.partition(TABLE_START)
@@ -375,7 +362,7 @@ def main() -> int:
     with open(page, "w") as f:
         f.write(head + table + tail)
     print(table)
-    return done.returncode
+    return status
 
 
 if __name__ == "__main__":
