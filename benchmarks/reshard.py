@@ -21,7 +21,8 @@ polling and with enhanced fan-out) runs in the suite (``tests/spark/test_reshard
 
     python -m benchmarks.reshard
 
-runs every case (the slow ones too) and writes the table into ``docs/reliability.md``.
+runs every case (the slow ones too) and writes the table into ``docs/reliability.md``
+(with ``--markdown``, also a dated page under ``docs/benchmarks/results/``).
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import sys
 import threading
 import time
 from collections import Counter
@@ -37,6 +37,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
+from benchmarks import results
 from benchmarks.reliability import ROOT, parse, record_data, run_scenarios
 from kinesis_dstream import KinesisProducer
 
@@ -366,4 +367,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    results.run(main, "reshard", "Resharding on every entry point")
