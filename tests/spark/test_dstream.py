@@ -197,6 +197,8 @@ def test_the_builder_names_a_missing_required_value(ssc):
         ({"kinesisAppName": ""}, "kinesisAppName must be a non-empty string"),
         ({"maxRecordsPerFetch": 20_000}, r"max_records_per_fetch must be in \[1, 10000\]"),
         ({"idleShardPollMs": 600_000}, r"idleShardPollMs / 1000\) must be in \[0, 60\], got 600"),
+        ({"retrievalMode": "EFO"}, "retrievalMode must be POLLING or FANOUT, got 'EFO'"),
+        ({"consumerName": "c"}, "consumerName needs retrievalMode='FANOUT'"),
     ],
 )
 def test_bad_arguments_raise_before_anything_starts(ssc, local_aws, unique_name, kwargs, match):
