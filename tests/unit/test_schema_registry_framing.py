@@ -8,7 +8,14 @@ import zlib
 
 import pytest
 
-from kinesis_dstream.schema_registry import RegistryPayloadError, frame, unframe
+from kinesis_dstream.schema_registry import (
+    GlueSchemaRegistryDeserializer,
+    GlueSchemaRegistrySerializer,
+    RegistryPayloadError,
+    SchemaVersion,
+    frame,
+    unframe,
+)
 from kinesis_dstream.sql.parsing.payload import PayloadFormat
 from kinesis_dstream.sql.parsing.registry import RegistrySchema, schema_reference_options
 
@@ -120,3 +127,19 @@ def test_a_catalog_tables_schema_reference_becomes_these_options():
         "schemaVersionNumber": "3",
     }
     assert schema_reference_options({"SchemaVersionId": VERSION}) == {"schemaVersionId": VERSION}
+
+
+BAD_DECIMAL = (
+    '{"type": "record", "name": "R", "fields": [{"name": "p", "type": '
+    '{"type": "bytes", "logicalType": "decimal", "precision": 2, "scale": 4}}]}'
+)
+
+
+def test_a_schema_fastavro_refuses_is_a_value_error_naming_the_version_or_argument():
+    # fastavro's SchemaParseException is not a ValueError: the cache would not keep it.
+    with pytest.raises(RegistryPayloadError, match=f"schema version {VERSION} is not a usable"):
+        SchemaVersion(VERSION, BAD_DECIMAL, "AVRO").parsed()
+    with pytest.raises(ValueError, match=r"argument schema: not an Avro schema \(SchemaParse"):
+        GlueSchemaRegistrySerializer(BAD_DECIMAL, client=object())
+    with pytest.raises(ValueError, match="argument reader_schema: not an Avro schema"):
+        GlueSchemaRegistryDeserializer(object(), BAD_DECIMAL)

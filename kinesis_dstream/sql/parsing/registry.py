@@ -23,6 +23,8 @@ from ...schema_registry import (
     SchemaVersion,
     SchemaVersionNotFoundError,
     get_schema_version,
+    parse_avro_schema,
+    registry_client,
 )
 
 #: The options naming the schema, as the catalog table's ``SchemaReference`` names its
@@ -139,7 +141,8 @@ class RegistrySchema:
             return self
         spec = ClientSpec("glue", self.region(region_name), self.endpoint_url, credentials)
         try:
-            version = get_schema_version(spec.client(), REGISTRY_BACKOFF, **self.request())
+            client = registry_client(spec.client, "GetSchemaVersion")
+            version = get_schema_version(client, REGISTRY_BACKOFF, **self.request())
         except SchemaVersionNotFoundError:
             raise ValueError(f"{self.describe()} is not in the registry") from None
         if version.data_format != "AVRO":
@@ -151,9 +154,13 @@ class RegistrySchema:
             if not version.schema_arn.endswith(expected.split(":")[-1]):
                 raise ValueError(f"{self.describe()} belongs to {version.schema_arn}")
         try:
-            version.parsed()
+            parse_avro_schema(version.definition)
         except ValueError as exc:
-            raise ValueError(f"{self.describe()} is not a usable Avro schema: {exc}") from None
+            found = [] if self.version_number else [f"version {version.version_number}"]
+            found += [] if self.version_id else [f"id {version.version_id}"]
+            raise ValueError(
+                f"{self.describe()} ({', '.join(found)}) is not a usable Avro schema: {exc}"
+            ) from None
         return replace(self, reader=version, client_spec=spec)
 
 
