@@ -307,6 +307,7 @@ class GlueSchemaRegistrySerializer:
     ``schemaAutoRegistrationEnabled``) a missing one is registered: ``CreateSchema``
     (``compatibility``, default BACKWARD) for a new schema, else ``RegisterSchemaVersion``,
     and waited for until AVAILABLE. ``compression="zlib"`` compresses every datum.
+    The schema is ``schema_name`` as given, else the record's name without its namespace.
     """
 
     def __init__(
@@ -328,10 +329,13 @@ class GlueSchemaRegistrySerializer:
             raise ValueError(f"compression must be 'none' or 'zlib', got {compression!r}")
         self.definition = schema if isinstance(schema, str) else json.dumps(schema)
         self.parsed = _argument_schema(self.definition, "schema")
-        name = schema_name or (self.parsed.get("name") if isinstance(self.parsed, dict) else None)
-        if not name:
-            raise ValueError("schema_name is required for a schema without a name")
-        self.registry_name, self.schema_name = registry_name, str(name).split(".")[-1]
+        if not schema_name:
+            # The record's name without its namespace; a name given is used as it is.
+            full_name = self.parsed.get("name") if isinstance(self.parsed, dict) else None
+            if not full_name:
+                raise ValueError("schema_name is required for a schema without a name")
+            schema_name = str(full_name).split(".")[-1]
+        self.registry_name, self.schema_name = registry_name, schema_name
         self.compress = compression == "zlib"
         self.auto_register, self.compatibility, self.backoff = auto_register, compatibility, backoff
         self._client = client or create_client(

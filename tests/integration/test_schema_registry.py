@@ -256,3 +256,14 @@ def test_a_version_fastavro_cannot_parse_is_asked_once_and_named_at_load(registr
     parser.parse(records(payloads))  # a second batch, same process
     assert by_id(proxy) == {version: 1}
     assert first.version_id not in by_id(proxy)
+
+
+def test_a_dotted_schema_name_is_registered_and_found_as_given(registry):
+    glue, name, _ = registry
+    writer = GlueSchemaRegistrySerializer(V1, name, "com.example.orders-v2", client=glue)
+    payload = writer.serialize({"id": 1, "item": "x"})
+    schema = glue.get_schema(SchemaId={"RegistryName": name, "SchemaName": "com.example.orders-v2"})
+    assert schema["SchemaName"] == "com.example.orders-v2"
+    again = GlueSchemaRegistrySerializer(V1, name, "com.example.orders-v2", client=glue)
+    assert again.version_id == writer.version_id  # found by its definition under that name
+    assert GlueSchemaRegistryDeserializer(glue).decode(payload) == {"id": 1, "item": "x"}

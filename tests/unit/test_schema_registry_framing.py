@@ -143,3 +143,10 @@ def test_a_schema_fastavro_refuses_is_a_value_error_naming_the_version_or_argume
         GlueSchemaRegistrySerializer(BAD_DECIMAL, client=object())
     with pytest.raises(ValueError, match="argument reader_schema: not an Avro schema"):
         GlueSchemaRegistryDeserializer(object(), BAD_DECIMAL)
+
+
+def test_a_schema_name_given_is_kept_whole_and_a_derived_one_loses_its_namespace():
+    order = {"type": "record", "name": "Order", "namespace": "com.example", "fields": []}
+    given = GlueSchemaRegistrySerializer(order, schema_name="com.example.orders-v2", client=1)
+    assert given.schema_name == "com.example.orders-v2"
+    assert GlueSchemaRegistrySerializer(order, client=1).schema_name == "Order"
