@@ -25,7 +25,6 @@ from kinesis_dstream.sql.parsing.registry import RegistrySchema
 
 from ..support.fault_proxy import UNREACHABLE, FaultProxy
 from ..unit.test_payload import records
-from .test_errors import no_credentials  # noqa: F401 (a fixture)
 
 V1 = {
     "type": "record",
@@ -267,3 +266,24 @@ def test_a_dotted_schema_name_is_registered_and_found_as_given(registry):
     again = GlueSchemaRegistrySerializer(V1, name, "com.example.orders-v2", client=glue)
     assert again.version_id == writer.version_id  # found by its definition under that name
     assert GlueSchemaRegistryDeserializer(glue).decode(payload) == {"id": 1, "item": "x"}
+
+
+def test_the_registry_is_read_without_the_streams_sts_role(registry, dead_endpoint):
+    # Glue's awsSTSRoleARN is the stream account's role; the registry is the job's own.
+    glue, name, proxy = registry
+    _, _, payloads, want = produce(glue, name)
+    stream_role = AWSCredentials(
+        access_key_id="testing",
+        secret_access_key="testing",
+        role_arn="arn:aws:iam::210987654321:role/stream-reader",
+        role_session_name="stream",
+        sts_endpoint_url=dead_endpoint,  # STS is never asked: nothing listens there
+    )
+    options = {"registryName": name, "schemaName": "Order"}
+    options["registryEndpointUrl"] = proxy.endpoint_url
+    fmt = PayloadFormat.parse("avro", registry=RegistrySchema.parse(options.get))
+    fmt = fmt.resolved("us-east-1", stream_role)
+    assert fmt.registry.client_spec.credentials == CREDENTIALS  # the keys, not the role
+    parsed, bad = PayloadParser(fmt, output_schema(fmt.avro_struct())).parse(records(payloads))
+    assert bad == 0
+    assert [{k: r[k] for k in ("id", "item", "total")} for r in parsed.to_pylist()] == want

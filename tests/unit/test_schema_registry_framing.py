@@ -8,6 +8,7 @@ import zlib
 
 import pytest
 
+from kinesis_dstream.aws import AWSCredentials
 from kinesis_dstream.schema_registry import (
     GlueSchemaRegistryDeserializer,
     GlueSchemaRegistrySerializer,
@@ -150,3 +151,13 @@ def test_a_schema_name_given_is_kept_whole_and_a_derived_one_loses_its_namespace
     given = GlueSchemaRegistrySerializer(order, schema_name="com.example.orders-v2", client=1)
     assert given.schema_name == "com.example.orders-v2"
     assert GlueSchemaRegistrySerializer(order, client=1).schema_name == "Order"
+
+
+def test_the_registrys_credentials_are_the_connections_without_its_sts_role():
+    role = {"role_arn": "arn:aws:iam::210987654321:role/r", "role_session_name": "s"}
+    assert AWSCredentials(**role).without_role() is None  # the default chain
+    keys = AWSCredentials(access_key_id="k", secret_access_key="s", **role).without_role()
+    assert keys == AWSCredentials(access_key_id="k", secret_access_key="s")
+    provider = "tests.support.credentials_provider.StaticProvider"
+    given = AWSCredentials(provider=provider, provider_param="AKID", external_id="x", **role)
+    assert given.without_role() == AWSCredentials(provider=provider, provider_param="AKID")

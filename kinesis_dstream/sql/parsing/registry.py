@@ -15,9 +15,9 @@ import re
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Optional
+from typing import Callable, Optional
 
-from ...aws import ClientSpec
+from ...aws import AWSCredentials, ClientSpec
 from ...schema_registry import (
     REGISTRY_BACKOFF,
     SchemaVersion,
@@ -134,12 +134,21 @@ class RegistrySchema:
         match = _SCHEMA_ARN.fullmatch(self.schema_arn or "")
         return match.group(1) if match else default
 
-    def resolve(self, region_name: str, credentials: Any = None) -> RegistrySchema:
+    def resolve(
+        self, region_name: str, credentials: Optional[AWSCredentials] = None
+    ) -> RegistrySchema:
         """This schema with its reader version fetched (one ``GetSchemaVersion``);
-        ValueError naming the schema when it is missing or not Avro."""
+        ValueError naming the schema when it is missing or not Avro.
+
+        ``credentials`` are the stream connection's. Their STS role is not used: it is
+        the stream account's (Glue's ``awsSTSRoleARN`` reads a stream in another
+        account), and the registry is in the job's own account. The registry is read
+        with their keys or provider, else boto3's default chain (the job's role).
+        """
         if self.reader is not None:
             return self
-        spec = ClientSpec("glue", self.region(region_name), self.endpoint_url, credentials)
+        own = None if credentials is None else credentials.without_role()
+        spec = ClientSpec("glue", self.region(region_name), self.endpoint_url, own)
         try:
             client = registry_client(spec.client, "GetSchemaVersion")
             version = get_schema_version(client, REGISTRY_BACKOFF, **self.request())
