@@ -79,11 +79,29 @@ def test_types_and_an_inline_definition_and_javas_date_format():
         "at:timestamp,size:string>"
     )
     values = grok.match("1 2 3 4 5.5 6.25 TRUE 10/Oct/2000:13:55:36 -0700 -")
-    assert values[:7] == ["1", "2", "3", "4", "5.5", "6.25", "TRUE"]
-    assert values[7] == dt.datetime(
-        2000, 10, 10, 13, 55, 36, tzinfo=dt.timezone(dt.timedelta(hours=-7))
+    assert values == [
+        "1", "2", "3", "4", "5.5", "6.25", "TRUE", "10/Oct/2000:13:55:36 -0700", "-",
+    ]  # fmt: skip
+    converted = [
+        grok.column_converter(i, f.dataType)(value)
+        for i, (f, value) in enumerate(zip(grok.struct.fields, values))
+    ]
+    assert converted == [
+        1, 2, 3, 4, 5.5, 6.25, True,
+        dt.datetime(2000, 10, 10, 13, 55, 36, tzinfo=dt.timezone(dt.timedelta(hours=-7))), "-",
+    ]  # fmt: skip
+
+
+def test_a_date_that_does_not_fit_its_format_is_a_misfit_the_other_columns_kept():
+    fmt = PayloadFormat.parse("grok", grok_pattern="%{NOTSPACE:at;date;dd/MMM/yyyy} %{INT:n:int}")
+    lines = [b"29/Feb/2020 5", b"31/Feb/2020 6", b"1/Mar/2020 99999999999"]
+    parsed, reasons = PayloadParser(fmt, output_schema(fmt.grok.struct)).parse_counted(
+        records(lines)
     )
-    assert values[8] == "-"
+    rows = parsed.to_pylist()
+    assert [(r["at"] and r["at"].day, r["n"]) for r in rows] == [(29, 5), (None, 6), (1, None)]
+    assert [r["_corrupt_record"] for r in rows] == [None, lines[1], lines[2]]
+    assert reasons == {"a value does not fit its column's type": 2}
 
 
 def test_glues_datatyped_apache_pattern_compiles_with_its_semicolon_types():

@@ -33,11 +33,19 @@ import datetime as dt
 import re
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
-from pyspark.sql.types import StructField, StructType
+from pyspark.sql.types import (
+    DataType,
+    DateType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
+)
 
 from ...extras import require
+from . import payload_types
 from .grok_expansion import GROK_TYPES as GROK_TYPES
 from .grok_expansion import UNWANTED as UNWANTED
 from .grok_expansion import Expansion, GrokField, strptime_format
@@ -81,18 +89,14 @@ class GrokPattern:
             slots: list = [[] for _ in names]
             for i, f in enumerate(self.fields):
                 slots[names.index(f.name)].append(compiled.groupindex[f"g{i}"] - 1)
-            converters = [_converter(self.fields[i]) for i in _first_of_each(self.fields)]
-            object.__setattr__(self, "_compiled", (compiled.fullmatch, slots, converters))
+            object.__setattr__(self, "_compiled", (compiled.fullmatch, slots))
         return self._compiled
 
     def match(self, line: str) -> Optional[list]:
-        """The values of :attr:`struct`'s columns, or None when the line does not match.
-
-        A field whose group did not take part is None; an empty capture is None for a
-        typed field and "" for a string. A ``date`` value that does not fit its format
-        raises ValueError.
-        """
-        fullmatch, slots, converters = self._matcher()
+        """The captured text of :attr:`struct`'s columns, or None when the line does not
+        match; a field whose group did not take part is None. :meth:`column_converter`
+        turns the text into the column's values."""
+        fullmatch, slots = self._matcher()
         if line.endswith("\n"):
             line = line[:-2] if line.endswith("\r\n") else line[:-1]
         found = fullmatch(line)
@@ -100,14 +104,35 @@ class GrokPattern:
             return None
         groups = found.groups()
         values = []
-        for slot, convert in zip(slots, converters):
+        for slot in slots:
             value = groups[slot[0]]
             for extra in slot[1:]:  # a name captured twice: the first that took part
                 if value is not None:
                     break
                 value = groups[extra]
-            values.append(None if value is None else convert(value))
+            values.append(value)
         return values
+
+    def column_converter(self, column: int, data_type: DataType) -> Callable[[str], Any]:
+        """Captured text of :attr:`struct`'s column number ``column`` -> a value of
+        ``data_type`` (the pattern's type, or option schema's). In a column that is not a
+        string an empty capture is None; a ``date`` field's Java format reads a
+        timestamp or date column. ValueError when the text does not fit: the parser
+        counts that as any value that does not fit its column."""
+        base = payload_types.converter(data_type, from_text=True)
+        if isinstance(data_type, StringType):
+            return base  # kept as captured
+        grok_field = self.fields[_first_of_each(self.fields)[column]]
+        parse = None
+        if grok_field.date_format is not None and isinstance(data_type, (TimestampType, DateType)):
+            parse = _date_parser(grok_field)
+
+        def convert(text: str) -> Any:
+            if not text:
+                return None
+            return base(text if parse is None else parse(text))
+
+        return convert
 
 
 def _first_of_each(fields: tuple) -> list:
@@ -117,23 +142,16 @@ def _first_of_each(fields: tuple) -> list:
     return list(seen.values())
 
 
-def _converter(grok_field: GrokField) -> Any:
-    """Text -> the value handed to the column's converter: "" is None for typed fields."""
-    if grok_field.type_name == "string":
-        return str
-    if grok_field.type_name in ("date", "datetime"):
-        if grok_field.date_format is None:
-            return lambda v: v or None  # ISO-8601 text, read by the timestamp converter
-        directives = strptime_format(grok_field.date_format, grok_field.name)
+def _date_parser(grok_field: GrokField) -> Callable[[str], dt.datetime]:
+    """Text in the field's Java date format -> a datetime (UTC when it has no offset)."""
+    assert grok_field.date_format is not None
+    directives = strptime_format(grok_field.date_format, grok_field.name)
 
-        def parse_date(v: str) -> Optional[dt.datetime]:
-            if not v:
-                return None
-            stamp = dt.datetime.strptime(v, directives)
-            return stamp if stamp.tzinfo else stamp.replace(tzinfo=dt.timezone.utc)
+    def parse_date(text: str) -> dt.datetime:
+        stamp = dt.datetime.strptime(text, directives)
+        return stamp if stamp.tzinfo else stamp.replace(tzinfo=dt.timezone.utc)
 
-        return parse_date
-    return lambda v: v or None
+    return parse_date
 
 
 def compile_regex(text: str, engine: str = "auto") -> Any:

@@ -181,13 +181,19 @@ class PayloadParser:
                     f"{tail}; build it with output_ddl()"
                 )
             payload = fields[: len(fields) - len(tail)]
-            from_text = self.fmt.classification in ("csv", "grok")
-            self._cache["convert"] = [
-                (f.name, payload_types.converter(f.dataType, from_text)) for f in payload
-            ]
-            self._cache["arrow"] = arrow_schema(self.schema)
             if self.fmt.grok is not None:
-                self._cache["grok"] = _grok_columns(self.fmt.grok, [f.name for f in payload])
+                grok, columns = _grok_columns(self.fmt.grok, [f.name for f in payload])
+                self._cache["grok"] = grok, columns
+                self._cache["convert"] = [
+                    (f.name, grok.column_converter(i, f.dataType))
+                    for f, i in zip(payload, columns)
+                ]
+            else:
+                from_text = self.fmt.classification == "csv"
+                self._cache["convert"] = [
+                    (f.name, payload_types.converter(f.dataType, from_text)) for f in payload
+                ]
+            self._cache["arrow"] = arrow_schema(self.schema)
             if self.fmt.classification == "avro":
                 self._cache["avro"] = payload_avro.parse_avro_schema(self.fmt.avro_text())
             registry = self.fmt.registry
