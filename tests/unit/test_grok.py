@@ -225,3 +225,19 @@ def test_grok_options_belong_to_classification_grok():
         PayloadFormat.parse("json", "`a` INT", grok_pattern="%{INT:a}")
     with pytest.raises(ValueError, match="needs option grokPattern"):
         PayloadFormat.parse("grok")
+
+
+def test_glues_missing_dash_is_null_in_a_typed_column_and_kept_in_a_string_one():
+    # Glue's grokLog: MISSING defaults to '-', StrictMode to false.
+    fmt = PayloadFormat.parse("grok", grok_pattern="%{COMMONAPACHELOG_DATATYPED}")
+    lines = [
+        b'127.0.0.1 - frank [10/Oct/2000:13:55:36 -0700] "GET /a.gif HTTP/1.0" 200 2326',
+        b'127.0.0.1 - - [10/Oct/2000:13:55:36 -0700] "GET /a.gif HTTP/1.0" 304 -',
+    ]
+    parsed, bad = PayloadParser(fmt, output_schema(fmt.grok.struct)).parse(records(lines))
+    assert bad == 0
+    rows = parsed.to_pylist()
+    assert [(r["ident"], r["auth"], r["response"], r["bytes"]) for r in rows] == [
+        (None, "frank", 200, 2326),  # ident: boolean
+        (None, "-", 304, None),  # auth: string, kept as captured
+    ]

@@ -52,6 +52,10 @@ from .grok_expansion import Expansion, GrokField, strptime_format
 from .grok_expansion import GrokError as GrokError
 from .grok_expansion import parse_definitions as parse_definitions
 
+#: Glue's grokLog ``MISSING`` default: this capture in a typed column is null (with
+#: ``StrictMode`` false, Glue's default), as in Glue's COMMONAPACHELOG_DATATYPED lines.
+MISSING = "-"
+
 
 @dataclass(frozen=True)
 class GrokPattern:
@@ -116,9 +120,9 @@ class GrokPattern:
     def column_converter(self, column: int, data_type: DataType) -> Callable[[str], Any]:
         """Captured text of :attr:`struct`'s column number ``column`` -> a value of
         ``data_type`` (the pattern's type, or option schema's). In a column that is not a
-        string an empty capture is None; a ``date`` field's Java format reads a
-        timestamp or date column. ValueError when the text does not fit: the parser
-        counts that as any value that does not fit its column."""
+        string an empty capture and :data:`MISSING` are None; a ``date`` field's Java
+        format reads a timestamp or date column. ValueError when the text does not fit:
+        the parser counts that as any value that does not fit its column."""
         base = payload_types.converter(data_type, from_text=True)
         if isinstance(data_type, StringType):
             return base  # kept as captured
@@ -128,7 +132,7 @@ class GrokPattern:
             parse = _date_parser(grok_field)
 
         def convert(text: str) -> Any:
-            if not text:
+            if not text or text == MISSING:
                 return None
             return base(text if parse is None else parse(text))
 
