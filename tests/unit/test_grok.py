@@ -127,6 +127,8 @@ def test_a_field_named_twice_is_one_column_taking_the_capture_that_matched():
         ("%{A}", "A <%{B}>\nB %{C}", r"%\{C\} \(inside %\{B\}\) is not defined"),
         ("%{A}", "A %{B}\nB x%{A}", "loop: A -> B -> A"),
         ("%{A:x}", "A (unclosed", "grok pattern A \\(grokCustomPatterns\\) does not compile"),
+        ("%{A:x}", "A <%{B}>\nB (unclosed", "grok pattern B \\(grokCustomPatterns\\) does not"),
+        ("%{A:x}", "A <%{B}>\nB [z-a]", "grok pattern B \\(grokCustomPatterns\\) does not"),
         ("(%{INT:x}", None, "option grokPattern '\\(%\\{INT:x\\}' does not compile"),
         ("%{INT:x:integer}", None, "type 'integer'; Glue's types: byte, boolean"),
         ("%{HTTPDATE:t:date:yyyy-QQ}", None, "date format 'yyyy-QQ' uses 'QQ'"),

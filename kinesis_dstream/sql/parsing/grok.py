@@ -202,7 +202,8 @@ def compile_grok(
 
 
 def _culprit(expansion: Expansion, pattern: str, exc: Exception) -> str:
-    """Which definition does not compile: the first used one that fails alone."""
+    """Which definition does not compile: the first used one that fails alone, the
+    innermost first (one that only uses a broken one fails alone too)."""
     import regex
 
     for name, (body, source) in expansion.used.items():

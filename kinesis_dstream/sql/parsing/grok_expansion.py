@@ -120,7 +120,8 @@ class Expansion:
 
     custom: dict
     fields: list = field(default_factory=list)  # GrokField per named group, in order
-    used: dict = field(default_factory=dict)  # pattern name -> (definition, source)
+    #: pattern name -> (definition, source), each after the definitions it uses
+    used: dict = field(default_factory=dict)
 
     def lookup(self, name: str, stack: tuple) -> tuple:
         for table, source in ((self.custom, "grokCustomPatterns"), (_BUILTINS, "built-in")):
@@ -157,14 +158,15 @@ class Expansion:
                 body, source = definition, "inline"
             else:
                 body, source = self.lookup(name, stack)
-            self.used.setdefault(name, (body, source))
             column = self._field(spec, inner) if spec else None
+            group = "?:"
             if column is not None:
                 self.fields.append(column)
-                index = len(self.fields) - 1  # before the nested ones: pre-order
-                out.append(f"(?P<g{index}>{self.expand(body, (*stack, name))})")
-            else:
-                out.append(f"(?:{self.expand(body, (*stack, name))})")
+                group = f"?P<g{len(self.fields) - 1}>"  # before the nested ones: pre-order
+            expanded = self.expand(body, (*stack, name))
+            # Listed once the definitions it uses are: innermost first, for culprit().
+            self.used.setdefault(name, (body, source))
+            out.append(f"({group}{expanded})")
         out.append(text[last:])
         return "".join(out)
 
