@@ -243,3 +243,32 @@ def test_glues_missing_dash_is_null_in_a_typed_column_and_kept_in_a_string_one()
         (None, "frank", 200, 2326),  # ident: boolean
         (None, "-", 304, None),  # auth: string, kept as captured
     ]
+
+
+def test_an_equals_sign_in_a_date_format_is_not_an_inline_definition():
+    grok = compile_grok("%{NOTSPACE:at;date;yyyy=MM} %{Size:size:long=%{INT}|-}")
+    assert [(f.name, f.type_name, f.date_format) for f in grok.fields] == [
+        ("at", "date", "yyyy=MM"), ("size", "long", None),
+    ]  # fmt: skip
+    values = grok.match("2020=03 12")
+    assert grok.column_converter(0, grok.struct.fields[0].dataType)(values[0]) == dt.datetime(
+        2020, 3, 1, tzinfo=dt.timezone.utc
+    )
+    assert values[1] == "12"
+
+
+@pytest.mark.parametrize("classification", ["grok", "csv"])
+def test_a_schema_column_text_cannot_fill_names_the_option_and_the_classification(
+    classification,
+):
+    from pyspark.sql.types import ArrayType, StringType, StructField, StructType
+
+    options = {"grok_pattern": "%{WORD:tags}"} if classification == "grok" else {}
+    fmt = PayloadFormat.parse(classification, schema_text="`tags` ARRAY<STRING>", **options)
+    payload = StructType([StructField("tags", ArrayType(StringType(), True), True)])
+    with pytest.raises(
+        ValueError,
+        match=f"option schema: column 'tags' of classification {classification}: text cannot "
+        "be read into type array<string>",
+    ):
+        PayloadParser(fmt, output_schema(payload)).check()

@@ -43,6 +43,11 @@ GROK_TYPES: dict[str, DataType] = {
     "datetime": TimestampType(),
 }
 _NAME = re.compile(r"[A-Za-z0-9_]+")
+#: ``NAME=definition``, ``NAME:field=definition``, ``NAME:field:type=definition``: an
+#: inline definition; a ``=`` after a date format (``%{DATA:x;date;yyyy=MM}``) is not one.
+_INLINE_DEFINITION = re.compile(
+    rf"([A-Za-z0-9_]+(?::[^:;=]*(?:[:;]\s*(?i:{'|'.join(GROK_TYPES)})\s*)?)?)=(.*)", re.S
+)
 _DEFINITION_LINE = re.compile(r"\s*([A-Za-z0-9_]+)\s+(.*?)\s*")
 _MAX_DEPTH = 100
 # Java SimpleDateFormat letters -> strptime directives (the common ones).
@@ -146,7 +151,8 @@ class Expansion:
         for start, end, inner in _references(text):
             out.append(text[last:start])
             last = end
-            reference, has_definition, definition = inner.partition("=")
+            inline = _INLINE_DEFINITION.fullmatch(inner)
+            reference, definition = inline.groups() if inline else (inner, None)
             name, _, spec = reference.partition(":")
             if not _NAME.fullmatch(name):
                 raise GrokError(f"grok reference %{{{inner}}} does not start with a pattern name")
@@ -154,7 +160,7 @@ class Expansion:
                 raise GrokError(
                     f"grok patterns refer to each other in a loop: {' -> '.join((*stack, name))}"
                 )
-            if has_definition:
+            if definition is not None:
                 body, source = definition, "inline"
             else:
                 body, source = self.lookup(name, stack)

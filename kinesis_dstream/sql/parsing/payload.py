@@ -181,26 +181,38 @@ class PayloadParser:
                     f"{tail}; build it with output_ddl()"
                 )
             payload = fields[: len(fields) - len(tail)]
+            cache: dict = {}  # kept only once whole: a schema refused stays refused
             if self.fmt.grok is not None:
-                grok, columns = _grok_columns(self.fmt.grok, [f.name for f in payload])
-                self._cache["grok"] = grok, columns
-                self._cache["convert"] = [
-                    (f.name, grok.column_converter(i, f.dataType))
-                    for f, i in zip(payload, columns)
-                ]
-            else:
-                from_text = self.fmt.classification == "csv"
-                self._cache["convert"] = [
-                    (f.name, payload_types.converter(f.dataType, from_text)) for f in payload
-                ]
-            self._cache["arrow"] = arrow_schema(self.schema)
+                cache["grok"] = _grok_columns(self.fmt.grok, [f.name for f in payload])
+            cache["convert"] = self._converters(payload, cache.get("grok"))
+            cache["arrow"] = arrow_schema(self.schema)
             if self.fmt.classification == "avro":
-                self._cache["avro"] = payload_avro.parse_avro_schema(self.fmt.avro_text())
+                cache["avro"] = payload_avro.parse_avro_schema(self.fmt.avro_text())
             registry = self.fmt.registry
             if registry is not None:
                 assert registry.reader is not None and registry.client_spec is not None
-                self._cache["registry"] = shared_cache(registry.client_spec)
+                cache["registry"] = shared_cache(registry.client_spec)
+            self._cache.update(cache)
         return self._cache
+
+    def _converters(self, payload: list, grok_columns: Optional[tuple]) -> list:
+        """``(name, converter)`` of each payload column; a type the classification cannot
+        read into is a ValueError naming option schema and the column."""
+        kind = self.fmt.classification
+        converters = []
+        for n, f in enumerate(payload):
+            try:
+                if grok_columns is not None:
+                    grok, columns = grok_columns
+                    conv = grok.column_converter(columns[n], f.dataType)
+                else:
+                    conv = payload_types.converter(f.dataType, from_text=kind == "csv")
+            except ValueError as exc:
+                raise ValueError(
+                    f"option schema: column {f.name!r} of classification {kind}: {exc}"
+                ) from None
+            converters.append((f.name, conv))
+        return converters
 
     def check(self) -> None:
         """Raise ValueError now (on the driver) if the schema does not fit the format."""
