@@ -272,3 +272,17 @@ def test_a_schema_column_text_cannot_fill_names_the_option_and_the_classificatio
         "be read into type array<string>",
     ):
         PayloadParser(fmt, output_schema(payload)).check()
+
+
+def test_an_expansion_that_multiplies_is_refused_naming_the_pattern(monkeypatch):
+    from kinesis_dstream.sql.parsing import grok_expansion
+
+    # 22 levels, each using the next twice: 37 MB and minutes to build without a cap
+    # (1 MB; a smaller one here keeps the test short, the rule is the same).
+    monkeypatch.setattr(grok_expansion, "MAX_EXPANDED_CHARS", 20_000)
+    custom = "\n".join(f"P{i} %{{P{i + 1}}}%{{P{i + 1}}}" for i in range(22)) + "\nP22 a"
+    with pytest.raises(GrokError, match=r"grok pattern %\{P\d+\} expands to more than 20,000 "):
+        compile_grok("%{P0:x}", custom)
+    with pytest.raises(GrokError, match="option grokPattern expands to more than 20,000"):
+        compile_grok("%{P12:x} " * 4, custom)
+    assert compile_grok("%{P12:x}", custom).match("a" * 1024) == ["a" * 1024]

@@ -50,6 +50,9 @@ _INLINE_DEFINITION = re.compile(
 )
 _DEFINITION_LINE = re.compile(r"\s*([A-Za-z0-9_]+)\s+(.*?)\s*")
 _MAX_DEPTH = 100
+#: The longest regular expression a pattern may expand to: definitions that use others
+#: several times multiply (22 levels of two uses each are 37 MB and minutes to build).
+MAX_EXPANDED_CHARS = 1_000_000
 # Java SimpleDateFormat letters -> strptime directives (the common ones).
 _JAVA_DATE = {
     "yyyy": "%Y", "yy": "%y", "MMMM": "%B", "MMM": "%b", "MM": "%m", "M": "%m",
@@ -147,7 +150,7 @@ class Expansion:
     def expand(self, text: str, stack: tuple = ()) -> str:
         if len(stack) > _MAX_DEPTH:
             raise GrokError(f"grok patterns nest deeper than {_MAX_DEPTH}: {' -> '.join(stack)}")
-        out, last = [], 0
+        out, last, size = [], 0, len(text)
         for start, end, inner in _references(text):
             out.append(text[last:start])
             last = end
@@ -173,6 +176,14 @@ class Expansion:
             # Listed once the definitions it uses are: innermost first, for culprit().
             self.used.setdefault(name, (body, source))
             out.append(f"({group}{expanded})")
+            size += len(out[-1])
+            if size > MAX_EXPANDED_CHARS:
+                where = f"%{{{stack[-1]}}}" if stack else "option grokPattern"
+                raise GrokError(
+                    f"grok pattern {where} expands to more than {MAX_EXPANDED_CHARS:,} "
+                    f"characters of regular expression (patterns that use others several "
+                    f"times multiply: {' -> '.join((*stack, name))})"
+                )
         out.append(text[last:])
         return "".join(out)
 
