@@ -7,6 +7,7 @@ import datetime as dt
 import gzip
 import math
 import pickle
+from dataclasses import replace
 
 import pytest
 
@@ -21,7 +22,6 @@ APACHE = (
     '127.0.0.1 - frank [10/Oct/2000:13:55:36 -0700] "GET /apache_pb.gif HTTP/1.0" 200 2326 '
     '"http://www.example.com/start.html" "Mozilla/4.08 [en] (Win98; I ;Nav)"'
 )
-ENGINES = ["re", "regex"]
 
 
 @pytest.mark.parametrize("name", sorted(parse_definitions(BUILTIN_PATTERNS, "built-in")))
@@ -29,9 +29,8 @@ def test_every_built_in_pattern_compiles_alone(name):
     compile_grok("%{" + name + "}")
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_combined_apache_log_gives_glues_named_fields_in_pattern_order(engine):
-    grok = compile_grok("%{COMBINEDAPACHELOG}", engine="regex" if engine == "regex" else "auto")
+def test_combined_apache_log_gives_glues_named_fields_in_pattern_order():
+    grok = compile_grok("%{COMBINEDAPACHELOG}")
     assert [f.name for f in grok.struct.fields] == [
         "clientip", "ident", "auth", "timestamp", "verb", "request", "httpversion",
         "rawrequest", "response", "bytes", "referrer", "agent",
@@ -165,14 +164,9 @@ def _parser(**options):
     return fmt, payload
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_a_weblog_of_1200_lines_every_field_right_bad_lines_corrupt_and_counted(engine):
+def test_a_weblog_of_1200_lines_every_field_right_bad_lines_corrupt_and_counted():
     lines, expected = weblog(1_200)
     fmt = PayloadFormat.parse("grok", grok_pattern=PATTERN, grok_custom_patterns=CUSTOM_PATTERNS)
-    if engine == "regex":
-        from dataclasses import replace
-
-        fmt = replace(fmt, grok=compile_grok(PATTERN, CUSTOM_PATTERNS, engine="regex"))
     assert [f.name for f in fmt.grok.struct.fields] == list(COLUMNS)
     payloads = [
         gzip.compress(line.encode()) if i % 10 == 3 else line.encode()
@@ -286,3 +280,19 @@ def test_an_expansion_that_multiplies_is_refused_naming_the_pattern(monkeypatch)
     with pytest.raises(GrokError, match="option grokPattern expands to more than 20,000"):
         compile_grok("%{P12:x} " * 4, custom)
     assert compile_grok("%{P12:x}", custom).match("a" * 1024) == ["a" * 1024]
+
+
+def test_a_match_that_backtracks_past_its_bound_is_corrupt_with_the_reason_never_dropped():
+    # Exponential backtracking on a line of commas: 100 of them took 1.1 s, 400 minutes.
+    pattern = "%{DATA:a},%{DATA:b},%{DATA:c},%{DATA:d},%{DATA:e};"
+    fmt = PayloadFormat.parse("grok", grok_pattern=pattern)
+    fmt = replace(fmt, grok=compile_grok(pattern, match_timeout_s=0.05))
+    lines = [b"1,2,3,4,5;", b"," * 400, b"6,7,8,9,10;"]
+    parsed, reasons = PayloadParser(fmt, output_schema(fmt.grok.struct)).parse_counted(
+        records(lines)
+    )
+    rows = parsed.to_pylist()
+    assert [r["a"] for r in rows] == ["1", None, "6"]
+    assert [r["_corrupt_record"] for r in rows] == [None, lines[1], None]
+    assert reasons == {"grok match timed out after 0.05 s": 1}
+    assert compile_grok(pattern).match_timeout_s == 1.0  # the bound of every match

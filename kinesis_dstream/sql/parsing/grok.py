@@ -17,21 +17,21 @@ in Java's regular expressions. A name is looked up exactly (custom patterns befo
 built-in ones), then case-insensitively when one pattern has it that way: Glue's own
 example defines ``digit \\d`` and uses ``%{DIGIT:digit:int}``.
 
-Engines: Glue's built-ins use atomic groups, lookbehind and (``BOOLEAN``) a
+Engine and bound: Glue's built-ins use atomic groups, lookbehind and (``BOOLEAN``) a
 case-insensitive flag inside a group. The ``regex`` package has all of them on every
-Python this library supports and scopes that flag to its group as Java does; Python's
-own ``re`` has atomic groups only from 3.11 and refuses the flag ("global flags not at
-the start"), but where it compiles a pattern it is faster (``benchmarks/bench_payload.py``:
-3.0-3.5x on ``%{COMBINEDAPACHELOG}``'s expression alone, 1.5x on a whole parse). So a
-pattern is compiled with ``re`` when ``re`` takes it without a warning, else with
-``regex`` (README: why each dependency).
+Python this library supports and scopes that flag to its group as Java does (Python's
+own ``re`` has atomic groups only from 3.11 and refuses the flag), and, unlike ``re``,
+it can stop a match: a pattern such as ``%{DATA:a},%{DATA:b},%{DATA:c},%{DATA:d}`` on a
+line of commas backtracks exponentially (minutes for 400 characters). Every match is
+bounded by :data:`MATCH_TIMEOUT_S`; a line that takes longer is corrupt, with the reason
+"grok match timed out after 1 s". Where ``re`` compiled a pattern it was faster
+(``%{COMBINEDAPACHELOG}``: 3.9x on the expression alone, 1.77x on a whole parse,
+``benchmarks/bench_payload.py``), but it cannot be bounded.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import re
-import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
@@ -50,7 +50,12 @@ from .grok_expansion import GROK_TYPES as GROK_TYPES
 from .grok_expansion import UNWANTED as UNWANTED
 from .grok_expansion import Expansion, GrokField, strptime_format
 from .grok_expansion import GrokError as GrokError
+from .grok_expansion import GrokTimeoutError as GrokTimeoutError
 from .grok_expansion import parse_definitions as parse_definitions
+
+#: The longest one line's match may take (wall clock); the line is corrupt after it.
+#: Ordinary lines take microseconds; the bound only stops runaway backtracking.
+MATCH_TIMEOUT_S = 1.0
 
 #: Glue's grokLog ``MISSING`` default: this capture in a typed column is null (with
 #: ``StrictMode`` false, Glue's default), as in Glue's COMMONAPACHELOG_DATATYPED lines.
@@ -68,8 +73,8 @@ class GrokPattern:
     custom_patterns: Optional[str]
     regex_text: str
     fields: tuple
-    #: "auto" (``re`` when it takes the pattern, else ``regex``), "re" or "regex".
-    engine: str = "auto"
+    #: The bound of one line's match (:data:`MATCH_TIMEOUT_S`).
+    match_timeout_s: float = MATCH_TIMEOUT_S
     _compiled: Any = field(default=None, compare=False, repr=False)
 
     def __getstate__(self) -> dict:
@@ -88,7 +93,7 @@ class GrokPattern:
 
     def _matcher(self) -> Any:
         if self._compiled is None:
-            compiled = compile_regex(self.regex_text, self.engine)
+            compiled = compile_regex(self.regex_text)
             names = [f.name for f in self.struct.fields]
             slots: list = [[] for _ in names]
             for i, f in enumerate(self.fields):
@@ -99,11 +104,17 @@ class GrokPattern:
     def match(self, line: str) -> Optional[list]:
         """The captured text of :attr:`struct`'s columns, or None when the line does not
         match; a field whose group did not take part is None. :meth:`column_converter`
-        turns the text into the column's values."""
+        turns the text into the column's values. :class:`GrokTimeoutError` when the
+        match takes longer than :attr:`match_timeout_s`."""
         fullmatch, slots = self._matcher()
         if line.endswith("\n"):
             line = line[:-2] if line.endswith("\r\n") else line[:-1]
-        found = fullmatch(line)
+        try:
+            found = fullmatch(line, timeout=self.match_timeout_s)
+        except TimeoutError:
+            raise GrokTimeoutError(
+                f"grok match timed out after {self.match_timeout_s:g} s"
+            ) from None
         if found is None:
             return None
         groups = found.groups()
@@ -158,16 +169,8 @@ def _date_parser(grok_field: GrokField) -> Callable[[str], dt.datetime]:
     return parse_date
 
 
-def compile_regex(text: str, engine: str = "auto") -> Any:
-    """``text`` compiled (ASCII classes, as Java's) by ``engine`` (see the module's doc)."""
-    if engine in ("auto", "re"):
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("error")  # e.g. "possible nested set": a POSIX class
-                return re.compile(text, re.ASCII)
-        except (re.error, Warning, RecursionError, OverflowError):
-            if engine == "re":
-                raise
+def compile_regex(text: str) -> Any:
+    """``text`` compiled by the ``regex`` package, with ASCII classes as Java's."""
     require("regex", "sql", "classification grok")
     import regex
 
@@ -175,11 +178,13 @@ def compile_regex(text: str, engine: str = "auto") -> Any:
 
 
 def compile_grok(
-    pattern: Optional[str], custom_patterns: Optional[str] = None, engine: str = "auto"
+    pattern: Optional[str],
+    custom_patterns: Optional[str] = None,
+    match_timeout_s: float = MATCH_TIMEOUT_S,
 ) -> GrokPattern:
     """The compiled ``grokPattern``; :class:`GrokError` (one line naming the pattern at
-    fault) when it is empty, names an undefined pattern, loops, or does not compile.
-    ``engine`` forces one regular expression engine (for comparing them)."""
+    fault) when it is empty, names an undefined pattern, loops, expands too far, or does
+    not compile. Each line's match is bounded by ``match_timeout_s``."""
     require("regex", "sql", "classification grok")
     import regex
 
@@ -195,10 +200,11 @@ def compile_grok(
                 f"{f.type_name}; give it one type"
             )
     try:
-        compile_regex(text, "regex" if engine == "auto" else engine)
-    except (regex.error, re.error) as exc:
+        compile_regex(text)
+    except regex.error as exc:
         raise GrokError(_culprit(expansion, pattern, exc)) from None
-    return GrokPattern(pattern, custom_patterns, text, tuple(expansion.fields), engine)
+    fields = tuple(expansion.fields)
+    return GrokPattern(pattern, custom_patterns, text, fields, match_timeout_s)
 
 
 def _culprit(expansion: Expansion, pattern: str, exc: Exception) -> str:
@@ -208,7 +214,7 @@ def _culprit(expansion: Expansion, pattern: str, exc: Exception) -> str:
 
     for name, (body, source) in expansion.used.items():
         try:
-            compile_regex(Expansion(expansion.custom).expand(body, (name,)), "regex")
+            compile_regex(Expansion(expansion.custom).expand(body, (name,)))
         except (regex.error, GrokError) as inner:
             return f"grok pattern {name} ({source}) does not compile: {inner}"
     return f"option grokPattern {pattern!r} does not compile: {exc}"

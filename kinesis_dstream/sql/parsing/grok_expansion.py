@@ -67,6 +67,10 @@ class GrokError(ValueError):
     """A grok pattern that cannot be used: names the pattern and what is wrong."""
 
 
+class GrokTimeoutError(ValueError):
+    """One line's match took longer than its bound; the message is the corrupt reason."""
+
+
 @dataclass(frozen=True)
 class GrokField:
     """One column: its name, Glue type, and a date format for ``date`` fields."""

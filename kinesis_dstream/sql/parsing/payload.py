@@ -37,6 +37,7 @@ from ...schema_registry import RegistryPayloadError, shared_cache
 from ...schema_registry import decode as registry_decode
 from . import payload_avro, payload_types
 from .decompress import PayloadDecompressError, decompress
+from .grok import GrokTimeoutError
 from .payload_format import CLASSIFICATIONS as CLASSIFICATIONS
 from .payload_format import DEFAULT_DELIMITER as DEFAULT_DELIMITER
 from .payload_format import PayloadFormat as PayloadFormat
@@ -305,7 +306,7 @@ class PayloadParser:
 
 def _reason(kind: str, exc: Exception) -> str:
     """A corrupt record's reason, from a small set (counted, then logged per task)."""
-    if isinstance(exc, (RegistryPayloadError, PayloadDecompressError)):
+    if isinstance(exc, (RegistryPayloadError, PayloadDecompressError, GrokTimeoutError)):
         return str(exc)
     if isinstance(exc, ValueError) and str(exc) in (
         "no data",
