@@ -19,7 +19,7 @@ from __future__ import annotations
 import importlib
 import os
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 
 import boto3
@@ -142,6 +142,15 @@ class AWSCredentials:
             )
         if self.external_id is not None and self.role_arn is None:
             raise ValueError("an STS external id needs a role ARN and session name")
+
+    def without_role(self) -> Optional[AWSCredentials]:
+        """These credentials without their STS role: the keys or the provider, or None
+        (boto3's default chain) when the role was all they gave."""
+        if self.access_key_id is None and self.provider is None:
+            return None
+        return replace(
+            self, role_arn=None, role_session_name=None, external_id=None, sts_endpoint_url=None
+        )
 
     def _base_session(self) -> boto3.session.Session:
         if self.provider is None:

@@ -28,7 +28,7 @@ from typing import Any, Callable, Optional, Union
 
 from .aws import ClientSpec, create_client
 from .backoff import Backoff, call_with_retry
-from .errors import KinesisDStreamError, KinesisServiceError
+from .errors import CredentialsError, KinesisDStreamError, KinesisServiceError
 from .extras import require
 
 log = logging.getLogger(__name__)
@@ -120,15 +120,32 @@ class SchemaVersion:
         )
 
     def parsed(self) -> Any:
-        """The fastavro-parsed schema; RegistryPayloadError when it is not Avro."""
+        """The fastavro-parsed schema; RegistryPayloadError when it is not Avro (not
+        AVRO, or a definition fastavro does not parse)."""
         if self.data_format != "AVRO":
             raise RegistryPayloadError(
                 f"schema version {self.version_id} is {self.data_format}, not AVRO"
             )
-        require("fastavro", "sql", "Glue Schema Registry Avro")
-        import fastavro
+        try:
+            return parse_avro_schema(self.definition)
+        except ValueError as exc:
+            raise RegistryPayloadError(
+                f"schema version {self.version_id} is not a usable Avro schema: {exc}"
+            ) from None
 
-        return fastavro.parse_schema(json.loads(self.definition))
+
+def parse_avro_schema(definition: Any, feature: str = "Glue Schema Registry Avro") -> Any:
+    """An Avro schema (JSON text, or its parsed JSON) parsed by fastavro; every problem,
+    fastavro's SchemaParseException included, is a ValueError saying what is wrong.
+    ``feature`` names what needs fastavro when it is not installed."""
+    require("fastavro", "sql", feature)
+    import fastavro
+
+    try:
+        schema = json.loads(definition) if isinstance(definition, str) else definition
+        return fastavro.parse_schema(schema)
+    except Exception as exc:  # JSON errors and fastavro's SchemaParseException
+        raise ValueError(f"not an Avro schema ({type(exc).__name__}: {exc})") from exc
 
 
 def get_schema_version(
@@ -163,8 +180,11 @@ def _describe(request: dict) -> str:
 class SchemaVersionCache:
     """Writer schemas by version id, each fetched once (``GetSchemaVersion``).
 
-    An id the registry does not have is remembered too (each of its records is corrupt,
-    without a call per record). ``fetches`` counts the calls made. Thread-safe.
+    An id the registry does not have, or whose definition is not usable Avro, is
+    remembered too (each of its records is corrupt, without a call per record). A client
+    that cannot be built (credentials) or a registry that cannot be asked raises the
+    library's error and nothing is remembered: those records are not corrupt, the read
+    fails. ``fetches`` counts the calls made. Thread-safe.
     """
 
     def __init__(self, client: Callable[[], Any], backoff: Backoff = REGISTRY_BACKOFF) -> None:
@@ -190,16 +210,30 @@ class SchemaVersionCache:
         return entry
 
     def _fetch(self, version_id: str) -> Any:
+        client = registry_client(self._client, "GetSchemaVersion")
         self.fetches += 1
         try:
-            version = get_schema_version(self._client(), self._backoff, SchemaVersionId=version_id)
+            version = get_schema_version(client, self._backoff, SchemaVersionId=version_id)
             entry: Any = (version, version.parsed())
-        except RegistryPayloadError as exc:
+        except RegistryPayloadError as exc:  # not in the registry, or not usable Avro
             entry = exc
-        except ValueError as exc:  # a registered definition that is not Avro JSON
-            entry = RegistryPayloadError(f"schema version {version_id}: {exc}")
         log.info("schema version %s fetched from the registry", version_id)
         return entry
+
+
+def registry_client(build: Callable[[], Any], operation: str) -> Any:
+    """``build()``'s client; any failure to build it (credentials: an assumed role
+    without source credentials, a provider that fails) is a :class:`CredentialsError`
+    naming ``operation``: a client is not data, so no record is corrupt because of it."""
+    try:
+        return build()
+    except CredentialsError:
+        raise
+    except Exception as exc:
+        raise CredentialsError(
+            f"cannot build the Glue Schema Registry client ({type(exc).__name__}: {exc})",
+            operation=operation,
+        ) from None
 
 
 _SHARED: dict = {}
@@ -256,12 +290,10 @@ class GlueSchemaRegistryDeserializer:
 
     def __init__(self, client: Any, reader_schema: Any = None) -> None:
         require("fastavro", "sql", "Glue Schema Registry Avro")
-        import fastavro
-
         self.cache = SchemaVersionCache(lambda: client)
-        if isinstance(reader_schema, str):
-            reader_schema = json.loads(reader_schema)
-        self.reader = None if reader_schema is None else fastavro.parse_schema(reader_schema)
+        self.reader = (
+            None if reader_schema is None else _argument_schema(reader_schema, "reader_schema")
+        )
 
     def decode(self, data: bytes) -> Any:
         return decode(self.cache, data, self.reader)
@@ -275,6 +307,7 @@ class GlueSchemaRegistrySerializer:
     ``schemaAutoRegistrationEnabled``) a missing one is registered: ``CreateSchema``
     (``compatibility``, default BACKWARD) for a new schema, else ``RegisterSchemaVersion``,
     and waited for until AVAILABLE. ``compression="zlib"`` compresses every datum.
+    The schema is ``schema_name`` as given, else the record's name without its namespace.
     """
 
     def __init__(
@@ -292,16 +325,17 @@ class GlueSchemaRegistrySerializer:
         backoff: Backoff = REGISTRY_BACKOFF,
     ) -> None:
         require("fastavro", "sql", "Glue Schema Registry Avro")
-        import fastavro
-
         if compression not in ("none", "zlib"):
             raise ValueError(f"compression must be 'none' or 'zlib', got {compression!r}")
         self.definition = schema if isinstance(schema, str) else json.dumps(schema)
-        self.parsed = fastavro.parse_schema(json.loads(self.definition))
-        name = schema_name or (self.parsed.get("name") if isinstance(self.parsed, dict) else None)
-        if not name:
-            raise ValueError("schema_name is required for a schema without a name")
-        self.registry_name, self.schema_name = registry_name, str(name).split(".")[-1]
+        self.parsed = _argument_schema(self.definition, "schema")
+        if not schema_name:
+            # The record's name without its namespace; a name given is used as it is.
+            full_name = self.parsed.get("name") if isinstance(self.parsed, dict) else None
+            if not full_name:
+                raise ValueError("schema_name is required for a schema without a name")
+            schema_name = str(full_name).split(".")[-1]
+        self.registry_name, self.schema_name = registry_name, schema_name
         self.compress = compression == "zlib"
         self.auto_register, self.compatibility, self.backoff = auto_register, compatibility, backoff
         self._client = client or create_client(
@@ -373,6 +407,14 @@ class GlueSchemaRegistrySerializer:
             time.sleep(0.5)
             status = self._call("GetSchemaVersion", SchemaVersionId=version_id).get("Status")
         return version_id
+
+
+def _argument_schema(schema: Any, argument: str) -> Any:
+    """A schema argument parsed; ValueError naming the argument when it is not Avro."""
+    try:
+        return parse_avro_schema(schema)
+    except ValueError as exc:
+        raise ValueError(f"argument {argument}: {exc}") from None
 
 
 def _snake(operation: str) -> str:

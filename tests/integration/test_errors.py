@@ -5,7 +5,6 @@ endpoint, and must come within a bounded time. Faults are real (a port nothing l
 on, an environment without credentials) or injected through botocore's event hooks.
 """
 
-import socket
 import time
 
 import pytest
@@ -41,35 +40,6 @@ ADMIN_CALLS = {
     "list_shards": (lambda c, s: list_shards(c, s), "ListShards"),
     "child_shard_ids": (lambda c, s: child_shard_ids(c, s, "shardId-0"), "ListShards"),
 }
-
-
-@pytest.fixture
-def dead_endpoint():
-    """A URL on 127.0.0.1 where nothing listens: connections are refused at once."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return f"http://127.0.0.1:{port}"
-
-
-@pytest.fixture
-def no_credentials(monkeypatch, tmp_path):
-    """An environment where the default credential chain finds nothing."""
-    for name in (
-        "AWS_ACCESS_KEY_ID",
-        "AWS_SECRET_ACCESS_KEY",
-        "AWS_SESSION_TOKEN",
-        "AWS_PROFILE",
-        "AWS_DEFAULT_PROFILE",
-        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
-        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
-        "AWS_WEB_IDENTITY_TOKEN_FILE",
-        "AWS_ROLE_ARN",
-    ):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
 
 
 @pytest.mark.parametrize("call", sorted(ADMIN_CALLS))

@@ -5,13 +5,16 @@ moto, as the server sees the calls)."""
 
 from __future__ import annotations
 
+import io
 import json
 import uuid
+from dataclasses import replace
 
+import fastavro
 import pytest
 
-from kinesis_dstream.aws import AWSCredentials
-from kinesis_dstream.errors import DependencyError
+from kinesis_dstream.aws import AWSCredentials, ClientSpec
+from kinesis_dstream.errors import CredentialsError, DependencyError
 from kinesis_dstream.schema_registry import (
     GlueSchemaRegistryDeserializer,
     GlueSchemaRegistrySerializer,
@@ -169,3 +172,118 @@ def test_a_missing_schema_or_a_non_avro_one_is_one_line_at_load(registry, local_
         PayloadFormat.parse("avro", registry=RegistrySchema.parse(options.get)).resolved(
             "us-east-1", CREDENTIALS
         )
+
+
+def with_registry_credentials(fmt, proxy, credentials):
+    """``fmt`` whose executors reach the registry (through ``proxy``) with ``credentials``."""
+    spec = ClientSpec("glue", "us-east-1", proxy.endpoint_url, credentials)
+    return replace(fmt, registry=replace(fmt.registry, client_spec=spec))
+
+
+@pytest.mark.usefixtures("no_credentials")
+def test_credentials_that_fail_on_an_executor_fail_the_read_and_are_not_remembered(
+    registry, local_aws, monkeypatch
+):
+    glue, name, proxy = registry
+    _, _, payloads, want = produce(glue, name)
+    # An assumed role whose source credentials (the default chain) are not there yet.
+    role = AWSCredentials(
+        role_arn="arn:aws:iam::123456789012:role/reader",
+        role_session_name="reader",
+        sts_endpoint_url=local_aws.endpoint_url,
+    )
+    fmt = with_registry_credentials(reader_format(proxy, name), proxy, role)
+    parser = PayloadParser(fmt, output_schema(fmt.avro_struct()))
+    with pytest.raises(CredentialsError, match=r"cannot assume role .*operation=GetSchemaVersion"):
+        parser.parse(records(payloads[:3]))
+    assert by_id(proxy) == {}  # the registry was not asked
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")  # the chain finds them now
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    parsed, bad = parser.parse(records(payloads))
+    assert bad == 0
+    assert [{k: r[k] for k in ("id", "item", "total")} for r in parsed.to_pylist()] == want
+
+
+def test_a_failing_credentials_provider_fails_the_read_at_its_first_record(registry):
+    glue, name, proxy = registry
+    _, _, payloads, _ = produce(glue, name)
+    provider = AWSCredentials(provider="tests.support.credentials_provider.FailingProvider")
+    fmt = with_registry_credentials(reader_format(proxy, name), proxy, provider)
+    parser = PayloadParser(fmt, output_schema(fmt.avro_struct()))
+    for _ in range(2):  # not cached as corrupt: the second batch fails as the first
+        with pytest.raises(CredentialsError, match="RuntimeError: the provider's backend"):
+            parser.parse(records(payloads[:50]))
+    assert by_id(proxy) == {}
+
+
+def test_a_version_fastavro_cannot_parse_is_asked_once_and_named_at_load(registry):
+    glue, name, proxy = registry
+    first, _, _, _ = produce(glue, name)
+    # Java's Avro ignores an invalid logical type; fastavro refuses the definition.
+    bad = {
+        **V2,
+        "fields": [
+            *V1["fields"],
+            {
+                "name": "price",
+                "type": {"type": "bytes", "logicalType": "decimal", "precision": 2, "scale": 4},
+                "default": "",
+            },
+        ],
+    }
+    version = glue.register_schema_version(
+        SchemaId={"RegistryName": name, "SchemaName": "Order"}, SchemaDefinition=json.dumps(bad)
+    )["SchemaVersionId"]
+    with pytest.raises(
+        ValueError,
+        match=f"version 3 of schema 'Order' in registry '{name}' \\(id {version}\\) "
+        "is not a usable Avro schema: not an Avro schema \\(SchemaParseException: decimal",
+    ):
+        reader_format(proxy, name, schemaVersionNumber="3")
+    with pytest.raises(ValueError, match=f"the latest version of .* \\(version 3, id {version}\\)"):
+        reader_format(proxy, name)
+    fmt = reader_format(proxy, name, schemaVersionNumber="1")
+    datum = io.BytesIO()
+    fastavro.schemaless_writer(datum, fastavro.parse_schema(V1), {"id": 1, "item": "x"})
+    payloads = [frame(datum.getvalue(), version) for _ in range(50)]
+    parser = PayloadParser(fmt, output_schema(fmt.avro_struct()))
+    parsed, reasons = parser.parse_counted(records(payloads))
+    assert [r["_corrupt_record"] for r in parsed.to_pylist()] == payloads
+    [(reason, count)] = reasons.items()
+    assert count == 50
+    assert reason.startswith(f"schema version {version} is not a usable Avro schema: not an Avro")
+    parser.parse(records(payloads))  # a second batch, same process
+    assert by_id(proxy) == {version: 1}
+    assert first.version_id not in by_id(proxy)
+
+
+def test_a_dotted_schema_name_is_registered_and_found_as_given(registry):
+    glue, name, _ = registry
+    writer = GlueSchemaRegistrySerializer(V1, name, "com.example.orders-v2", client=glue)
+    payload = writer.serialize({"id": 1, "item": "x"})
+    schema = glue.get_schema(SchemaId={"RegistryName": name, "SchemaName": "com.example.orders-v2"})
+    assert schema["SchemaName"] == "com.example.orders-v2"
+    again = GlueSchemaRegistrySerializer(V1, name, "com.example.orders-v2", client=glue)
+    assert again.version_id == writer.version_id  # found by its definition under that name
+    assert GlueSchemaRegistryDeserializer(glue).decode(payload) == {"id": 1, "item": "x"}
+
+
+def test_the_registry_is_read_without_the_streams_sts_role(registry, dead_endpoint):
+    # Glue's awsSTSRoleARN is the stream account's role; the registry is the job's own.
+    glue, name, proxy = registry
+    _, _, payloads, want = produce(glue, name)
+    stream_role = AWSCredentials(
+        access_key_id="testing",
+        secret_access_key="testing",
+        role_arn="arn:aws:iam::210987654321:role/stream-reader",
+        role_session_name="stream",
+        sts_endpoint_url=dead_endpoint,  # STS is never asked: nothing listens there
+    )
+    options = {"registryName": name, "schemaName": "Order"}
+    options["registryEndpointUrl"] = proxy.endpoint_url
+    fmt = PayloadFormat.parse("avro", registry=RegistrySchema.parse(options.get))
+    fmt = fmt.resolved("us-east-1", stream_role)
+    assert fmt.registry.client_spec.credentials == CREDENTIALS  # the keys, not the role
+    parsed, bad = PayloadParser(fmt, output_schema(fmt.avro_struct())).parse(records(payloads))
+    assert bad == 0
+    assert [{k: r[k] for k in ("id", "item", "total")} for r in parsed.to_pylist()] == want

@@ -11,3 +11,10 @@ class StaticProvider:
 
     def load(self) -> Credentials:
         return Credentials(self.access_key, "secret-from-provider")
+
+
+class FailingProvider:
+    """``load()`` fails as a provider whose backend is down does."""
+
+    def load(self) -> Credentials:
+        raise RuntimeError("the provider's backend is down")

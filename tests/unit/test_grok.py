@@ -7,6 +7,7 @@ import datetime as dt
 import gzip
 import math
 import pickle
+from dataclasses import replace
 
 import pytest
 
@@ -21,7 +22,6 @@ APACHE = (
     '127.0.0.1 - frank [10/Oct/2000:13:55:36 -0700] "GET /apache_pb.gif HTTP/1.0" 200 2326 '
     '"http://www.example.com/start.html" "Mozilla/4.08 [en] (Win98; I ;Nav)"'
 )
-ENGINES = ["re", "regex"]
 
 
 @pytest.mark.parametrize("name", sorted(parse_definitions(BUILTIN_PATTERNS, "built-in")))
@@ -29,9 +29,8 @@ def test_every_built_in_pattern_compiles_alone(name):
     compile_grok("%{" + name + "}")
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_combined_apache_log_gives_glues_named_fields_in_pattern_order(engine):
-    grok = compile_grok("%{COMBINEDAPACHELOG}", engine="regex" if engine == "regex" else "auto")
+def test_combined_apache_log_gives_glues_named_fields_in_pattern_order():
+    grok = compile_grok("%{COMBINEDAPACHELOG}")
     assert [f.name for f in grok.struct.fields] == [
         "clientip", "ident", "auth", "timestamp", "verb", "request", "httpversion",
         "rawrequest", "response", "bytes", "referrer", "agent",
@@ -79,11 +78,29 @@ def test_types_and_an_inline_definition_and_javas_date_format():
         "at:timestamp,size:string>"
     )
     values = grok.match("1 2 3 4 5.5 6.25 TRUE 10/Oct/2000:13:55:36 -0700 -")
-    assert values[:7] == ["1", "2", "3", "4", "5.5", "6.25", "TRUE"]
-    assert values[7] == dt.datetime(
-        2000, 10, 10, 13, 55, 36, tzinfo=dt.timezone(dt.timedelta(hours=-7))
+    assert values == [
+        "1", "2", "3", "4", "5.5", "6.25", "TRUE", "10/Oct/2000:13:55:36 -0700", "-",
+    ]  # fmt: skip
+    converted = [
+        grok.column_converter(i, f.dataType)(value)
+        for i, (f, value) in enumerate(zip(grok.struct.fields, values))
+    ]
+    assert converted == [
+        1, 2, 3, 4, 5.5, 6.25, True,
+        dt.datetime(2000, 10, 10, 13, 55, 36, tzinfo=dt.timezone(dt.timedelta(hours=-7))), "-",
+    ]  # fmt: skip
+
+
+def test_a_date_that_does_not_fit_its_format_is_a_misfit_the_other_columns_kept():
+    fmt = PayloadFormat.parse("grok", grok_pattern="%{NOTSPACE:at;date;dd/MMM/yyyy} %{INT:n:int}")
+    lines = [b"29/Feb/2020 5", b"31/Feb/2020 6", b"1/Mar/2020 99999999999"]
+    parsed, reasons = PayloadParser(fmt, output_schema(fmt.grok.struct)).parse_counted(
+        records(lines)
     )
-    assert values[8] == "-"
+    rows = parsed.to_pylist()
+    assert [(r["at"] and r["at"].day, r["n"]) for r in rows] == [(29, 5), (None, 6), (1, None)]
+    assert [r["_corrupt_record"] for r in rows] == [None, lines[1], lines[2]]
+    assert reasons == {"a value does not fit its column's type": 2}
 
 
 def test_glues_datatyped_apache_pattern_compiles_with_its_semicolon_types():
@@ -109,6 +126,8 @@ def test_a_field_named_twice_is_one_column_taking_the_capture_that_matched():
         ("%{A}", "A <%{B}>\nB %{C}", r"%\{C\} \(inside %\{B\}\) is not defined"),
         ("%{A}", "A %{B}\nB x%{A}", "loop: A -> B -> A"),
         ("%{A:x}", "A (unclosed", "grok pattern A \\(grokCustomPatterns\\) does not compile"),
+        ("%{A:x}", "A <%{B}>\nB (unclosed", "grok pattern B \\(grokCustomPatterns\\) does not"),
+        ("%{A:x}", "A <%{B}>\nB [z-a]", "grok pattern B \\(grokCustomPatterns\\) does not"),
         ("(%{INT:x}", None, "option grokPattern '\\(%\\{INT:x\\}' does not compile"),
         ("%{INT:x:integer}", None, "type 'integer'; Glue's types: byte, boolean"),
         ("%{HTTPDATE:t:date:yyyy-QQ}", None, "date format 'yyyy-QQ' uses 'QQ'"),
@@ -145,14 +164,9 @@ def _parser(**options):
     return fmt, payload
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_a_weblog_of_1200_lines_every_field_right_bad_lines_corrupt_and_counted(engine):
+def test_a_weblog_of_1200_lines_every_field_right_bad_lines_corrupt_and_counted():
     lines, expected = weblog(1_200)
     fmt = PayloadFormat.parse("grok", grok_pattern=PATTERN, grok_custom_patterns=CUSTOM_PATTERNS)
-    if engine == "regex":
-        from dataclasses import replace
-
-        fmt = replace(fmt, grok=compile_grok(PATTERN, CUSTOM_PATTERNS, engine="regex"))
     assert [f.name for f in fmt.grok.struct.fields] == list(COLUMNS)
     payloads = [
         gzip.compress(line.encode()) if i % 10 == 3 else line.encode()
@@ -207,3 +221,78 @@ def test_grok_options_belong_to_classification_grok():
         PayloadFormat.parse("json", "`a` INT", grok_pattern="%{INT:a}")
     with pytest.raises(ValueError, match="needs option grokPattern"):
         PayloadFormat.parse("grok")
+
+
+def test_glues_missing_dash_is_null_in_a_typed_column_and_kept_in_a_string_one():
+    # Glue's grokLog: MISSING defaults to '-', StrictMode to false.
+    fmt = PayloadFormat.parse("grok", grok_pattern="%{COMMONAPACHELOG_DATATYPED}")
+    lines = [
+        b'127.0.0.1 - frank [10/Oct/2000:13:55:36 -0700] "GET /a.gif HTTP/1.0" 200 2326',
+        b'127.0.0.1 - - [10/Oct/2000:13:55:36 -0700] "GET /a.gif HTTP/1.0" 304 -',
+    ]
+    parsed, bad = PayloadParser(fmt, output_schema(fmt.grok.struct)).parse(records(lines))
+    assert bad == 0
+    rows = parsed.to_pylist()
+    assert [(r["ident"], r["auth"], r["response"], r["bytes"]) for r in rows] == [
+        (None, "frank", 200, 2326),  # ident: boolean
+        (None, "-", 304, None),  # auth: string, kept as captured
+    ]
+
+
+def test_an_equals_sign_in_a_date_format_is_not_an_inline_definition():
+    grok = compile_grok("%{NOTSPACE:at;date;yyyy=MM} %{Size:size:long=%{INT}|-}")
+    assert [(f.name, f.type_name, f.date_format) for f in grok.fields] == [
+        ("at", "date", "yyyy=MM"), ("size", "long", None),
+    ]  # fmt: skip
+    values = grok.match("2020=03 12")
+    assert grok.column_converter(0, grok.struct.fields[0].dataType)(values[0]) == dt.datetime(
+        2020, 3, 1, tzinfo=dt.timezone.utc
+    )
+    assert values[1] == "12"
+
+
+@pytest.mark.parametrize("classification", ["grok", "csv"])
+def test_a_schema_column_text_cannot_fill_names_the_option_and_the_classification(
+    classification,
+):
+    from pyspark.sql.types import ArrayType, StringType, StructField, StructType
+
+    options = {"grok_pattern": "%{WORD:tags}"} if classification == "grok" else {}
+    fmt = PayloadFormat.parse(classification, schema_text="`tags` ARRAY<STRING>", **options)
+    payload = StructType([StructField("tags", ArrayType(StringType(), True), True)])
+    with pytest.raises(
+        ValueError,
+        match=f"option schema: column 'tags' of classification {classification}: text cannot "
+        "be read into type array<string>",
+    ):
+        PayloadParser(fmt, output_schema(payload)).check()
+
+
+def test_an_expansion_that_multiplies_is_refused_naming_the_pattern(monkeypatch):
+    from kinesis_dstream.sql.parsing import grok_expansion
+
+    # 22 levels, each using the next twice: 37 MB and minutes to build without a cap
+    # (1 MB; a smaller one here keeps the test short, the rule is the same).
+    monkeypatch.setattr(grok_expansion, "MAX_EXPANDED_CHARS", 20_000)
+    custom = "\n".join(f"P{i} %{{P{i + 1}}}%{{P{i + 1}}}" for i in range(22)) + "\nP22 a"
+    with pytest.raises(GrokError, match=r"grok pattern %\{P\d+\} expands to more than 20,000 "):
+        compile_grok("%{P0:x}", custom)
+    with pytest.raises(GrokError, match="option grokPattern expands to more than 20,000"):
+        compile_grok("%{P12:x} " * 4, custom)
+    assert compile_grok("%{P12:x}", custom).match("a" * 1024) == ["a" * 1024]
+
+
+def test_a_match_that_backtracks_past_its_bound_is_corrupt_with_the_reason_never_dropped():
+    # Exponential backtracking on a line of commas: 100 of them took 1.1 s, 400 minutes.
+    pattern = "%{DATA:a},%{DATA:b},%{DATA:c},%{DATA:d},%{DATA:e};"
+    fmt = PayloadFormat.parse("grok", grok_pattern=pattern)
+    fmt = replace(fmt, grok=compile_grok(pattern, match_timeout_s=0.05))
+    lines = [b"1,2,3,4,5;", b"," * 400, b"6,7,8,9,10;"]
+    parsed, reasons = PayloadParser(fmt, output_schema(fmt.grok.struct)).parse_counted(
+        records(lines)
+    )
+    rows = parsed.to_pylist()
+    assert [r["a"] for r in rows] == ["1", None, "6"]
+    assert [r["_corrupt_record"] for r in rows] == [None, lines[1], None]
+    assert reasons == {"grok match timed out after 0.05 s": 1}
+    assert compile_grok(pattern).match_timeout_s == 1.0  # the bound of every match

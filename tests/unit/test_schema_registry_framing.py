@@ -8,7 +8,15 @@ import zlib
 
 import pytest
 
-from kinesis_dstream.schema_registry import RegistryPayloadError, frame, unframe
+from kinesis_dstream.aws import AWSCredentials
+from kinesis_dstream.schema_registry import (
+    GlueSchemaRegistryDeserializer,
+    GlueSchemaRegistrySerializer,
+    RegistryPayloadError,
+    SchemaVersion,
+    frame,
+    unframe,
+)
 from kinesis_dstream.sql.parsing.payload import PayloadFormat
 from kinesis_dstream.sql.parsing.registry import RegistrySchema, schema_reference_options
 
@@ -120,3 +128,36 @@ def test_a_catalog_tables_schema_reference_becomes_these_options():
         "schemaVersionNumber": "3",
     }
     assert schema_reference_options({"SchemaVersionId": VERSION}) == {"schemaVersionId": VERSION}
+
+
+BAD_DECIMAL = (
+    '{"type": "record", "name": "R", "fields": [{"name": "p", "type": '
+    '{"type": "bytes", "logicalType": "decimal", "precision": 2, "scale": 4}}]}'
+)
+
+
+def test_a_schema_fastavro_refuses_is_a_value_error_naming_the_version_or_argument():
+    # fastavro's SchemaParseException is not a ValueError: the cache would not keep it.
+    with pytest.raises(RegistryPayloadError, match=f"schema version {VERSION} is not a usable"):
+        SchemaVersion(VERSION, BAD_DECIMAL, "AVRO").parsed()
+    with pytest.raises(ValueError, match=r"argument schema: not an Avro schema \(SchemaParse"):
+        GlueSchemaRegistrySerializer(BAD_DECIMAL, client=object())
+    with pytest.raises(ValueError, match="argument reader_schema: not an Avro schema"):
+        GlueSchemaRegistryDeserializer(object(), BAD_DECIMAL)
+
+
+def test_a_schema_name_given_is_kept_whole_and_a_derived_one_loses_its_namespace():
+    order = {"type": "record", "name": "Order", "namespace": "com.example", "fields": []}
+    given = GlueSchemaRegistrySerializer(order, schema_name="com.example.orders-v2", client=1)
+    assert given.schema_name == "com.example.orders-v2"
+    assert GlueSchemaRegistrySerializer(order, client=1).schema_name == "Order"
+
+
+def test_the_registrys_credentials_are_the_connections_without_its_sts_role():
+    role = {"role_arn": "arn:aws:iam::210987654321:role/r", "role_session_name": "s"}
+    assert AWSCredentials(**role).without_role() is None  # the default chain
+    keys = AWSCredentials(access_key_id="k", secret_access_key="s", **role).without_role()
+    assert keys == AWSCredentials(access_key_id="k", secret_access_key="s")
+    provider = "tests.support.credentials_provider.StaticProvider"
+    given = AWSCredentials(provider=provider, provider_param="AKID", external_id="x", **role)
+    assert given.without_role() == AWSCredentials(provider=provider, provider_param="AKID")

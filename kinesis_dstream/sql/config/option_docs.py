@@ -72,7 +72,10 @@ OPTION_DOCS = {
     "awsAccessKey": (_CREDENTIALS, "an access key id (with awsSecretKey)"),
     "awsSecretKey": (_CREDENTIALS, "the secret key of awsAccessKey"),
     "sessionToken": ("none", "a session token for the keys (this library's name)"),
-    "roleArn": ("none", "a role to assume with STS"),
+    "roleArn": (
+        "none",
+        "a role to assume with STS for the stream (not for the Glue Schema Registry)",
+    ),
     "roleExternalId": ("none", "the external id of the role to assume"),
     "roleSessionName": ("generated", "the session name of the role to assume"),
     "stsEndpointUrl": ("the SDK's", "the STS endpoint for the role"),
@@ -192,7 +195,8 @@ OPTION_DOCS = {
     "schemaVersionId": ("none", "the reader's version by its id (a UUID)"),
     "registryEndpointUrl": (
         "`AWS_ENDPOINT_URL_GLUE` / `AWS_ENDPOINT_URL`, else the region's",
-        "the Glue endpoint the registry is read from",
+        "the Glue endpoint the registry is read from (with the source's keys or provider, "
+        "else the default chain; never the stream's STS role)",
     ),
     "coalesceThresholdBlockSize": (
         "—",

@@ -17,33 +17,27 @@ in Java's regular expressions. A name is looked up exactly (custom patterns befo
 built-in ones), then case-insensitively when one pattern has it that way: Glue's own
 example defines ``digit \\d`` and uses ``%{DIGIT:digit:int}``.
 
-Engines: Glue's built-ins use atomic groups, lookbehind and (``BOOLEAN``) a
+Engine and bound: Glue's built-ins use atomic groups, lookbehind and (``BOOLEAN``) a
 case-insensitive flag inside a group. The ``regex`` package has all of them on every
-Python this library supports and scopes that flag to its group as Java does; Python's
-own ``re`` has atomic groups only from 3.11 and refuses the flag ("global flags not at
-the start"), but where it compiles a pattern it is faster (``benchmarks/bench_payload.py``:
-3.0-3.5x on ``%{COMBINEDAPACHELOG}``'s expression alone, 1.5x on a whole parse). So a
-pattern is compiled with ``re`` when ``re`` takes it without a warning, else with
-``regex`` (README: why each dependency).
+Python this library supports and scopes that flag to its group as Java does (Python's
+own ``re`` has atomic groups only from 3.11 and refuses the flag), and, unlike ``re``,
+it can stop a match: a pattern such as ``%{DATA:a},%{DATA:b},%{DATA:c},%{DATA:d}`` on a
+line of commas backtracks exponentially (minutes for 400 characters). Every match is
+bounded by :data:`MATCH_TIMEOUT_S`; a line that takes longer is corrupt, with the reason
+"grok match timed out after 1 s". Where ``re`` compiled a pattern it was faster
+(``%{COMBINEDAPACHELOG}``: 3.9x on the expression alone, 1.77x on a whole parse,
+``benchmarks/bench_payload.py``), but it cannot be bounded.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import re
-import warnings
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from pyspark.sql.types import (
-    BooleanType,
-    ByteType,
     DataType,
-    DoubleType,
-    FloatType,
-    IntegerType,
-    LongType,
-    ShortType,
+    DateType,
     StringType,
     StructField,
     StructType,
@@ -51,183 +45,21 @@ from pyspark.sql.types import (
 )
 
 from ...extras import require
-from .grok_patterns import BUILTIN_PATTERNS
+from . import payload_types
+from .grok_expansion import GROK_TYPES as GROK_TYPES
+from .grok_expansion import UNWANTED as UNWANTED
+from .grok_expansion import Expansion, GrokField, strptime_format
+from .grok_expansion import GrokError as GrokError
+from .grok_expansion import GrokTimeoutError as GrokTimeoutError
+from .grok_expansion import parse_definitions as parse_definitions
 
-#: A capture by this name gives no column (Glue's built-ins use it for nested ones).
-UNWANTED = "UNWANTED"
-GROK_TYPES: dict[str, DataType] = {
-    "byte": ByteType(),
-    "boolean": BooleanType(),
-    "short": ShortType(),
-    "int": IntegerType(),
-    "long": LongType(),
-    "float": FloatType(),
-    "double": DoubleType(),
-    "string": StringType(),
-    "date": TimestampType(),
-    "datetime": TimestampType(),
-}
-_NAME = re.compile(r"[A-Za-z0-9_]+")
-_DEFINITION_LINE = re.compile(r"\s*([A-Za-z0-9_]+)\s+(.*?)\s*")
-_MAX_DEPTH = 100
-# Java SimpleDateFormat letters -> strptime directives (the common ones).
-_JAVA_DATE = {
-    "yyyy": "%Y", "yy": "%y", "MMMM": "%B", "MMM": "%b", "MM": "%m", "M": "%m",
-    "dd": "%d", "d": "%d", "HH": "%H", "H": "%H", "hh": "%I", "h": "%I", "mm": "%M",
-    "m": "%M", "ss": "%S", "s": "%S", "SSS": "%f", "Z": "%z", "XXX": "%z", "X": "%z",
-    "EEEE": "%A", "EEE": "%a", "a": "%p",
-}  # fmt: skip
-_JAVA_DATE_TOKEN = re.compile(r"'[^']*'|([A-Za-z])\1*|[^A-Za-z']+")
+#: The longest one line's match may take (wall clock); the line is corrupt after it.
+#: Ordinary lines take microseconds; the bound only stops runaway backtracking.
+MATCH_TIMEOUT_S = 1.0
 
-
-class GrokError(ValueError):
-    """A grok pattern that cannot be used: names the pattern and what is wrong."""
-
-
-@dataclass(frozen=True)
-class GrokField:
-    """One column: its name, Glue type, and a date format for ``date`` fields."""
-
-    name: str
-    type_name: str = "string"
-    date_format: Optional[str] = None
-
-    @property
-    def spark_type(self) -> DataType:
-        return GROK_TYPES[self.type_name]
-
-
-def parse_definitions(text: Optional[str], where: str) -> dict:
-    """``NAME definition`` lines (``\\n``-separated; blank and ``#`` lines skipped)."""
-    patterns: dict = {}
-    for number, line in enumerate((text or "").splitlines(), 1):
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        match = _DEFINITION_LINE.fullmatch(line)
-        if match is None:
-            raise GrokError(
-                f"{where} line {number} {line.strip()!r} is not 'NAME definition' (a name of "
-                "letters, digits and '_', a space, then the pattern)"
-            )
-        patterns[match.group(1)] = match.group(2)
-    return patterns
-
-
-_BUILTINS = parse_definitions(BUILTIN_PATTERNS, "Glue's built-in patterns")
-
-
-def _references(text: str) -> list:
-    """``(start, end, inner)`` of each ``%{...}`` in ``text``, nested braces balanced."""
-    found = []
-    i = text.find("%{")
-    while i >= 0:
-        depth, j = 0, i + 1
-        while j < len(text):
-            char = text[j]
-            if char == "\\":
-                j += 2
-                continue
-            depth += char == "{"
-            depth -= char == "}"
-            if depth == 0:
-                break
-            j += 1
-        if depth != 0:
-            raise GrokError(f"'%{{' at position {i} of {text!r} is never closed by '}}'")
-        found.append((i, j + 1, text[i + 2 : j]))
-        i = text.find("%{", j + 1)
-    return found
-
-
-@dataclass
-class _Expansion:
-    """The state of one pattern's expansion into a regular expression."""
-
-    custom: dict
-    fields: list = field(default_factory=list)  # GrokField per named group, in order
-    used: dict = field(default_factory=dict)  # pattern name -> (definition, source)
-
-    def lookup(self, name: str, stack: tuple) -> tuple:
-        for table, source in ((self.custom, "grokCustomPatterns"), (_BUILTINS, "built-in")):
-            if name in table:
-                return table[name], source
-        folded = [
-            (n, table, source)
-            for table, source in ((self.custom, "grokCustomPatterns"), (_BUILTINS, "built-in"))
-            for n in table
-            if n.lower() == name.lower()
-        ]
-        if len(folded) == 1:
-            found, table, source = folded[0]
-            return table[found], source
-        inside = f" (inside %{{{stack[-1]}}})" if stack else ""
-        raise GrokError(f"grok pattern %{{{name}}}{inside} is not defined (nor built in)")
-
-    def expand(self, text: str, stack: tuple = ()) -> str:
-        if len(stack) > _MAX_DEPTH:
-            raise GrokError(f"grok patterns nest deeper than {_MAX_DEPTH}: {' -> '.join(stack)}")
-        out, last = [], 0
-        for start, end, inner in _references(text):
-            out.append(text[last:start])
-            last = end
-            reference, has_definition, definition = inner.partition("=")
-            name, _, spec = reference.partition(":")
-            if not _NAME.fullmatch(name):
-                raise GrokError(f"grok reference %{{{inner}}} does not start with a pattern name")
-            if name in stack:
-                raise GrokError(
-                    f"grok patterns refer to each other in a loop: {' -> '.join((*stack, name))}"
-                )
-            if has_definition:
-                body, source = definition, "inline"
-            else:
-                body, source = self.lookup(name, stack)
-            self.used.setdefault(name, (body, source))
-            column = self._field(spec, inner) if spec else None
-            if column is not None:
-                self.fields.append(column)
-                index = len(self.fields) - 1  # before the nested ones: pre-order
-                out.append(f"(?P<g{index}>{self.expand(body, (*stack, name))})")
-            else:
-                out.append(f"(?:{self.expand(body, (*stack, name))})")
-        out.append(text[last:])
-        return "".join(out)
-
-    @staticmethod
-    def _field(spec: str, inner: str) -> Optional[GrokField]:
-        parts = re.split(r"[:;]", spec, maxsplit=2)
-        name = parts[0].strip()
-        if not name or name == UNWANTED:
-            return None
-        type_name = parts[1].strip().lower() if len(parts) > 1 else "string"
-        if type_name not in GROK_TYPES:
-            raise GrokError(
-                f"grok field {name!r} in %{{{inner}}} has type {parts[1]!r}; Glue's types: "
-                "byte, boolean, short, int, long, float, double, string (and date, datetime)"
-            )
-        date_format = parts[2] if len(parts) > 2 else None
-        if date_format is not None:
-            _strptime_format(date_format, name)  # refused at compile time, not per line
-        return GrokField(name, type_name, date_format)
-
-
-def _strptime_format(java: str, field_name: str) -> str:
-    """A Java date format (SimpleDateFormat's common letters) as a strptime format."""
-    out = []
-    for match in _JAVA_DATE_TOKEN.finditer(java):
-        token = match.group(0)
-        if token.startswith("'"):
-            out.append(token[1:-1].replace("%", "%%") or "'")
-        elif token[0].isalpha():
-            if token not in _JAVA_DATE:
-                raise GrokError(
-                    f"grok field {field_name!r}: date format {java!r} uses {token!r}, which is "
-                    f"not supported here (supported: {', '.join(sorted(_JAVA_DATE))})"
-                )
-            out.append(_JAVA_DATE[token])
-        else:
-            out.append(token.replace("%", "%%"))
-    return "".join(out)
+#: Glue's grokLog ``MISSING`` default: this capture in a typed column is null (with
+#: ``StrictMode`` false, Glue's default), as in Glue's COMMONAPACHELOG_DATATYPED lines.
+MISSING = "-"
 
 
 @dataclass(frozen=True)
@@ -241,8 +73,8 @@ class GrokPattern:
     custom_patterns: Optional[str]
     regex_text: str
     fields: tuple
-    #: "auto" (``re`` when it takes the pattern, else ``regex``), "re" or "regex".
-    engine: str = "auto"
+    #: The bound of one line's match (:data:`MATCH_TIMEOUT_S`).
+    match_timeout_s: float = MATCH_TIMEOUT_S
     _compiled: Any = field(default=None, compare=False, repr=False)
 
     def __getstate__(self) -> dict:
@@ -261,38 +93,61 @@ class GrokPattern:
 
     def _matcher(self) -> Any:
         if self._compiled is None:
-            compiled = compile_regex(self.regex_text, self.engine)
+            compiled = compile_regex(self.regex_text)
             names = [f.name for f in self.struct.fields]
             slots: list = [[] for _ in names]
             for i, f in enumerate(self.fields):
                 slots[names.index(f.name)].append(compiled.groupindex[f"g{i}"] - 1)
-            converters = [_converter(self.fields[i]) for i in _first_of_each(self.fields)]
-            object.__setattr__(self, "_compiled", (compiled.fullmatch, slots, converters))
+            object.__setattr__(self, "_compiled", (compiled.fullmatch, slots))
         return self._compiled
 
     def match(self, line: str) -> Optional[list]:
-        """The values of :attr:`struct`'s columns, or None when the line does not match.
-
-        A field whose group did not take part is None; an empty capture is None for a
-        typed field and "" for a string. A ``date`` value that does not fit its format
-        raises ValueError.
-        """
-        fullmatch, slots, converters = self._matcher()
+        """The captured text of :attr:`struct`'s columns, or None when the line does not
+        match; a field whose group did not take part is None. :meth:`column_converter`
+        turns the text into the column's values. :class:`GrokTimeoutError` when the
+        match takes longer than :attr:`match_timeout_s`."""
+        fullmatch, slots = self._matcher()
         if line.endswith("\n"):
             line = line[:-2] if line.endswith("\r\n") else line[:-1]
-        found = fullmatch(line)
+        try:
+            found = fullmatch(line, timeout=self.match_timeout_s)
+        except TimeoutError:
+            raise GrokTimeoutError(
+                f"grok match timed out after {self.match_timeout_s:g} s"
+            ) from None
         if found is None:
             return None
         groups = found.groups()
         values = []
-        for slot, convert in zip(slots, converters):
+        for slot in slots:
             value = groups[slot[0]]
             for extra in slot[1:]:  # a name captured twice: the first that took part
                 if value is not None:
                     break
                 value = groups[extra]
-            values.append(None if value is None else convert(value))
+            values.append(value)
         return values
+
+    def column_converter(self, column: int, data_type: DataType) -> Callable[[str], Any]:
+        """Captured text of :attr:`struct`'s column number ``column`` -> a value of
+        ``data_type`` (the pattern's type, or option schema's). In a column that is not a
+        string an empty capture and :data:`MISSING` are None; a ``date`` field's Java
+        format reads a timestamp or date column. ValueError when the text does not fit:
+        the parser counts that as any value that does not fit its column."""
+        base = payload_types.converter(data_type, from_text=True)
+        if isinstance(data_type, StringType):
+            return base  # kept as captured
+        grok_field = self.fields[_first_of_each(self.fields)[column]]
+        parse = None
+        if grok_field.date_format is not None and isinstance(data_type, (TimestampType, DateType)):
+            parse = _date_parser(grok_field)
+
+        def convert(text: str) -> Any:
+            if not text or text == MISSING:
+                return None
+            return base(text if parse is None else parse(text))
+
+        return convert
 
 
 def _first_of_each(fields: tuple) -> list:
@@ -302,35 +157,20 @@ def _first_of_each(fields: tuple) -> list:
     return list(seen.values())
 
 
-def _converter(grok_field: GrokField) -> Any:
-    """Text -> the value handed to the column's converter: "" is None for typed fields."""
-    if grok_field.type_name == "string":
-        return str
-    if grok_field.type_name in ("date", "datetime"):
-        if grok_field.date_format is None:
-            return lambda v: v or None  # ISO-8601 text, read by the timestamp converter
-        directives = _strptime_format(grok_field.date_format, grok_field.name)
+def _date_parser(grok_field: GrokField) -> Callable[[str], dt.datetime]:
+    """Text in the field's Java date format -> a datetime (UTC when it has no offset)."""
+    assert grok_field.date_format is not None
+    directives = strptime_format(grok_field.date_format, grok_field.name)
 
-        def parse_date(v: str) -> Optional[dt.datetime]:
-            if not v:
-                return None
-            stamp = dt.datetime.strptime(v, directives)
-            return stamp if stamp.tzinfo else stamp.replace(tzinfo=dt.timezone.utc)
+    def parse_date(text: str) -> dt.datetime:
+        stamp = dt.datetime.strptime(text, directives)
+        return stamp if stamp.tzinfo else stamp.replace(tzinfo=dt.timezone.utc)
 
-        return parse_date
-    return lambda v: v or None
+    return parse_date
 
 
-def compile_regex(text: str, engine: str = "auto") -> Any:
-    """``text`` compiled (ASCII classes, as Java's) by ``engine`` (see the module's doc)."""
-    if engine in ("auto", "re"):
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("error")  # e.g. "possible nested set": a POSIX class
-                return re.compile(text, re.ASCII)
-        except (re.error, Warning, RecursionError, OverflowError):
-            if engine == "re":
-                raise
+def compile_regex(text: str) -> Any:
+    """``text`` compiled by the ``regex`` package, with ASCII classes as Java's."""
     require("regex", "sql", "classification grok")
     import regex
 
@@ -338,17 +178,19 @@ def compile_regex(text: str, engine: str = "auto") -> Any:
 
 
 def compile_grok(
-    pattern: Optional[str], custom_patterns: Optional[str] = None, engine: str = "auto"
+    pattern: Optional[str],
+    custom_patterns: Optional[str] = None,
+    match_timeout_s: float = MATCH_TIMEOUT_S,
 ) -> GrokPattern:
     """The compiled ``grokPattern``; :class:`GrokError` (one line naming the pattern at
-    fault) when it is empty, names an undefined pattern, loops, or does not compile.
-    ``engine`` forces one regular expression engine (for comparing them)."""
+    fault) when it is empty, names an undefined pattern, loops, expands too far, or does
+    not compile. Each line's match is bounded by ``match_timeout_s``."""
     require("regex", "sql", "classification grok")
     import regex
 
     if not pattern or not pattern.strip():
         raise GrokError("classification grok needs option grokPattern (e.g. %{COMBINEDAPACHELOG})")
-    expansion = _Expansion(parse_definitions(custom_patterns, "option grokCustomPatterns"))
+    expansion = Expansion(parse_definitions(custom_patterns, "option grokCustomPatterns"))
     text = expansion.expand(pattern)
     columns: dict = {}
     for f in expansion.fields:
@@ -358,19 +200,21 @@ def compile_grok(
                 f"{f.type_name}; give it one type"
             )
     try:
-        compile_regex(text, "regex" if engine == "auto" else engine)
-    except (regex.error, re.error) as exc:
+        compile_regex(text)
+    except regex.error as exc:
         raise GrokError(_culprit(expansion, pattern, exc)) from None
-    return GrokPattern(pattern, custom_patterns, text, tuple(expansion.fields), engine)
+    fields = tuple(expansion.fields)
+    return GrokPattern(pattern, custom_patterns, text, fields, match_timeout_s)
 
 
-def _culprit(expansion: _Expansion, pattern: str, exc: Exception) -> str:
-    """Which definition does not compile: the first used one that fails alone."""
+def _culprit(expansion: Expansion, pattern: str, exc: Exception) -> str:
+    """Which definition does not compile: the first used one that fails alone, the
+    innermost first (one that only uses a broken one fails alone too)."""
     import regex
 
     for name, (body, source) in expansion.used.items():
         try:
-            compile_regex(_Expansion(expansion.custom).expand(body, (name,)), "regex")
+            compile_regex(Expansion(expansion.custom).expand(body, (name,)))
         except (regex.error, GrokError) as inner:
             return f"grok pattern {name} ({source}) does not compile: {inner}"
     return f"option grokPattern {pattern!r} does not compile: {exc}"

@@ -37,6 +37,7 @@ from ...schema_registry import RegistryPayloadError, shared_cache
 from ...schema_registry import decode as registry_decode
 from . import payload_avro, payload_types
 from .decompress import PayloadDecompressError, decompress
+from .grok import GrokTimeoutError
 from .payload_format import CLASSIFICATIONS as CLASSIFICATIONS
 from .payload_format import DEFAULT_DELIMITER as DEFAULT_DELIMITER
 from .payload_format import PayloadFormat as PayloadFormat
@@ -181,20 +182,38 @@ class PayloadParser:
                     f"{tail}; build it with output_ddl()"
                 )
             payload = fields[: len(fields) - len(tail)]
-            from_text = self.fmt.classification in ("csv", "grok")
-            self._cache["convert"] = [
-                (f.name, payload_types.converter(f.dataType, from_text)) for f in payload
-            ]
-            self._cache["arrow"] = arrow_schema(self.schema)
+            cache: dict = {}  # kept only once whole: a schema refused stays refused
             if self.fmt.grok is not None:
-                self._cache["grok"] = _grok_columns(self.fmt.grok, [f.name for f in payload])
+                cache["grok"] = _grok_columns(self.fmt.grok, [f.name for f in payload])
+            cache["convert"] = self._converters(payload, cache.get("grok"))
+            cache["arrow"] = arrow_schema(self.schema)
             if self.fmt.classification == "avro":
-                self._cache["avro"] = payload_avro.parse_avro_schema(self.fmt.avro_text())
+                cache["avro"] = payload_avro.parse_avro_schema(self.fmt.avro_text())
             registry = self.fmt.registry
             if registry is not None:
                 assert registry.reader is not None and registry.client_spec is not None
-                self._cache["registry"] = shared_cache(registry.client_spec)
+                cache["registry"] = shared_cache(registry.client_spec)
+            self._cache.update(cache)
         return self._cache
+
+    def _converters(self, payload: list, grok_columns: Optional[tuple]) -> list:
+        """``(name, converter)`` of each payload column; a type the classification cannot
+        read into is a ValueError naming option schema and the column."""
+        kind = self.fmt.classification
+        converters = []
+        for n, f in enumerate(payload):
+            try:
+                if grok_columns is not None:
+                    grok, columns = grok_columns
+                    conv = grok.column_converter(columns[n], f.dataType)
+                else:
+                    conv = payload_types.converter(f.dataType, from_text=kind == "csv")
+            except ValueError as exc:
+                raise ValueError(
+                    f"option schema: column {f.name!r} of classification {kind}: {exc}"
+                ) from None
+            converters.append((f.name, conv))
+        return converters
 
     def check(self) -> None:
         """Raise ValueError now (on the driver) if the schema does not fit the format."""
@@ -287,7 +306,7 @@ class PayloadParser:
 
 def _reason(kind: str, exc: Exception) -> str:
     """A corrupt record's reason, from a small set (counted, then logged per task)."""
-    if isinstance(exc, (RegistryPayloadError, PayloadDecompressError)):
+    if isinstance(exc, (RegistryPayloadError, PayloadDecompressError, GrokTimeoutError)):
         return str(exc)
     if isinstance(exc, ValueError) and str(exc) in (
         "no data",

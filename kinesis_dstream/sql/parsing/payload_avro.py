@@ -31,6 +31,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from ... import schema_registry
 from ...extras import require
 
 ROOT_VALUE_COLUMN = "value"
@@ -54,16 +55,9 @@ _LOGICAL: dict[str, DataType] = {
 
 
 def parse_avro_schema(text: str) -> Any:
-    """The parsed (fastavro) schema; ValueError naming what is wrong."""
-    import json
-
-    require("fastavro", "sql", "classification avro")
-    import fastavro
-
-    try:
-        return fastavro.parse_schema(json.loads(text))
-    except Exception as e:  # JSON errors and fastavro's SchemaParseException
-        raise ValueError(f"not an Avro schema ({type(e).__name__}: {e})") from e
+    """The parsed (fastavro) schema; ValueError naming what is wrong, fastavro's own
+    exceptions included (:func:`~kinesis_dstream.schema_registry.parse_avro_schema`)."""
+    return schema_registry.parse_avro_schema(text, "classification avro")
 
 
 def _branches(schema: Any) -> list:

@@ -157,7 +157,9 @@ def converter(data_type: DataType, from_text: bool = False) -> Converter:
     if isinstance(data_type, DecimalType):
         return _decimal_converter(data_type.precision, data_type.scale)
     if from_text:
-        raise ValueError(f"CSV cannot hold a column of type {data_type.simpleString()}")
+        raise ValueError(
+            f"text cannot be read into type {data_type.simpleString()} (atomic types only)"
+        )
     if isinstance(data_type, ArrayType):
         element = _nullable(converter(data_type.elementType))
 

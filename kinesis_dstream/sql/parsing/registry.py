@@ -15,14 +15,16 @@ import re
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Optional
+from typing import Callable, Optional
 
-from ...aws import ClientSpec
+from ...aws import AWSCredentials, ClientSpec
 from ...schema_registry import (
     REGISTRY_BACKOFF,
     SchemaVersion,
     SchemaVersionNotFoundError,
     get_schema_version,
+    parse_avro_schema,
+    registry_client,
 )
 
 #: The options naming the schema, as the catalog table's ``SchemaReference`` names its
@@ -132,14 +134,24 @@ class RegistrySchema:
         match = _SCHEMA_ARN.fullmatch(self.schema_arn or "")
         return match.group(1) if match else default
 
-    def resolve(self, region_name: str, credentials: Any = None) -> RegistrySchema:
+    def resolve(
+        self, region_name: str, credentials: Optional[AWSCredentials] = None
+    ) -> RegistrySchema:
         """This schema with its reader version fetched (one ``GetSchemaVersion``);
-        ValueError naming the schema when it is missing or not Avro."""
+        ValueError naming the schema when it is missing or not Avro.
+
+        ``credentials`` are the stream connection's. Their STS role is not used: it is
+        the stream account's (Glue's ``awsSTSRoleARN`` reads a stream in another
+        account), and the registry is in the job's own account. The registry is read
+        with their keys or provider, else boto3's default chain (the job's role).
+        """
         if self.reader is not None:
             return self
-        spec = ClientSpec("glue", self.region(region_name), self.endpoint_url, credentials)
+        own = None if credentials is None else credentials.without_role()
+        spec = ClientSpec("glue", self.region(region_name), self.endpoint_url, own)
         try:
-            version = get_schema_version(spec.client(), REGISTRY_BACKOFF, **self.request())
+            client = registry_client(spec.client, "GetSchemaVersion")
+            version = get_schema_version(client, REGISTRY_BACKOFF, **self.request())
         except SchemaVersionNotFoundError:
             raise ValueError(f"{self.describe()} is not in the registry") from None
         if version.data_format != "AVRO":
@@ -151,9 +163,13 @@ class RegistrySchema:
             if not version.schema_arn.endswith(expected.split(":")[-1]):
                 raise ValueError(f"{self.describe()} belongs to {version.schema_arn}")
         try:
-            version.parsed()
+            parse_avro_schema(version.definition)
         except ValueError as exc:
-            raise ValueError(f"{self.describe()} is not a usable Avro schema: {exc}") from None
+            found = [] if self.version_number else [f"version {version.version_number}"]
+            found += [] if self.version_id else [f"id {version.version_id}"]
+            raise ValueError(
+                f"{self.describe()} ({', '.join(found)}) is not a usable Avro schema: {exc}"
+            ) from None
         return replace(self, reader=version, client_spec=spec)
 
 
