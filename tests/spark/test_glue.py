@@ -37,7 +37,7 @@ from ..support.waiting import wait_until
 INGEST_HOUR = ["ingest_year", "ingest_month", "ingest_day", "ingest_hour"]
 PARTITIONED = re.compile(
     r"^out/ingest_year=\d{4}/ingest_month=\d\d/ingest_day=\d\d/ingest_hour=\d\d/"
-    r"run-\d+-[0-9a-f]{8}-part-r-\d{5}\.json$"
+    r"run-\d+-[0-9a-f]{8}-part-r-\d{5}-a\d+\.json$"
 )
 
 
