@@ -40,6 +40,7 @@ DESCRIPTION = """\
 Run an AWS Glue streaming script as Glue would.
 
 The job's arguments (after --) are read by the script with getResolvedOptions;
+runner options (--local, --debug) go before the script or between it and --;
 `import awsglue` gives kinesis_dstream's Glue layer; a bare SparkContext() gets the
 master you configured (--master in PYSPARK_SUBMIT_ARGS, MASTER, spark.master in
 spark-defaults.conf), else local[*].
@@ -86,10 +87,22 @@ def add_glue_command(commands: Any, common: argparse.ArgumentParser) -> None:
 
 
 def split_arguments(rest: Sequence[str]) -> tuple:
-    """(runner flags, the script's arguments): before and after the first ``--``;
-    without ``--``, everything after the script is the script's."""
+    """(runner flags, the script's arguments): before and after the first ``--``.
+
+    Without ``--``, everything after the script is the script's, but a runner flag there
+    is refused: ``glue run job.py --local --JOB_NAME j`` would otherwise hand ``--local``
+    to the script and run the job against the AWS the environment names.
+    """
     rest = list(rest)
     if "--" not in rest:
+        misplaced = [f for f in rest if f in RUNNER_FLAGS]
+        if misplaced:
+            named = " ".join(misplaced)
+            raise GlueError(
+                f"glue run: {named} after the script with no '--' would go to the script: put "
+                f"runner options before the script or before '--' (glue run job.py {named} "
+                "-- --JOB_NAME ...), and the script's arguments after '--'"
+            )
         return [], rest
     cut = rest.index("--")
     flags, script_args = rest[:cut], rest[cut + 1 :]

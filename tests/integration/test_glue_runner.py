@@ -47,3 +47,17 @@ def test_a_missing_job_argument_and_a_module_not_provided_are_one_line_each(loca
     last = failed.stderr.strip().splitlines()[-1]
     assert last.startswith("kinesis-dstream: error: module awsglue.gluetypes is not provided")
     assert "STREAMS" in failed.stdout  # the job ran up to there
+
+
+def test_local_after_the_script_without_double_dash_stops_before_the_script_runs():
+    done = glue_run(str(JOB), "--local", "--JOB_NAME", "j4", "--STREAM", "s4")
+    assert done.returncode == 1
+    assert (
+        done.stderr.strip()
+        .splitlines()[-1]
+        .startswith(
+            "kinesis-dstream: error: glue run: --local after the script with no '--' would go to "
+            "the script"
+        )
+    )
+    assert "JOB" not in done.stdout  # the script never ran
