@@ -24,7 +24,7 @@ import threading
 import time
 from typing import Any, Callable, Optional
 
-from ..dstream.spark_internals import hadoop_can_write
+from ..dstream.spark_internals import hadoop_can_write, hadoop_mkdirs
 from ..stop_signals import stop_signals
 from .errors import GlueError, NotProvidedError
 from .options import ForEachBatchOptions
@@ -50,15 +50,25 @@ def restart_wait_s(attempt: int) -> float:
 
 
 def check_checkpoint_location(sc: Any, location: str) -> None:
-    """A checkpoint Spark cannot write fails here, before the query reads a record."""
+    """A checkpoint Spark cannot write fails here, before the query reads a record: one
+    whose scheme has no Hadoop FileSystem it can load, or a directory it cannot make."""
+    instead = (
+        "pass a local or mounted directory instead (e.g. --TempDir /tmp/glue-temp, which "
+        "Glue Studio's scripts build the checkpoint from)"
+    )
     if not hadoop_can_write(sc, location):
         scheme = location.split("://", 1)[0] if "://" in location else location
         raise GlueError(
             f"forEachBatch: checkpointLocation {location!r}: this Spark has no Hadoop "
-            f"FileSystem for {scheme}:// (pip-installed PySpark has none for S3), so it cannot "
-            "keep the query's checkpoint there; pass a local or mounted directory instead "
-            "(e.g. --TempDir /tmp/glue-temp, which Glue Studio's scripts build the checkpoint "
-            "from), or add hadoop-aws to Spark and use s3a://"
+            f"FileSystem it can load for {scheme}:// (pip-installed PySpark has none for "
+            f"s3:// or s3a://), so it cannot keep the query's checkpoint there; {instead}, "
+            "or add hadoop-aws to Spark and use s3a://"
+        )
+    failure = hadoop_mkdirs(sc, location)
+    if failure is not None:
+        raise GlueError(
+            f"forEachBatch: checkpointLocation {location!r} cannot be created ({failure}); "
+            f"{instead}, or one this job may write"
         )
 
 
@@ -201,14 +211,19 @@ class BatchLoop:
 
 
 def first_line(exc: BaseException) -> str:
-    """An error's first line, and the Python error inside a Spark error when it has one."""
+    """An error's first line, and the error inside it when it has one: the Python error
+    inside a Spark error, or the Java exception inside a Py4J error (its line
+    ``: org.apache...Exception: message``; ``An error occurred while calling o54.start.``
+    alone says nothing)."""
     text = str(exc).strip()
     head = text.splitlines()[0] if text else type(exc).__name__
-    inner = [
-        line.strip()
-        for line in text.splitlines()[1:]
-        if line.strip() and line.split(":", 1)[0].endswith(("Error", "Exception")) and ":" in line
-    ]
+    inner = []
+    for line in text.splitlines()[1:]:
+        line = line.strip()
+        line = line[1:].strip() if line.startswith(":") else line  # Py4J's ": <class>: msg"
+        name = line.split(":", 1)[0]
+        if ":" in line and name.endswith(("Error", "Exception")) and " " not in name:
+            inner.append(line)
     if inner and inner[-1] not in head:
         return f"{head[:300]} ... {inner[-1][:300]}"
     return head[:600]

@@ -5,9 +5,10 @@ Formats ``json``, ``csv``, ``parquet``, ``glueparquet`` (written as Parquet), ``
 writes them) and ``compression`` (JSON and CSV: ``gzip``, ``bzip2``); ``format_options``
 as Glue names them (CSV: ``separator``, ``quoteChar``, ``escaper``, ``writeHeader``;
 Parquet: ``compression``). Where Spark can write the path itself (a Hadoop FileSystem
-for its scheme: ``s3://`` on EMR or Glue, any local path) Spark's own writer writes it,
-appending; where it cannot (pip-installed PySpark has no S3 filesystem) the executors
-write the files in Python (:mod:`.file_sink`). Either way a retried batch may write its
+it can load for its scheme: ``s3://`` on EMR or Glue, ``s3a://`` with hadoop-aws, any
+local path) Spark's own writer writes it, appending; where it cannot (pip-installed
+PySpark has no S3 filesystem it can load) the executors write the files in Python
+(:mod:`.file_sink`). Either way a retried batch may write its
 records again: at least once, as Glue.
 """
 

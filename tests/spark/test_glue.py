@@ -246,17 +246,28 @@ def test_after_install_spark_s_python_workers_import_awsglue_too(spark, glue):
 
 
 def test_a_checkpoint_spark_cannot_write_fails_before_the_query_starts(
-    glue, local_aws, stream, session
+    glue, local_aws, stream, session, tmp_path
 ):
+    """s3:// (no FileSystem), s3a:// (one Hadoop names but cannot load: it passed, and the
+    query failed at start() three times over ~9 s with "An error occurred while calling
+    o54.start.") and a directory that cannot be made: one line naming the path each."""
     frame = glue.create_data_frame.from_options(
         "kinesis", {"streamName": stream, "endpointUrl": local_aws.endpoint_url}
     )
-    options = ForEachBatchOptions.parse(
-        {"windowSize": "1 second", "checkpointLocation": "s3://b/cp/"}
-    )
-    with pytest.raises(GlueError, match=r"no Hadoop FileSystem for s3://.*--TempDir") as e:
-        BatchLoop(frame, lambda df, b: None, options).run()
-    assert "\n" not in str(e.value)
+    (tmp_path / "a-file").write_text("")
+    cases = {
+        "s3://b/cp/": r"no Hadoop FileSystem it can load for s3://.*--TempDir",
+        "s3a://b/cp/": r"no Hadoop FileSystem it can load for s3a://.*--TempDir",
+        str(tmp_path / "a-file" / "cp"): r"cannot be created \(org\.apache\.hadoop\.fs\."
+        r"ParentNotDirectoryException: .*a-file.*--TempDir",
+    }
+    for location, message in cases.items():
+        options = ForEachBatchOptions.parse(
+            {"windowSize": "1 second", "checkpointLocation": location}
+        )
+        with pytest.raises(GlueError, match=message) as e:
+            BatchLoop(frame, lambda df, b: None, options).run()
+        assert "\n" not in str(e.value) and repr(location) in str(e.value)
     assert session.streams.active == []
 
 
@@ -305,6 +316,14 @@ def test_s3_formats_written_from_the_executors_read_back_as_written(
         format="json",
         connection_options={"path": f"s3://{bucket}/gz/", "compression": "gzip"},
     )
+    # s3a:// as EMR and Glue users write it: Hadoop names a FileSystem this Spark cannot load
+    write(
+        frame=frame,
+        connection_type="s3",
+        format="json",
+        connection_options={"path": f"s3a://{bucket}/s3a/"},
+    )
+    assert sorted(row["id"] for _, row in json_rows(s3_objects(s3, bucket, "s3a/"))) == [1, 2, 3]
 
     rows = {}
     for key, body in s3_objects(s3, bucket, "csv/").items():

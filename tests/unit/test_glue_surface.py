@@ -167,3 +167,19 @@ def test_a_spark_error_is_told_in_one_line_with_the_python_error_inside():
     )
     line = first_line(RuntimeError(text))
     assert line.startswith("[STREAM_FAILED]") and line.endswith("ValueError: the batch failed")
+
+
+def test_a_py4j_error_is_told_in_one_line_with_the_java_exception_inside():
+    """Py4J puts the Java exception on the line after its own, after ': '; the one line
+    used to be "An error occurred while calling o54.start." alone."""
+    text = (
+        "An error occurred while calling o54.start.\n"
+        ": org.apache.hadoop.fs.ParentNotDirectoryException: Parent path is not a directory: "
+        "file:/etc/hostname\n"
+        "\tat org.apache.hadoop.fs.RawLocalFileSystem.mkdirs(RawLocalFileSystem.java:878)\n"
+        "Caused by: java.io.IOException: not this one\n"
+    )
+    assert first_line(RuntimeError(text)) == (
+        "An error occurred while calling o54.start. ... org.apache.hadoop.fs."
+        "ParentNotDirectoryException: Parent path is not a directory: file:/etc/hostname"
+    )
