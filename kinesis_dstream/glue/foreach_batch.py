@@ -13,13 +13,16 @@ heals those, and the script's error is the one line reported.
 
 Where Glue's loop starts a query that stopped cleanly again, this one returns: a clean
 stop is a Ctrl-C or SIGTERM (the query is stopped gracefully; its checkpoint keeps where
-it was, the next run resumes there) or a query stopped from elsewhere.
+it was, the next run resumes there) or a query stopped from elsewhere. The graceful stop
+is bounded: the batch in progress may take STOP_WAIT_S, the query's stop
+QUERY_STOP_TIMEOUT_S; a second Ctrl-C or SIGTERM ends the process at once.
 """
 
 from __future__ import annotations
 
 import enum
 import logging
+import re
 import threading
 import time
 from typing import Any, Callable, Optional
@@ -37,6 +40,11 @@ RESTART_WAITS_S = (1.0, 2.0, 5.0)
 POLL_S = 1.0
 #: On a stop request, how long the batch in progress may take to finish first.
 STOP_WAIT_S = 120.0
+#: Then how long ``query.stop()`` may take (Spark's ``spark.sql.streaming.stopTimeout``,
+#: set when the session leaves it at 0, "wait forever": a batch stuck in a call that
+#: never returns would keep the job from ending).
+QUERY_STOP_TIMEOUT_S = 30.0
+STOP_TIMEOUT_CONF = "spark.sql.streaming.stopTimeout"
 
 
 class LoopEnd(enum.Enum):
@@ -144,10 +152,11 @@ class BatchLoop:
             self.frame.sparkSession.sparkContext, self.options.checkpoint_location
         )
         writer = self._writer()
+        bound_query_stop(self.frame.sparkSession)
         if self._stop is not None:
             return self._loop(writer, self._stop)
         if threading.current_thread() is threading.main_thread():
-            with stop_signals() as stop:
+            with stop_signals(force_on_second=True) as stop:  # a second one: exit at once
                 return self._loop(writer, stop)
         return self._loop(writer, threading.Event())
 
@@ -196,18 +205,35 @@ class BatchLoop:
         """Stop ``query`` once the batch in progress (if any) has finished and committed,
         so a graceful stop leaves no batch half written (bounded by STOP_WAIT_S)."""
         log.warning(
-            "stopping the query after the batch in progress, if any; its checkpoint %s keeps "
-            "where it is: run the job again to resume",
+            "stopping the query after the batch in progress, if any (Ctrl-C again to stop at "
+            "once); its checkpoint %s keeps where it is: run the job again to resume",
             self.options.checkpoint_location,
         )
         started = time.monotonic()
         while query.isActive and query.status.get("isTriggerActive"):
             if time.monotonic() - started > STOP_WAIT_S:
-                log.warning("the batch in progress ran past %.0f s; stopping it", STOP_WAIT_S)
+                log.warning("the batch in progress ran past %g s; stopping it", STOP_WAIT_S)
                 break
             time.sleep(0.1)
-        query.stop()
+        try:
+            query.stop()  # bounded by the session's stop timeout (bound_query_stop)
+        except Exception as exc:  # Spark's TimeoutException: the batch is stuck in a call
+            log.error(
+                "the query did not stop within its stop timeout (%s): its batch is stuck; the "
+                "job ends without it, and the batch runs again at the next start: %s",
+                self.frame.sparkSession.conf.get(STOP_TIMEOUT_CONF),
+                first_line(exc),
+            )
+            return
         log.info("query stopped in %.1f s", time.monotonic() - started)
+
+
+def bound_query_stop(session: Any) -> None:
+    """Bound ``query.stop()`` by :data:`QUERY_STOP_TIMEOUT_S` where the session leaves
+    Spark's stop timeout at 0 (wait forever). Read by a query when it starts."""
+    current = str(session.conf.get(STOP_TIMEOUT_CONF, "0")).strip().lower()
+    if re.fullmatch(r"0+\s*[a-z]*", current):
+        session.conf.set(STOP_TIMEOUT_CONF, f"{int(QUERY_STOP_TIMEOUT_S * 1000)}ms")
 
 
 def first_line(exc: BaseException) -> str:

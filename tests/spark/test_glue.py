@@ -8,6 +8,7 @@ import io
 import json
 import re
 import sys
+import threading
 
 import fastavro
 import pyarrow.parquet as pq
@@ -229,6 +230,35 @@ def test_a_call_this_layer_does_not_provide_fails_the_loop_at_once_naming_it(
     assert isinstance(loop.error, NotProvidedError)
     assert str(loop.error).startswith("DynamicFrame.resolveChoice is not provided")
     assert calls == [0]  # no restart: it would fail the same way
+
+
+def test_a_stop_during_a_batch_stuck_in_a_call_ends_within_the_stop_bounds(
+    glue, session, tmp_path, monkeypatch
+):
+    """query.stop() had no timeout: a batch stuck in a call that never returns kept the
+    job from ending after its stop request. Now Spark's stop timeout bounds it."""
+    from kinesis_dstream.glue import foreach_batch
+
+    monkeypatch.setattr(foreach_batch, "STOP_WAIT_S", 0.2)
+    monkeypatch.setattr(foreach_batch, "QUERY_STOP_TIMEOUT_S", 1.0)
+    session.conf.unset(foreach_batch.STOP_TIMEOUT_CONF)  # Spark's 0 (another loop set it)
+    frame = session.readStream.format("rate-micro-batch").option("rowsPerBatch", 10).load()
+    stuck, release = threading.Event(), threading.Event()
+
+    def hangs(data_frame, batch_id):
+        stuck.set()
+        release.wait(120)  # a call that does not return until the test ends
+
+    try:
+        with running_loop(BatchLoop, frame, hangs, loop_options(tmp_path)) as loop:
+            wait_until(stuck.is_set, 120, "a batch in the function", failed=loop.failed)
+            loop.stop_event.set()
+            loop.wait_done(30)  # 0.2 s for the batch, 1 s for stop(): not forever
+        assert loop.result.value == "stopped" and loop.error is None
+    finally:
+        release.set()
+        wait_until(lambda: session.streams.active == [], 60, "the stuck query's end")
+        session.conf.unset(foreach_batch.STOP_TIMEOUT_CONF)
 
 
 def test_after_install_spark_s_python_workers_import_awsglue_too(spark, glue):
