@@ -414,8 +414,18 @@ def test_where_spark_can_write_the_path_its_own_writer_writes_the_partitions(
     glue, sample, tmp_path
 ):
     frame = DynamicFrame.fromDF(sample, glue, "sample")
-    frame.write("s3", {"path": str(tmp_path / "pq"), "partitionKeys": ["kind"]}, "parquet")
+    frame.write(
+        "s3",
+        {"path": str(tmp_path / "pq"), "partitionKeys": ["kind"]},
+        "parquet",
+        {"compression": "uncompressed"},  # was written as Spark's default, snappy
+    )
     assert sorted(p.name for p in (tmp_path / "pq").iterdir() if p.is_dir()) == ["kind=a", "kind=b"]
+    codecs = {
+        pq.ParquetFile(f).metadata.row_group(0).column(0).compression
+        for f in (tmp_path / "pq").rglob("*.parquet")
+    }
+    assert codecs == {"UNCOMPRESSED"}
     back = glue.spark_session.read.parquet(str(tmp_path / "pq"))
     assert sorted((r["id"], r["kind"]) for r in back.collect()) == [(1, "a"), (2, "b"), (3, "a")]
 

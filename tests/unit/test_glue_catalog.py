@@ -185,3 +185,17 @@ def test_s3_targets_take_glue_s_formats_and_refuse_options_they_cannot_honour():
         FileTarget.parse({"path": "s3://b/p"}, "orc", {})
     with pytest.raises(GlueError, match="'path' is required"):
         FileTarget.parse({}, "json", {})
+
+
+def test_s3_compression_and_avro_version_are_honoured_or_refused_never_ignored():
+    """connection_options compression on Parquet or Avro, and an Avro version, were
+    accepted and had no effect."""
+    parquet = FileTarget.parse({"path": "s3://b/p"}, "parquet", {"compression": "uncompressed"})
+    assert parquet.compression == "none"
+    with pytest.raises(GlueError, match=r"compression='gzip' applies to json and csv; parquet "):
+        FileTarget.parse({"path": "s3://b/p", "compression": "gzip"}, "parquet", {})
+    with pytest.raises(GlueError, match=r"compression='gzip' applies to json and csv; avro "):
+        FileTarget.parse({"path": "s3://b/p", "compression": "gzip"}, "avro", {})
+    assert FileTarget.parse({"path": "s3://b/p"}, "avro", {"version": "1.8"}).fmt == "avro"
+    with pytest.raises(GlueError, match=r"avro format_options version='1.7'"):
+        FileTarget.parse({"path": "s3://b/p"}, "avro", {"version": "1.7"})
