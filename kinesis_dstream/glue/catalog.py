@@ -20,7 +20,7 @@ from typing import Any, Optional
 from ..backoff import Backoff, call_with_retry
 from ..errors import KinesisServiceError
 from ..sql.parsing.registry import schema_reference_options
-from .errors import GlueError
+from .errors import GlueError, GlueServiceError
 from .options import TYPE_OF_DATA, merged, source_options
 
 #: Storage parameters naming the stream and the role: the source's option names as is.
@@ -66,16 +66,17 @@ class TableName:
         return cls(str(database), str(table_name), None if catalog_id is None else str(catalog_id))
 
 
-def get_table(client: Any, name: TableName) -> dict:
-    """``GetTable``, retried as every AWS call here; a missing database or table is one
-    line naming both, any other failure one line naming the table."""
+def get_table(client: Any, name: TableName, backoff: Backoff = CATALOG_BACKOFF) -> dict:
+    """``GetTable``, retried as every AWS call here. A missing database or table is a
+    :class:`GlueError` naming both (the script's to fix); any other failure, a
+    :class:`GlueServiceError` naming the table (the service's: a restart may heal it)."""
     kwargs = {"DatabaseName": name.database, "Name": name.table}
     if name.catalog_id:
         kwargs["CatalogId"] = name.catalog_id
     try:
         return call_with_retry(
             lambda: client.get_table(**kwargs)["Table"],
-            CATALOG_BACKOFF,
+            backoff,
             operation="GetTable",
             client=client,
         )
@@ -85,7 +86,9 @@ def get_table(client: Any, name: TableName) -> dict:
                 f"{name} is not in the Glue Data Catalog at {client.meta.endpoint_url}; create "
                 "it (Glue's CreateTable) or check the database and table names"
             ) from None
-        raise GlueError(f"reading {name}: {exc}") from exc
+        error = GlueServiceError(f"reading {name}: {exc}", code=exc.code)
+        error.retriable = exc.retriable
+        raise error from exc
 
 
 def _parameters(table: Mapping[str, Any]) -> tuple:

@@ -28,6 +28,7 @@ import time
 from typing import Any, Callable, Optional
 
 from ..dstream.spark_internals import hadoop_can_write, hadoop_mkdirs
+from ..errors import KinesisServiceError
 from ..stop_signals import stop_signals
 from .errors import GlueError, NotProvidedError
 from .options import ForEachBatchOptions
@@ -55,6 +56,15 @@ class LoopEnd(enum.Enum):
 def restart_wait_s(attempt: int) -> float:
     """Glue's wait before restart ``attempt`` (1, 2, ...): 1 s, 2 s, then 5 s."""
     return RESTART_WAITS_S[min(attempt, len(RESTART_WAITS_S)) - 1]
+
+
+def no_restart_heals(exc: BaseException) -> bool:
+    """A script error: a call this layer does not provide, or an option or argument it
+    cannot take. A failing service (a throttled catalog: :class:`GlueServiceError`, any
+    AWS call past its retries) is not: the query restarts as Glue's does."""
+    if isinstance(exc, NotProvidedError):
+        return True
+    return isinstance(exc, GlueError) and not isinstance(exc, KinesisServiceError)
 
 
 def check_checkpoint_location(sc: Any, location: str) -> None:
@@ -130,8 +140,9 @@ class BatchLoop:
         self.batches_called += 1
         try:
             self.batch_function(data_frame, batch_id)
-        except (GlueError, NotProvidedError) as exc:  # a script error no restart heals
-            self._fatal = exc
+        except Exception as exc:
+            if no_restart_heals(exc):
+                self._fatal = exc
             raise
 
     def _writer(self) -> Any:

@@ -14,11 +14,11 @@ import pytest
 from kinesis_dstream.glue import installing
 from kinesis_dstream.glue.context import GlueContext
 from kinesis_dstream.glue.dynamicframe import DynamicFrame
-from kinesis_dstream.glue.errors import GlueError, NotProvidedError
+from kinesis_dstream.glue.errors import GlueError, GlueServiceError, NotProvidedError
 from kinesis_dstream.glue.fields import glue_cast_type, parse_path
 from kinesis_dstream.glue.file_formats import avro_schema
 from kinesis_dstream.glue.file_sink import partition_dir, split_by_keys
-from kinesis_dstream.glue.foreach_batch import first_line
+from kinesis_dstream.glue.foreach_batch import first_line, no_restart_heals
 from kinesis_dstream.glue.ingestion import ingestion_values
 from kinesis_dstream.glue.transforms import transform_named
 
@@ -183,3 +183,10 @@ def test_a_py4j_error_is_told_in_one_line_with_the_java_exception_inside():
         "An error occurred while calling o54.start. ... org.apache.hadoop.fs."
         "ParentNotDirectoryException: Parent path is not a directory: file:/etc/hostname"
     )
+
+
+def test_only_script_errors_end_for_each_batch_without_restarts():
+    assert no_restart_heals(NotProvidedError("DynamicFrame.resolveChoice is not provided"))
+    assert no_restart_heals(GlueError("partitionKeys ['x'] are not columns of the frame"))
+    assert not no_restart_heals(GlueServiceError("reading table db.t: throttled", code="x"))
+    assert not no_restart_heals(ValueError("the batch failed"))
