@@ -22,7 +22,7 @@ from kinesis_dstream.glue.dynamicframe import DynamicFrame
 from kinesis_dstream.glue.errors import GlueError, NotProvidedError
 from kinesis_dstream.glue.foreach_batch import BatchLoop
 from kinesis_dstream.glue.options import ForEachBatchOptions
-from kinesis_dstream.glue.transforms import ApplyMapping
+from kinesis_dstream.glue.transforms import ApplyMapping, DataFrameApplyMapping
 from kinesis_dstream.retrieval.streams import ensure_stream
 
 from ..support.glue import (
@@ -461,6 +461,33 @@ def test_field_transforms_select_drop_rename_and_map_nested_fields(glue, sample)
     assert mapped.schema.simpleString() == "struct<out:struct<id:string,p:bigint>,kind:string>"
     assert sorted((*r["out"], r["kind"]) for r in mapped.collect())[0] == ("1", 1, "a")
     assert frame.count() == 3
+
+
+def test_apply_mapping_makes_a_value_it_cannot_cast_null_and_counts_it(
+    glue, session, tmp_path, caplog
+):
+    """Spark 4's ANSI cast raised on 'abc' -> int, failing the batch at every restart;
+    Glue's ApplyMapping makes it null. Counted per call on a batch frame, per micro-batch
+    on a streaming one."""
+    caplog.set_level("WARNING", logger="kinesis_dstream.glue.cast_failures")
+    frame = glue.spark_session.createDataFrame([("1",), ("abc",), (None,)], "n string")
+    mapped = DynamicFrame.fromDF(frame, glue, "x").apply_mapping([("n", "string", "n", "int")])
+    assert [r.n for r in mapped.toDF().collect()] == [1, None, None]
+    assert "ApplyMapping: 1 of the values could not be cast and are null (n -> int: 1)" in (
+        caplog.messages
+    )
+    stream = session.readStream.format("rate-micro-batch").option("rowsPerBatch", 200).load()
+    narrowed = DataFrameApplyMapping.apply(stream, [("value", "long", "v", "byte")])
+    query = narrowed.writeStream.format("noop").trigger(availableNow=True).start()
+    try:
+        wait_until(
+            lambda: any("batch 0: 72 of the values" in m for m in caplog.messages),
+            60,
+            "the count of values 128-199 that are not bytes",
+            failed=lambda: query.exception(),
+        )
+    finally:
+        query.stop()
 
 
 def test_catalog_tables_of_grok_log_lines_and_schema_registry_avro_read_through_glue(

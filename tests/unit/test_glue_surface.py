@@ -190,3 +190,13 @@ def test_only_script_errors_end_for_each_batch_without_restarts():
     assert no_restart_heals(GlueError("partitionKeys ['x'] are not columns of the frame"))
     assert not no_restart_heals(GlueServiceError("reading table db.t: throttled", code="x"))
     assert not no_restart_heals(ValueError("the batch failed"))
+
+
+def test_apply_mapping_counts_only_the_casts_that_can_fail():
+    from pyspark.sql.types import FloatType, IntegerType, LongType, StringType
+
+    from kinesis_dstream.glue.cast_failures import may_fail
+
+    assert may_fail(StringType(), "int") and may_fail(LongType(), "tinyint")
+    assert not may_fail(IntegerType(), "bigint") and not may_fail(FloatType(), "double")
+    assert not may_fail(LongType(), "string") and not may_fail(LongType(), "bigint")
