@@ -36,6 +36,8 @@ STREAM_KEYS = (
 FORMAT_KEYS = ("classification", "delimiter", "avroSchema", "grokPattern", "grokCustomPatterns")
 #: GetTable's retries: a job reads its table once, at its start.
 CATALOG_BACKOFF = Backoff(initial_delay_s=0.2, max_delay_s=2.0, max_attempts=5, max_elapsed_s=20.0)
+#: A table's SerDe parameter giving a CSV table's field separator.
+SERDE_DELIMITER = "field.delim"
 #: Classifications whose schema is the table's columns (as Spark DDL).
 COLUMN_SCHEMA_CLASSIFICATIONS = ("json", "csv")
 
@@ -159,19 +161,25 @@ def catalog_source_options(
 def catalog_sink(
     table: Mapping[str, Any], name: TableName, additional_options: Mapping[str, Any]
 ) -> tuple:
-    """Where ``write_dynamic_frame.from_catalog`` writes: ``("kinesis", sink options)``
-    for a Kinesis table, ``("s3", connection options, format)`` for an S3 table."""
+    """Where ``write_dynamic_frame.from_catalog`` writes: ``("kinesis", sink options,
+    "json", {})`` for a Kinesis table, ``("s3", connection options, format, format
+    options)`` for an S3 table (a CSV table's SerDe ``field.delim`` is its separator)."""
     if is_kinesis_table(table):
         options = _kinesis_table_options(table, name)
         keep = {k: v for k, v in options.items() if k in STREAM_KEYS}
-        return ("kinesis", merged(keep, dict(additional_options)), "json")
+        return ("kinesis", merged(keep, dict(additional_options)), "json", {})
     storage, _, table_params = _parameters(table)
     location = str(storage.get("Location") or "")
     if location.startswith(("s3://", "s3a://")):
         keys = [str(k["Name"]) for k in table.get("PartitionKeys") or []]
         classification = str(table_params.get("classification") or "json").lower()
         options = merged({"path": location, "partitionKeys": keys}, dict(additional_options))
-        return ("s3", options, classification)
+        serde = (storage.get("SerdeInfo") or {}).get("Parameters") or {}
+        delimiter = serde.get(SERDE_DELIMITER)
+        format_options = (
+            {"separator": str(delimiter)} if classification == "csv" and delimiter else {}
+        )
+        return ("s3", options, classification, format_options)
     raise GlueError(
         f"{name} is neither a Kinesis table (typeOfData=kinesis) nor an S3 table "
         f"(Location {location!r}); this layer writes Kinesis streams and S3"

@@ -133,6 +133,23 @@ def run_command(args: argparse.Namespace) -> int:
     return run_script(args.script, script_args, local=args.local, debug=args.debug)
 
 
+#: The user's AWS SDK settings that --local removes from the script's environment: each
+#: could send a call elsewhere than the local AWS (a service's endpoint, a profile with
+#: its own endpoint or credentials, a session token) or make the SDK ignore the endpoint.
+USERS_AWS_SETTINGS = (
+    "AWS_SESSION_TOKEN",
+    "AWS_SECURITY_TOKEN",
+    "AWS_PROFILE",
+    "AWS_DEFAULT_PROFILE",
+    "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS",
+)
+
+
+def is_users_aws_setting(name: str) -> bool:
+    """Whether --local removes environment variable ``name`` (see USERS_AWS_SETTINGS)."""
+    return name in USERS_AWS_SETTINGS or name.startswith("AWS_ENDPOINT_URL_")
+
+
 def master_configured(env: Mapping[str, str]) -> bool:
     """Whether Spark will find a master the user configured."""
     if "--master" in env.get("PYSPARK_SUBMIT_ARGS", "") or env.get("MASTER"):
@@ -168,6 +185,8 @@ def run_script(
             from ..local import LocalAWS
 
             aws = stack.enter_context(LocalAWS())
+            for name in [n for n in env if is_users_aws_setting(n)]:
+                del env[name]  # nothing of the user's may lead the SDK to another AWS
             env.update(aws.env())  # the script's driver, and its executors through it
             print(f"Local AWS (moto) at {aws.endpoint_url}; for other AWS tools:", flush=True)
             for name, value in aws.env().items():

@@ -25,7 +25,9 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
 
+from ..aws import resolve_region
 from ..dstream.spark_internals import hadoop_can_write, jvm_has_class
+from ..sql.ends.s3 import is_s3_url
 from .errors import GlueError, not_provided
 from .fields import top_column
 from .file_formats import LINE_COLUMN, LINE_COMPRESSION, PARQUET_COMPRESSION
@@ -153,6 +155,7 @@ def write_files(spark: Any, df: Any, target: FileTarget) -> None:
     if spark_writes:
         _spark_write(df, target)
     elif urlparse(target.path).scheme in PYTHON_SCHEMES:
+        check_s3_region(target.path)
         _python_write(df, target, data)
     else:
         raise GlueError(
@@ -166,6 +169,18 @@ def write_files(spark: Any, df: Any, target: FileTarget) -> None:
         f", partitioned by {list(target.partition_keys)}" if target.partition_keys else "",
         "Spark's writer" if spark_writes else "from the executors",
     )
+
+
+def check_s3_region(path: str) -> None:
+    """An S3 path written from the executors needs a region, resolved as for every AWS
+    client of the library (never a silent us-east-1): a missing one is one line here,
+    on the driver, before any task runs."""
+    if not is_s3_url(path):
+        return
+    try:
+        resolve_region()
+    except ValueError as exc:
+        raise GlueError(f"write_dynamic_frame to {path}: {exc}") from None
 
 
 def _spark_write(df: Any, target: FileTarget) -> None:

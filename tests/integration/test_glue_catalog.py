@@ -110,3 +110,25 @@ def test_a_catalog_throttled_past_its_retries_is_a_service_failure_a_restart_may
     text = str(e.value)
     assert text.startswith(f"reading table {database}.t: ") and "\n" not in text
     assert "ThrottlingException" in text
+
+
+def test_write_to_a_catalog_table_names_the_arguments_it_ignores(
+    glue, database, local_aws, monkeypatch, caplog
+):
+    """The readers warned about arguments without effect; the catalog writer dropped them
+    silently (and its write_dynamic_frame.from_catalog did not even pass them on)."""
+    from kinesis_dstream.glue.context import GlueContext
+    from kinesis_dstream.glue.writers import DynamicFrameWriter
+
+    for key, value in local_aws.env().items():
+        monkeypatch.setenv(key, value)
+    context = object.__new__(GlueContext)  # no Spark: the table lookup fails first
+    context.spark_session = None
+    with pytest.raises(GlueError, match="not in the Glue Data Catalog"):
+        DynamicFrameWriter(context).from_catalog(
+            frame=None, database=database, table_name="absent", sink_name="x", useless=1
+        )
+    assert (
+        "write_dynamic_frame.from_catalog: arguments ['sink_name', 'useless'] have no effect "
+        "here; ignored"
+    ) in caplog.messages

@@ -30,8 +30,30 @@ def glue_run(*args, env=None):
 
 
 def test_local_runs_the_job_on_a_local_aws_of_its_own_with_its_arguments(tmp_path):
+    """The user's own SDK settings (a service's endpoint, a profile, a session token)
+    stayed in the script's environment under --local and could reach another AWS."""
+    (tmp_path / "config").write_text(
+        "[profile users]\nregion = eu-west-1\nendpoint_url = http://127.0.0.1:9\n"
+    )
+    users = {
+        "AWS_CONFIG_FILE": str(tmp_path / "config"),
+        "AWS_PROFILE": "users",
+        "AWS_ENDPOINT_URL_KINESIS": "http://127.0.0.1:9",
+        "AWS_ENDPOINT_URL_GLUE": "http://127.0.0.1:9",
+        "AWS_SESSION_TOKEN": "the-user-s-token",
+        "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS": "true",
+    }
     done = glue_run(
-        str(JOB), "--local", "--", "--JOB_NAME", "j1", "--STREAM", "s1", "--TempDir", str(tmp_path)
+        str(JOB),
+        "--local",
+        "--",
+        "--JOB_NAME",
+        "j1",
+        "--STREAM",
+        "s1",
+        "--TempDir",
+        str(tmp_path),
+        env=users,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     out = dict(line.split(" ", 1) for line in done.stdout.splitlines() if " " in line)
