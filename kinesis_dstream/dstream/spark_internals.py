@@ -114,20 +114,46 @@ def name_input_stream(ssc: Any, input_stream_id: int, name: str) -> None:
     ssc._jssc.ssc().scheduler().listenerBus().post(event)
 
 
+#: What a Hadoop lookup raises when no FileSystem class for a scheme can be had: none is
+#: configured, or the one configured is not on the classpath (pip-installed PySpark maps
+#: ``s3a``, ``gs``, ``abfs`` in Hadoop's core-default.xml but ships none of their jars).
+_NO_FILESYSTEM = ("UnsupportedFileSystemException", "No FileSystem for", "ClassNotFoundException")
+
+
 def hadoop_can_write(sc: Any, path: str) -> bool:
-    """True when Spark's Hadoop layer has a FileSystem for ``path``'s scheme (a path
-    without one: the default filesystem's). pip-installed PySpark has none for ``s3://``
-    or ``s3a://`` (no hadoop-aws jar); EMR, Glue and Databricks do. Only a missing
-    filesystem answers False: any other surprise leaves the answer to Spark's writer."""
+    """True when Spark's Hadoop layer has a FileSystem it can load for ``path``'s scheme
+    (a path without one: the default filesystem's). pip-installed PySpark has none for
+    ``s3://``, and none it can load for ``s3a://`` or ``gs://`` (no hadoop-aws or GCS
+    connector jar); EMR, Glue and Databricks do. Only a missing or unloadable filesystem
+    answers False: any other surprise leaves the answer to Spark's writer."""
     fs = sc._jvm.org.apache.hadoop.fs
     conf = sc._jsc.hadoopConfiguration()
     try:
         scheme = fs.Path(path).toUri().getScheme() or fs.FileSystem.getDefaultUri(conf).getScheme()
         fs.FileSystem.getFileSystemClass(scheme, conf)
-    except Exception as exc:  # Py4JJavaError carrying UnsupportedFileSystemException
-        text = str(exc)
-        return "UnsupportedFileSystemException" not in text and "No FileSystem for" not in text
+    except Exception as exc:  # Py4JJavaError carrying the Java error
+        return not any(marker in str(exc) for marker in _NO_FILESYSTEM)
     return True
+
+
+def hadoop_mkdirs(sc: Any, path: str) -> Optional[str]:
+    """Make directory ``path`` (and its parents) through Spark's Hadoop layer, as Spark
+    makes a query's checkpoint directory; None when it is there, else the Java error
+    (``class: message``) or why not."""
+    fs = sc._jvm.org.apache.hadoop.fs
+    try:
+        where = fs.Path(path)
+        if where.getFileSystem(sc._jsc.hadoopConfiguration()).mkdirs(where):
+            return None
+        return "Hadoop's mkdirs answered false"
+    except Exception as exc:  # Py4JJavaError: the Java exception says what failed
+        java = getattr(exc, "java_exception", None)
+        if java is not None:
+            try:
+                return str(java.toString())
+            except Exception:  # the JVM went away: the Python text is all there is
+                pass
+        return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
 
 def jvm_has_class(sc: Any, class_name: str) -> bool:

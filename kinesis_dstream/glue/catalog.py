@@ -20,7 +20,7 @@ from typing import Any, Optional
 from ..backoff import Backoff, call_with_retry
 from ..errors import KinesisServiceError
 from ..sql.parsing.registry import schema_reference_options
-from .errors import GlueError
+from .errors import GlueError, GlueServiceError
 from .options import TYPE_OF_DATA, merged, source_options
 
 #: Storage parameters naming the stream and the role: the source's option names as is.
@@ -36,6 +36,8 @@ STREAM_KEYS = (
 FORMAT_KEYS = ("classification", "delimiter", "avroSchema", "grokPattern", "grokCustomPatterns")
 #: GetTable's retries: a job reads its table once, at its start.
 CATALOG_BACKOFF = Backoff(initial_delay_s=0.2, max_delay_s=2.0, max_attempts=5, max_elapsed_s=20.0)
+#: A table's SerDe parameter giving a CSV table's field separator.
+SERDE_DELIMITER = "field.delim"
 #: Classifications whose schema is the table's columns (as Spark DDL).
 COLUMN_SCHEMA_CLASSIFICATIONS = ("json", "csv")
 
@@ -66,16 +68,17 @@ class TableName:
         return cls(str(database), str(table_name), None if catalog_id is None else str(catalog_id))
 
 
-def get_table(client: Any, name: TableName) -> dict:
-    """``GetTable``, retried as every AWS call here; a missing database or table is one
-    line naming both, any other failure one line naming the table."""
+def get_table(client: Any, name: TableName, backoff: Backoff = CATALOG_BACKOFF) -> dict:
+    """``GetTable``, retried as every AWS call here. A missing database or table is a
+    :class:`GlueError` naming both (the script's to fix); any other failure, a
+    :class:`GlueServiceError` naming the table (the service's: a restart may heal it)."""
     kwargs = {"DatabaseName": name.database, "Name": name.table}
     if name.catalog_id:
         kwargs["CatalogId"] = name.catalog_id
     try:
         return call_with_retry(
             lambda: client.get_table(**kwargs)["Table"],
-            CATALOG_BACKOFF,
+            backoff,
             operation="GetTable",
             client=client,
         )
@@ -85,7 +88,9 @@ def get_table(client: Any, name: TableName) -> dict:
                 f"{name} is not in the Glue Data Catalog at {client.meta.endpoint_url}; create "
                 "it (Glue's CreateTable) or check the database and table names"
             ) from None
-        raise GlueError(f"reading {name}: {exc}") from exc
+        error = GlueServiceError(f"reading {name}: {exc}", code=exc.code)
+        error.retriable = exc.retriable
+        raise error from exc
 
 
 def _parameters(table: Mapping[str, Any]) -> tuple:
@@ -156,19 +161,25 @@ def catalog_source_options(
 def catalog_sink(
     table: Mapping[str, Any], name: TableName, additional_options: Mapping[str, Any]
 ) -> tuple:
-    """Where ``write_dynamic_frame.from_catalog`` writes: ``("kinesis", sink options)``
-    for a Kinesis table, ``("s3", connection options, format)`` for an S3 table."""
+    """Where ``write_dynamic_frame.from_catalog`` writes: ``("kinesis", sink options,
+    "json", {})`` for a Kinesis table, ``("s3", connection options, format, format
+    options)`` for an S3 table (a CSV table's SerDe ``field.delim`` is its separator)."""
     if is_kinesis_table(table):
         options = _kinesis_table_options(table, name)
         keep = {k: v for k, v in options.items() if k in STREAM_KEYS}
-        return ("kinesis", merged(keep, dict(additional_options)), "json")
+        return ("kinesis", merged(keep, dict(additional_options)), "json", {})
     storage, _, table_params = _parameters(table)
     location = str(storage.get("Location") or "")
     if location.startswith(("s3://", "s3a://")):
         keys = [str(k["Name"]) for k in table.get("PartitionKeys") or []]
         classification = str(table_params.get("classification") or "json").lower()
         options = merged({"path": location, "partitionKeys": keys}, dict(additional_options))
-        return ("s3", options, classification)
+        serde = (storage.get("SerdeInfo") or {}).get("Parameters") or {}
+        delimiter = serde.get(SERDE_DELIMITER)
+        format_options = (
+            {"separator": str(delimiter)} if classification == "csv" and delimiter else {}
+        )
+        return ("s3", options, classification, format_options)
     raise GlueError(
         f"{name} is neither a Kinesis table (typeOfData=kinesis) nor an S3 table "
         f"(Location {location!r}); this layer writes Kinesis streams and S3"

@@ -145,6 +145,7 @@ class GlueContext(ReportsNotProvided, SQLContext):
     ) -> Any:
         """``frame`` to a catalog table: a Kinesis table's stream or an S3 table."""
         name = TableName.from_arguments(database, table_name, catalog_id, kwargs)
+        note_ignored("write_dynamic_frame.from_catalog", "", kwargs)
         return write_catalog(self.spark_session, frame, name, additional_options)
 
     def write_data_frame_from_catalog(

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
-from ..errors import KinesisDStreamError
+from ..errors import KinesisDStreamError, KinesisServiceError
 
 #: Where a user reads what the layer provides.
 DOCS_PAGE = "docs/glue.md"
 
 
 class GlueError(KinesisDStreamError, ValueError):
-    """A Glue script asked for something wrong: a missing or bad option, a missing or
-    non-Kinesis catalog table, a checkpoint Spark cannot write. Names what to fix."""
+    """A Glue script asked for something wrong: a missing or bad option or argument, a
+    missing or non-Kinesis catalog table, a checkpoint Spark cannot write. Names what to
+    fix. No restart heals it (a failing service is a :class:`GlueServiceError`)."""
+
+
+class GlueServiceError(KinesisServiceError):
+    """A Glue service call (the Data Catalog's ``GetTable``) failed past its retries:
+    throttled, unavailable, refused. Names the table. Not a script error: inside a batch
+    function forEachBatch restarts the query as Glue does; ``retriable`` is the cause's."""
 
 
 class GlueArgumentError(Exception):

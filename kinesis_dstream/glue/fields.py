@@ -3,8 +3,9 @@ RenameField, with Glue's paths (``a.b.c``; a name holding a dot in backticks).
 
 A DynamicFrame here is a DataFrame (see :mod:`.dynamicframe`), so each transform is one
 ``select`` whose columns rebuild the frame: nested fields by rebuilding their struct (a
-null struct stays null), casts by Spark's ``cast``. A path the frame does not have is
-skipped with one warning per path and process, as a Glue record simply lacks it.
+null struct stays null), casts by Spark's ``try_cast`` (a value it cannot convert is
+null, and counted). A path the frame does not have is skipped with one warning per path
+and process, as a Glue record simply lacks it.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any, Optional
 
+from .cast_failures import counted, failure_count, may_fail
 from .errors import GlueError, not_provided
 
 log = logging.getLogger(__name__)
@@ -236,10 +238,13 @@ def glue_cast_type(type_name: str) -> Optional[str]:
 
 def apply_mapping(df: Any, mappings: Any, case_sensitive: bool = False) -> Any:
     """Glue's ApplyMapping: the frame becomes exactly the mapped fields, each
-    ``(source path, source type, target path, target type)``, cast to the target type."""
+    ``(source path, source type, target path, target type)``, cast to the target type.
+    A value that cannot be cast is null, as Glue makes it, and counted in a warning
+    (:mod:`.cast_failures`)."""
     if isinstance(mappings, tuple):
         mappings = [mappings]
     pairs = []
+    checks = []
     for mapping in mappings:
         if not isinstance(mapping, tuple):
             raise GlueError(f"ApplyMapping: a mapping must be a tuple, got {mapping!r}")
@@ -256,6 +261,9 @@ def apply_mapping(df: Any, mappings: Any, case_sensitive: bool = False) -> Any:
         column = _column(hit[0])
         cast = glue_cast_type(target_type)
         if cast is not None:
-            column = column.cast(cast)
+            converted = column.try_cast(cast)
+            if may_fail(hit[1], cast):
+                checks.append((f"{source} -> {cast}", failure_count(column, converted)))
+            column = converted
         pairs.append((parse_path(target), column))
-    return df.select(*_assemble(pairs))
+    return counted(df, checks).select(*_assemble(pairs))

@@ -4,11 +4,14 @@ JSON and CSV arrive as text lines (Spark's ``to_json`` / ``to_csv`` made them on
 JVM, so they read back exactly as Spark's own writers' would); Parquet is written by
 pyarrow, Avro by fastavro (a container file, Spark's conventions: a record named
 ``topLevelRecord``, a nullable field as the union ``[type, "null"]``). Every writer
-streams: batches go out as they come, a file is never held whole in memory.
+streams: batches go out as they come, a file is never held whole in memory. Each writes
+to an :class:`~.file_stores.OutputFile`: ``close()`` finishes the format and commits
+the file, ``abort()`` discards it unfinished.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
 from typing import Any, Optional
 
@@ -43,6 +46,9 @@ class LinesFile:
         if self._out is not self._stream:
             self._stream.close()
 
+    def abort(self) -> None:
+        _abort(self._stream, self._out.close)
+
 
 class ParquetFile:
     def __init__(self, stream: Any, schema: Any, compression: str) -> None:
@@ -57,6 +63,9 @@ class ParquetFile:
     def close(self) -> None:
         self._writer.close()
         self._stream.close()
+
+    def abort(self) -> None:
+        _abort(self._stream, self._writer.close)
 
 
 class AvroFile:
@@ -82,6 +91,17 @@ class AvroFile:
     def close(self) -> None:
         self._writer.flush()
         self._stream.close()
+
+    def abort(self) -> None:
+        self._stream.abort()
+
+
+def _abort(stream: Any, finish: Any) -> None:
+    """Discard ``stream``'s file, then let the format's writer finish into nothing (its
+    native objects are released now, not at garbage collection, where they would write)."""
+    stream.abort()
+    with contextlib.suppress(Exception):
+        finish()
 
 
 def avro_schema(schema: Any) -> dict:

@@ -3,32 +3,34 @@
 A Python data source (``format("kinesis-dstream-glue-files")``, registered by the
 GlueContext) whose tasks each write their rows into one file per partition directory,
 Hive-style as Glue writes them (``ingest_year=2026/ingest_month=04/``; a null or empty
-value is ``__HIVE_DEFAULT_PARTITION__``; special characters %-escaped as Spark does).
-S3 through ``pyarrow.fs.S3FileSystem`` (credentials, region and ``AWS_ENDPOINT_URL``
-resolved by boto3 on each executor, never shipped), a local directory through pyarrow's
-local filesystem. Nothing is collected on the driver but the list of files written.
+value is ``__HIVE_DEFAULT_PARTITION__``; special characters %-escaped as Spark does), to
+a local directory or S3 (:mod:`.file_stores`). Nothing is collected on the driver but
+the list of files written.
 
-File names: ``run-<write start ms>-<write token>-part-r-<task partition:05d><ext>``.
-They are the same for every attempt of a task, so a retried task overwrites its own
-file. A write that fails deletes the files its finished tasks wrote (Spark's abort);
-files a batch wrote before a later step of the batch failed stay, and the retried batch
-writes them again under a new token: at least once, as Glue.
+File names: ``run-<write start ms>-<write token>-part-r-<task:05d>-a<attempt><ext>``.
+Each attempt of a task (a retry, a speculative copy) writes files of its own name, so an
+attempt only ever touches its own files: one that fails aborts the files it was writing
+and deletes those it finished, and never removes or overwrites another attempt's. A
+write that fails deletes the files its committed tasks wrote (Spark's abort). What may
+stay twice: the files of an attempt that succeeded but whose success Spark did not count
+(a lost executor, the losing speculative copy), and the files of a batch that a later
+step of the batch failed, which the retried batch writes again under a new token: at
+least once, as Glue.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import os
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlparse
 
 import pyarrow as pa  # type: ignore[import-untyped]
 from pyspark.sql.datasource import DataSource, DataSourceArrowWriter, WriterCommitMessage
 
 from .file_formats import EXTENSIONS, LINE_COMPRESSION, open_file
+from .file_stores import FileState, OutputFile, open_store
 
 log = logging.getLogger(__name__)
 
@@ -51,41 +53,6 @@ def partition_dir(keys: list, values: tuple) -> str:
     return "/".join(parts)
 
 
-def open_filesystem(path: str) -> tuple:
-    """(pyarrow filesystem, base path in it, whether directories must be made) for an
-    ``s3://``, ``s3a://`` or local path (S3 has no directories to make)."""
-    from pyarrow import fs as pafs
-
-    parsed = urlparse(path)
-    if parsed.scheme in ("s3", "s3a"):
-        base = f"{parsed.netloc}/{parsed.path.strip('/')}".rstrip("/")
-        return pafs.S3FileSystem(**s3_settings()), base, False
-    if parsed.scheme in ("", "file"):
-        local = os.path.abspath(parsed.path if parsed.scheme else path)
-        return pafs.LocalFileSystem(), local, True
-    raise ValueError(f"path {path!r}: this writer writes s3://, s3a:// or local paths")
-
-
-def s3_settings() -> dict:
-    """S3FileSystem's settings as boto3 resolves them in this process (its credential
-    chain and region; ``AWS_ENDPOINT_URL_S3`` or ``AWS_ENDPOINT_URL`` as the endpoint)."""
-    import boto3
-
-    session = boto3.session.Session()
-    settings: dict = {"region": session.region_name or "us-east-1"}
-    credentials = session.get_credentials()
-    if credentials is not None:
-        frozen = credentials.get_frozen_credentials()
-        settings.update(access_key=frozen.access_key, secret_key=frozen.secret_key)
-        if frozen.token:
-            settings["session_token"] = frozen.token
-    endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
-    if endpoint:
-        parsed = urlparse(endpoint)
-        settings.update(endpoint_override=parsed.netloc, scheme=parsed.scheme or "https")
-    return settings
-
-
 @dataclass
 class FilesWritten(WriterCommitMessage):
     """What one task wrote: ``[(path, records), ...]``."""
@@ -104,43 +71,44 @@ class FileSetWriter(DataSourceArrowWriter):
         self.prefix = f"run-{options['start_millis']}-{options['token']}-part-r-"
         self.file_options = json.loads(options["file_options"])
 
-    def _file_name(self, partition_id: int) -> str:
+    def file_name(self, task: int, attempt: int) -> str:
+        """The name of attempt ``attempt`` of task ``task``'s files (see the module)."""
         suffix = EXTENSIONS[self.fmt]
         codec = LINE_COMPRESSION.get(self.file_options.get("compression", "none"))
         if self.fmt in ("json", "csv") and codec:
             suffix += codec[1]
-        return f"{self.prefix}{partition_id:05d}{suffix}"
+        return f"{self.prefix}{task:05d}-a{attempt}{suffix}"
 
     def write(self, iterator: Iterator[Any]) -> FilesWritten:
         from pyspark import TaskContext
 
         context = TaskContext.get()
-        name = self._file_name(context.partitionId() if context is not None else 0)
-        filesystem, base, make_dirs = open_filesystem(self.path)
+        if context is None:  # not in a Spark task: one attempt of task 0
+            return self.write_attempt(iterator, 0, 0)
+        return self.write_attempt(iterator, context.partitionId(), context.attemptNumber())
+
+    def write_attempt(self, iterator: Iterator[Any], task: int, attempt: int) -> FilesWritten:
+        """Attempt ``attempt`` of task ``task``: its rows into files only it names. A
+        failure, while writing or committing, leaves none of them: the open ones are
+        aborted, the committed ones deleted."""
+        name = self.file_name(task, attempt)
+        store = open_store(self.path)
         files: dict = {}
-        counts: dict = {}
         try:
             for batch in iterator:
                 for values, rows in split_by_keys(batch, len(self.keys)):
                     if values not in files:
-                        directory = "/".join(filter(None, (base, partition_dir(self.keys, values))))
-                        if make_dirs:
-                            filesystem.create_dir(directory, recursive=True)
-                        path = f"{directory}/{name}"
-                        stream = filesystem.open_output_stream(path, compression=None)
-                        files[values] = (
-                            path,
-                            open_file(self.fmt, stream, rows.schema, self.file_options),
+                        relative = "/".join(filter(None, (partition_dir(self.keys, values), name)))
+                        files[values] = _TaskFile.open(
+                            store, relative, self.fmt, rows.schema, self.file_options
                         )
-                        counts[values] = 0
-                    files[values][1].write(rows)
-                    counts[values] += rows.num_rows
+                    files[values].write(rows)
+            for task_file in files.values():
+                task_file.writer.close()
         except BaseException:
-            _discard(filesystem, files.values())  # a failed task leaves no file behind
+            _discard(store, files.values())  # a failed attempt leaves no file behind
             raise
-        for _, writer in files.values():
-            writer.close()
-        return FilesWritten([(path, counts[values]) for values, (path, _) in files.items()])
+        return FilesWritten([(f.output.path, f.records) for f in files.values()])
 
     def commit(self, messages: list) -> None:
         written = [f for m in messages if m is not None for f in m.files]
@@ -153,12 +121,12 @@ class FileSetWriter(DataSourceArrowWriter):
 
     def abort(self, messages: list) -> None:
         written = [path for m in messages if m is not None for path, _ in m.files]
-        filesystem = open_filesystem(self.path)[0]
+        store = open_store(self.path)
         left = []
         for path in written:
             try:
-                filesystem.delete_file(path)
-            except OSError:
+                store.delete(path)
+            except Exception:  # the write's own error is the one to report
                 left.append(path)
         log.warning(
             "the write to %s failed: deleted the %d files its finished tasks wrote%s",
@@ -168,13 +136,39 @@ class FileSetWriter(DataSourceArrowWriter):
         )
 
 
-def _discard(filesystem: Any, opened: Any) -> None:
-    for path, writer in opened:
+@dataclass
+class _TaskFile:
+    """One file of a task attempt: where it goes, its format's writer, its records."""
+
+    output: OutputFile
+    writer: Any
+    records: int = field(default=0)
+
+    @classmethod
+    def open(cls, store: Any, relative: str, fmt: str, schema: Any, options: dict) -> _TaskFile:
+        output = store.open(relative)
         try:
-            writer.close()
-            filesystem.delete_file(path)
+            return cls(output, open_file(fmt, output, schema, options))
+        except BaseException:
+            output.abort()
+            raise
+
+    def write(self, rows: Any) -> None:
+        self.writer.write(rows)
+        self.records += rows.num_rows
+
+
+def _discard(store: Any, task_files: Any) -> None:
+    """Leave nothing of a failed attempt: abort its open files, delete its committed ones."""
+    for task_file in task_files:
+        path = task_file.output.path
+        try:
+            if task_file.output.state is FileState.COMMITTED:
+                store.delete(path)
+            else:
+                task_file.writer.abort()
         except Exception as exc:  # the task's own error is the one to report
-            log.warning("could not remove %s after the task failed: %s", path, exc)
+            log.warning("could not remove %s after the task attempt failed: %s", path, exc)
 
 
 def split_by_keys(batch: Any, key_count: int) -> Iterator[tuple]:

@@ -13,18 +13,22 @@ heals those, and the script's error is the one line reported.
 
 Where Glue's loop starts a query that stopped cleanly again, this one returns: a clean
 stop is a Ctrl-C or SIGTERM (the query is stopped gracefully; its checkpoint keeps where
-it was, the next run resumes there) or a query stopped from elsewhere.
+it was, the next run resumes there) or a query stopped from elsewhere. The graceful stop
+is bounded: the batch in progress may take STOP_WAIT_S, the query's stop
+QUERY_STOP_TIMEOUT_S; a second Ctrl-C or SIGTERM ends the process at once.
 """
 
 from __future__ import annotations
 
 import enum
 import logging
+import re
 import threading
 import time
 from typing import Any, Callable, Optional
 
-from ..dstream.spark_internals import hadoop_can_write
+from ..dstream.spark_internals import hadoop_can_write, hadoop_mkdirs
+from ..errors import KinesisServiceError
 from ..stop_signals import stop_signals
 from .errors import GlueError, NotProvidedError
 from .options import ForEachBatchOptions
@@ -37,6 +41,11 @@ RESTART_WAITS_S = (1.0, 2.0, 5.0)
 POLL_S = 1.0
 #: On a stop request, how long the batch in progress may take to finish first.
 STOP_WAIT_S = 120.0
+#: Then how long ``query.stop()`` may take (Spark's ``spark.sql.streaming.stopTimeout``,
+#: set when the session leaves it at 0, "wait forever": a batch stuck in a call that
+#: never returns would keep the job from ending).
+QUERY_STOP_TIMEOUT_S = 30.0
+STOP_TIMEOUT_CONF = "spark.sql.streaming.stopTimeout"
 
 
 class LoopEnd(enum.Enum):
@@ -49,16 +58,35 @@ def restart_wait_s(attempt: int) -> float:
     return RESTART_WAITS_S[min(attempt, len(RESTART_WAITS_S)) - 1]
 
 
+def no_restart_heals(exc: BaseException) -> bool:
+    """A script error: a call this layer does not provide, or an option or argument it
+    cannot take. A failing service (a throttled catalog: :class:`GlueServiceError`, any
+    AWS call past its retries) is not: the query restarts as Glue's does."""
+    if isinstance(exc, NotProvidedError):
+        return True
+    return isinstance(exc, GlueError) and not isinstance(exc, KinesisServiceError)
+
+
 def check_checkpoint_location(sc: Any, location: str) -> None:
-    """A checkpoint Spark cannot write fails here, before the query reads a record."""
+    """A checkpoint Spark cannot write fails here, before the query reads a record: one
+    whose scheme has no Hadoop FileSystem it can load, or a directory it cannot make."""
+    instead = (
+        "pass a local or mounted directory instead (e.g. --TempDir /tmp/glue-temp, which "
+        "Glue Studio's scripts build the checkpoint from)"
+    )
     if not hadoop_can_write(sc, location):
         scheme = location.split("://", 1)[0] if "://" in location else location
         raise GlueError(
             f"forEachBatch: checkpointLocation {location!r}: this Spark has no Hadoop "
-            f"FileSystem for {scheme}:// (pip-installed PySpark has none for S3), so it cannot "
-            "keep the query's checkpoint there; pass a local or mounted directory instead "
-            "(e.g. --TempDir /tmp/glue-temp, which Glue Studio's scripts build the checkpoint "
-            "from), or add hadoop-aws to Spark and use s3a://"
+            f"FileSystem it can load for {scheme}:// (pip-installed PySpark has none for "
+            f"s3:// or s3a://), so it cannot keep the query's checkpoint there; {instead}, "
+            "or add hadoop-aws to Spark and use s3a://"
+        )
+    failure = hadoop_mkdirs(sc, location)
+    if failure is not None:
+        raise GlueError(
+            f"forEachBatch: checkpointLocation {location!r} cannot be created ({failure}); "
+            f"{instead}, or one this job may write"
         )
 
 
@@ -112,8 +140,9 @@ class BatchLoop:
         self.batches_called += 1
         try:
             self.batch_function(data_frame, batch_id)
-        except (GlueError, NotProvidedError) as exc:  # a script error no restart heals
-            self._fatal = exc
+        except Exception as exc:
+            if no_restart_heals(exc):
+                self._fatal = exc
             raise
 
     def _writer(self) -> Any:
@@ -134,10 +163,11 @@ class BatchLoop:
             self.frame.sparkSession.sparkContext, self.options.checkpoint_location
         )
         writer = self._writer()
+        bound_query_stop(self.frame.sparkSession)
         if self._stop is not None:
             return self._loop(writer, self._stop)
         if threading.current_thread() is threading.main_thread():
-            with stop_signals() as stop:
+            with stop_signals(force_on_second=True) as stop:  # a second one: exit at once
                 return self._loop(writer, stop)
         return self._loop(writer, threading.Event())
 
@@ -186,29 +216,51 @@ class BatchLoop:
         """Stop ``query`` once the batch in progress (if any) has finished and committed,
         so a graceful stop leaves no batch half written (bounded by STOP_WAIT_S)."""
         log.warning(
-            "stopping the query after the batch in progress, if any; its checkpoint %s keeps "
-            "where it is: run the job again to resume",
+            "stopping the query after the batch in progress, if any (Ctrl-C again to stop at "
+            "once); its checkpoint %s keeps where it is: run the job again to resume",
             self.options.checkpoint_location,
         )
         started = time.monotonic()
         while query.isActive and query.status.get("isTriggerActive"):
             if time.monotonic() - started > STOP_WAIT_S:
-                log.warning("the batch in progress ran past %.0f s; stopping it", STOP_WAIT_S)
+                log.warning("the batch in progress ran past %g s; stopping it", STOP_WAIT_S)
                 break
             time.sleep(0.1)
-        query.stop()
+        try:
+            query.stop()  # bounded by the session's stop timeout (bound_query_stop)
+        except Exception as exc:  # Spark's TimeoutException: the batch is stuck in a call
+            log.error(
+                "the query did not stop within its stop timeout (%s): its batch is stuck; the "
+                "job ends without it, and the batch runs again at the next start: %s",
+                self.frame.sparkSession.conf.get(STOP_TIMEOUT_CONF),
+                first_line(exc),
+            )
+            return
         log.info("query stopped in %.1f s", time.monotonic() - started)
 
 
+def bound_query_stop(session: Any) -> None:
+    """Bound ``query.stop()`` by :data:`QUERY_STOP_TIMEOUT_S` where the session leaves
+    Spark's stop timeout at 0 (wait forever). Read by a query when it starts."""
+    current = str(session.conf.get(STOP_TIMEOUT_CONF, "0")).strip().lower()
+    if re.fullmatch(r"0+\s*[a-z]*", current):
+        session.conf.set(STOP_TIMEOUT_CONF, f"{int(QUERY_STOP_TIMEOUT_S * 1000)}ms")
+
+
 def first_line(exc: BaseException) -> str:
-    """An error's first line, and the Python error inside a Spark error when it has one."""
+    """An error's first line, and the error inside it when it has one: the Python error
+    inside a Spark error, or the Java exception inside a Py4J error (its line
+    ``: org.apache...Exception: message``; ``An error occurred while calling o54.start.``
+    alone says nothing)."""
     text = str(exc).strip()
     head = text.splitlines()[0] if text else type(exc).__name__
-    inner = [
-        line.strip()
-        for line in text.splitlines()[1:]
-        if line.strip() and line.split(":", 1)[0].endswith(("Error", "Exception")) and ":" in line
-    ]
+    inner = []
+    for line in text.splitlines()[1:]:
+        line = line.strip()
+        line = line[1:].strip() if line.startswith(":") else line  # Py4J's ": <class>: msg"
+        name = line.split(":", 1)[0]
+        if ":" in line and name.endswith(("Error", "Exception")) and " " not in name:
+            inner.append(line)
     if inner and inner[-1] not in head:
         return f"{head[:300]} ... {inner[-1][:300]}"
     return head[:600]

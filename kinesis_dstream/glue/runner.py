@@ -10,7 +10,8 @@ moto's server) and points the AWS SDK of the driver and the executors at it; wit
 it the AWS SDK's usual configuration applies (credentials, region,
 ``AWS_ENDPOINT_URL``). Ctrl-C or SIGTERM is passed on to the script's process alone:
 forEachBatch stops the query after the batch in progress; the next run resumes from its
-checkpoint.
+checkpoint. A second one ends the job at once; a job that has not ended within its stop
+bound is killed, and nothing it started outlives the command.
 """
 
 from __future__ import annotations
@@ -22,12 +23,14 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Mapping, MutableMapping, Sequence
-from typing import Any
+from typing import Any, Optional
 
-from ..stop_signals import stop_signals
+from ..stop_signals import StopRequests, counted_stop_signals
 from .errors import GlueError
-from .script_process import RUNNER_FD_ENV
+from .job_session import KILL_WAIT_S, end_session
+from .script_process import RUNNER_FD_ENV, STOP_BOUND_ENV, stop_bound_s
 
 log = logging.getLogger(__name__)
 
@@ -35,11 +38,18 @@ DEFAULT_MASTER = "local[*]"
 RUNNER_FLAGS = ("--local", "--debug")
 #: How often the runner looks at its signals while the script runs.
 POLL_S = 0.5
+#: After a second stop request, how long the script's process has to end before its
+#: session is killed.
+FORCE_WAIT_S = 10.0
+#: When the script's process has ended, how long what it left (Spark's JVM and workers,
+#: normally ending by themselves) has before SIGKILL.
+LEFTOVER_GRACE_S = 5.0
 
 DESCRIPTION = """\
 Run an AWS Glue streaming script as Glue would.
 
 The job's arguments (after --) are read by the script with getResolvedOptions;
+runner options (--local, --debug) go before the script or between it and --;
 `import awsglue` gives kinesis_dstream's Glue layer; a bare SparkContext() gets the
 master you configured (--master in PYSPARK_SUBMIT_ARGS, MASTER, spark.master in
 spark-defaults.conf), else local[*].
@@ -49,7 +59,9 @@ server), for this run only. Without it the AWS SDK's usual configuration applies
 (credentials, region, AWS_ENDPOINT_URL).
 
 Ctrl-C or SIGTERM during forEachBatch lets the batch in progress finish, stops the
-query and exits 0; the next run resumes from the query's checkpoint.
+query and exits 0; the next run resumes from the query's checkpoint. A second Ctrl-C
+stops the job at once (the batch in progress runs again at the next start); a job
+still running 3 minutes after the first is killed, with Spark's processes.
 
 Examples:
   kinesis-dstream glue run job.py -- --JOB_NAME my_job --TempDir /tmp/glue-temp
@@ -86,10 +98,22 @@ def add_glue_command(commands: Any, common: argparse.ArgumentParser) -> None:
 
 
 def split_arguments(rest: Sequence[str]) -> tuple:
-    """(runner flags, the script's arguments): before and after the first ``--``;
-    without ``--``, everything after the script is the script's."""
+    """(runner flags, the script's arguments): before and after the first ``--``.
+
+    Without ``--``, everything after the script is the script's, but a runner flag there
+    is refused: ``glue run job.py --local --JOB_NAME j`` would otherwise hand ``--local``
+    to the script and run the job against the AWS the environment names.
+    """
     rest = list(rest)
     if "--" not in rest:
+        misplaced = [f for f in rest if f in RUNNER_FLAGS]
+        if misplaced:
+            named = " ".join(misplaced)
+            raise GlueError(
+                f"glue run: {named} after the script with no '--' would go to the script: put "
+                f"runner options before the script or before '--' (glue run job.py {named} "
+                "-- --JOB_NAME ...), and the script's arguments after '--'"
+            )
         return [], rest
     cut = rest.index("--")
     flags, script_args = rest[:cut], rest[cut + 1 :]
@@ -107,6 +131,23 @@ def run_command(args: argparse.Namespace) -> int:
     args.local = args.local or "--local" in flags
     args.debug = getattr(args, "debug", False) or "--debug" in flags
     return run_script(args.script, script_args, local=args.local, debug=args.debug)
+
+
+#: The user's AWS SDK settings that --local removes from the script's environment: each
+#: could send a call elsewhere than the local AWS (a service's endpoint, a profile with
+#: its own endpoint or credentials, a session token) or make the SDK ignore the endpoint.
+USERS_AWS_SETTINGS = (
+    "AWS_SESSION_TOKEN",
+    "AWS_SECURITY_TOKEN",
+    "AWS_PROFILE",
+    "AWS_DEFAULT_PROFILE",
+    "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS",
+)
+
+
+def is_users_aws_setting(name: str) -> bool:
+    """Whether --local removes environment variable ``name`` (see USERS_AWS_SETTINGS)."""
+    return name in USERS_AWS_SETTINGS or name.startswith("AWS_ENDPOINT_URL_")
 
 
 def master_configured(env: Mapping[str, str]) -> bool:
@@ -144,6 +185,8 @@ def run_script(
             from ..local import LocalAWS
 
             aws = stack.enter_context(LocalAWS())
+            for name in [n for n in env if is_users_aws_setting(n)]:
+                del env[name]  # nothing of the user's may lead the SDK to another AWS
             env.update(aws.env())  # the script's driver, and its executors through it
             print(f"Local AWS (moto) at {aws.endpoint_url}; for other AWS tools:", flush=True)
             for name, value in aws.env().items():
@@ -155,25 +198,61 @@ def run_script(
 
 
 def _supervise(command: list, env: dict) -> int:
-    """Start the script's process in a session of its own and pass each Ctrl-C or
-    SIGTERM on to it alone; returns its exit status (128 + N when signal N ended it)."""
+    """Start the script's process in a session of its own and answer Ctrl-C or SIGTERM
+    for it; returns its exit status (128 + N when signal N ended it).
+
+    The first request is passed on to the script's process alone (forEachBatch stops
+    after the batch in progress); a second one ends it at once (SIGTERM, which it no
+    longer catches); and if it has not ended within the stop bound of the first, or
+    :data:`FORCE_WAIT_S` of the second, its session is killed. Whatever it leaves when it
+    ends (Spark's JVM, its workers) is ended too: no process outlives the command.
+    """
+    bound_s = stop_bound_s(env)
+    env[STOP_BOUND_ENV] = f"{bound_s:g}"
     read_end, write_end = os.pipe()
     env[RUNNER_FD_ENV] = str(read_end)
-    with stop_signals() as stop:
+    with counted_stop_signals() as requests:
         try:
             child = subprocess.Popen(command, env=env, pass_fds=(read_end,), start_new_session=True)
         finally:
             os.close(read_end)
         try:
-            while True:
-                try:
-                    code = child.wait(timeout=POLL_S)
-                    return code if code >= 0 else 128 - code
-                except subprocess.TimeoutExpired:
-                    pass
-                if stop.is_set():
-                    stop.clear()
-                    log.warning("stopping the job: the query stops after the batch in progress")
-                    child.send_signal(signal.SIGINT)
+            return _wait(child, requests, bound_s)
         finally:
             os.close(write_end)  # the script's process stops if it is still running
+            left = end_session(child.pid, LEFTOVER_GRACE_S)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                child.wait(timeout=KILL_WAIT_S)  # reaped (it was killed if still there)
+            if left:
+                log.info("ended %d processes the job left behind (Spark's JVM, workers)", left)
+
+
+def _wait(child: Any, requests: StopRequests, bound_s: float) -> int:
+    answered = 0
+    deadline: Optional[float] = None
+    while True:
+        try:
+            code = child.wait(timeout=POLL_S)
+            return code if code >= 0 else 128 - code
+        except subprocess.TimeoutExpired:
+            pass
+        while answered < requests.count:
+            answered += 1
+            now = time.monotonic()
+            if answered == 1:
+                log.warning(
+                    "stopping the job: the query stops after the batch in progress (Ctrl-C "
+                    "again to stop it at once)"
+                )
+                child.send_signal(signal.SIGINT)
+                deadline = now + bound_s
+            elif answered == 2:
+                log.warning("stopping the job at once")
+                child.send_signal(signal.SIGTERM)
+                deadline = min(deadline or now + FORCE_WAIT_S, now + FORCE_WAIT_S)
+            else:
+                deadline = now
+        if deadline is not None and time.monotonic() >= deadline:
+            log.error("the job did not end in time after the stop: killing its processes")
+            end_session(child.pid, grace_s=0)
+            deadline = None  # the next wait returns its status

@@ -2,13 +2,14 @@
 
 Formats ``json``, ``csv``, ``parquet``, ``glueparquet`` (written as Parquet), ``avro``;
 ``connection_options`` ``path`` and ``partitionKeys`` (Hive-style directories, as Glue
-writes them) and ``compression`` (JSON and CSV: ``gzip``, ``bzip2``); ``format_options``
-as Glue names them (CSV: ``separator``, ``quoteChar``, ``escaper``, ``writeHeader``;
-Parquet: ``compression``). Where Spark can write the path itself (a Hadoop FileSystem
-for its scheme: ``s3://`` on EMR or Glue, any local path) Spark's own writer writes it,
-appending; where it cannot (pip-installed PySpark has no S3 filesystem) the executors
-write the files in Python (:mod:`.file_sink`). Either way a retried batch may write its
-records again: at least once, as Glue.
+writes them) and ``compression`` (JSON and CSV: ``gzip``, ``bzip2``; refused for the
+others); ``format_options`` as Glue names them (CSV: ``separator``, ``quoteChar``,
+``escaper``, ``writeHeader``; Parquet: ``compression``; Avro: ``version`` 1.8, as it is
+written). Where Spark can write the path itself (a Hadoop FileSystem it can load for its
+scheme: ``s3://`` on EMR or Glue, ``s3a://`` with hadoop-aws, any local path) Spark's own
+writer writes it, appending; where it cannot (pip-installed PySpark has no S3 filesystem
+it can load) the executors write the files in Python (:mod:`.file_sink`). Either way a
+retried batch may write its records again: at least once, as Glue.
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
 
+from ..aws import resolve_region
 from ..dstream.spark_internals import hadoop_can_write, jvm_has_class
+from ..sql.ends.s3 import is_s3_url
 from .errors import GlueError, not_provided
 from .fields import top_column
 from .file_formats import LINE_COLUMN, LINE_COMPRESSION, PARQUET_COMPRESSION
@@ -48,6 +51,8 @@ FORMAT_OPTION_KEYS = {
     "avro": ("version",),
 }
 AVRO_FILE_FORMAT = "org.apache.spark.sql.avro.AvroFileFormat"
+#: Glue's Avro format_options version this layer writes (with logical types).
+AVRO_VERSIONS = ("1.8",)
 PYTHON_SCHEMES = ("s3", "s3a", "", "file")
 
 
@@ -91,6 +96,13 @@ class FileTarget:
         if isinstance(keys, str):
             keys = [keys]
         options = dict(format_options or {})
+        given = connection_options.get("compression")
+        if given is not None and kind not in ("json", "csv"):
+            where = "format_options={'compression': ...}" if kind == "parquet" else "none here"
+            raise GlueError(
+                f"s3 connection_options compression={given!r} applies to json and csv; "
+                f"{name} takes its compression from {where}"
+            )
         if kind == "parquet":
             compression = option_text(options.get("compression", "snappy")).lower()
             compression = "none" if compression == "uncompressed" else compression
@@ -99,12 +111,19 @@ class FileTarget:
                     f"format_options compression={compression!r}: one of {PARQUET_COMPRESSION}"
                 )
         elif kind in ("json", "csv"):
-            compression = option_text(connection_options.get("compression") or "none").lower()
+            compression = option_text(given or "none").lower()
             if compression not in LINE_COMPRESSION:
                 known = tuple(LINE_COMPRESSION)
                 raise GlueError(f"connection_options compression={compression!r}: one of {known}")
         else:
             compression = "none"
+            version = options.get("version")
+            if version is not None and option_text(version).strip() not in AVRO_VERSIONS:
+                raise GlueError(
+                    f"avro format_options version={version!r}: files are written as Glue's "
+                    f"version {AVRO_VERSIONS[0]} writes them (logical types date, "
+                    "timestamp-micros, decimal); give that version or none"
+                )
         return cls(
             path=path,
             fmt=kind,
@@ -136,6 +155,7 @@ def write_files(spark: Any, df: Any, target: FileTarget) -> None:
     if spark_writes:
         _spark_write(df, target)
     elif urlparse(target.path).scheme in PYTHON_SCHEMES:
+        check_s3_region(target.path)
         _python_write(df, target, data)
     else:
         raise GlueError(
@@ -151,9 +171,22 @@ def write_files(spark: Any, df: Any, target: FileTarget) -> None:
     )
 
 
+def check_s3_region(path: str) -> None:
+    """An S3 path written from the executors needs a region, resolved as for every AWS
+    client of the library (never a silent us-east-1): a missing one is one line here,
+    on the driver, before any task runs."""
+    if not is_s3_url(path):
+        return
+    try:
+        resolve_region()
+    except ValueError as exc:
+        raise GlueError(f"write_dynamic_frame to {path}: {exc}") from None
+
+
 def _spark_write(df: Any, target: FileTarget) -> None:
     options: dict = {}
-    if target.fmt in ("json", "csv", "parquet") and target.compression != "none":
+    if target.fmt in ("json", "csv", "parquet"):
+        # always given: Spark's own default (snappy for Parquet) is not the target's
         options["compression"] = target.compression
     if target.fmt == "csv":
         options.update(

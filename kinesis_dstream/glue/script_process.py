@@ -3,9 +3,10 @@
 The runner starts it in a session of its own, so that a terminal's Ctrl-C reaches the
 runner alone. The runner passes it on to this process only, never to Spark's JVM or its
 Python workers (a worker interrupted mid-task fails the batch in progress), and
-forEachBatch stops the query once that batch has finished. A pipe from the runner tells
-this process when the runner is gone: it then stops as on SIGTERM, so no job outlives
-its runner.
+forEachBatch stops the query once that batch has finished; a second one ends this
+process at once. A pipe from the runner tells this process when the runner is gone: it
+then stops as on SIGTERM and, if it has not ended within the stop bound, kills its
+session (itself, Spark's JVM and workers), so no job outlives its runner.
 
     python -m kinesis_dstream.glue.script_process [--debug] SCRIPT [ARGS...]
 """
@@ -19,21 +20,29 @@ import runpy
 import signal
 import sys
 import threading
+import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Optional
 
 from ..dstream.spark_internals import active_spark_context
 from ..errors import KinesisDStreamError
 from .errors import GlueError, NotProvidedError
-from .foreach_batch import first_line
+from .foreach_batch import QUERY_STOP_TIMEOUT_S, STOP_WAIT_S, first_line
 from .installing import install
+from .job_session import end_own_session
 from .logger import LOGGER_NAME
 
 log = logging.getLogger(__name__)
 
 #: The runner's end of a pipe, by number, in this process's environment.
 RUNNER_FD_ENV = "KINESIS_DSTREAM_GLUE_RUNNER_FD"
+#: The longest a job may take to end after a stop request: the batch in progress, the
+#: query's stop, then the SparkContext's. Past it the runner (or, when the runner is
+#: gone, this process) kills the job's session.
+STOP_BOUND_S = STOP_WAIT_S + QUERY_STOP_TIMEOUT_S + 30.0
+#: Overrides STOP_BOUND_S (seconds) in the runner's environment; passed to this process.
+STOP_BOUND_ENV = "KINESIS_DSTREAM_GLUE_STOP_BOUND_S"
 PROG = "kinesis-dstream"
 
 
@@ -76,10 +85,25 @@ def _stop_spark() -> None:
         sc.stop()
 
 
-def _watch_runner(fd: int) -> None:
-    """SIGTERM to this process when the runner's end of the pipe closes (it is gone).
+def stop_bound_s(env: Mapping[str, str]) -> float:
+    """The stop bound: ``STOP_BOUND_ENV`` when set (a positive number), else STOP_BOUND_S."""
+    text = env.get(STOP_BOUND_ENV)
+    if text is None:
+        return STOP_BOUND_S
+    try:
+        bound = float(text)
+    except ValueError:
+        bound = 0.0
+    if not bound > 0:
+        raise GlueError(f"{STOP_BOUND_ENV}={text!r}: give a number of seconds > 0")
+    return bound
 
-    The thread lives as long as the process: it ends with it, or on the runner's exit.
+
+def _watch_runner(fd: int, bound_s: float) -> None:
+    """When the runner's end of the pipe closes (it is gone): SIGTERM to this process (a
+    graceful stop), and past ``bound_s`` the end of this process's session.
+
+    The thread lives as long as the process: it ends with it.
     """
 
     def watch() -> None:
@@ -87,7 +111,11 @@ def _watch_runner(fd: int) -> None:
             os.read(fd, 1)  # blocks until the runner exits
         except OSError:
             pass
+        log.warning("the runner is gone: stopping the job (ended in %g s at most)", bound_s)
         os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(bound_s)
+        log.error("the job did not end within %g s of its runner's end: killing it", bound_s)
+        end_own_session()
 
     threading.Thread(target=watch, name="glue-runner-watch", daemon=True).start()
 
@@ -104,7 +132,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     logging.getLogger("kinesis_dstream.glue").setLevel(level)
     fd = os.environ.pop(RUNNER_FD_ENV, None)
     if fd is not None:
-        _watch_runner(int(fd))
+        _watch_runner(int(fd), stop_bound_s(os.environ))
     try:
         return run_in_process(args.script, args.script_args)
     except KeyboardInterrupt:

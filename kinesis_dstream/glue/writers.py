@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any, Optional
 
 from ..aws import create_client
+from ..sql.sink import partition_key_source
 from .catalog import TableName, catalog_sink, get_table
 from .dynamicframe import DynamicFrame, DynamicFrameCollection
 from .errors import ReportsNotProvided, not_provided
@@ -35,8 +36,9 @@ def frame_of(frame_or_dfc: Any) -> Any:
 def write_kinesis(df: Any, connection_options: Mapping[str, Any], format: Any = None) -> None:
     """Each row as one JSON record (Spark's ``to_json``), as Glue writes to Kinesis.
 
-    ``partitionKey``: a column of that name gives each record's key, any other value is
-    every record's key; without it each record gets a random key (spread over shards).
+    ``partitionKey``: the sink's rule (:func:`~kinesis_dstream.sql.sink.partition_key_source`:
+    a column of that name gives each record's key, any other value is every record's
+    key); without it each record gets a random key (spread over shards).
     Other options go to this library's sink (``streamARN`` or ``streamName``,
     ``endpointUrl``, ``aggregationEnabled``...).
     """
@@ -54,12 +56,13 @@ def write_kinesis(df: Any, connection_options: Mapping[str, Any], format: Any = 
     }
     key_name = next((k for k in options if k.lower() == PARTITION_KEY.lower()), None)
     key = options.pop(key_name) if key_name else None
+    column, fixed = partition_key_source(key, df.columns)
     if key is None:
-        key_column = F.expr("uuid()")
-    elif key in df.columns:
-        key_column = top_column(key).cast("string")
+        key_column = F.expr("uuid()")  # Glue: random keys, spread over the shards
+    elif column is not None:
+        key_column = top_column(column).cast("string")
     else:
-        key_column = F.lit(key)
+        key_column = F.lit(fixed)
     data = F.to_json(F.struct(*[top_column(c) for c in df.columns]))
     out = df.select(data.alias("data"), key_column.alias(PARTITION_KEY))
     out.write.format("kinesis").mode("append").options(**options).save()
@@ -98,10 +101,11 @@ def write_catalog(
     client: Any = None,
 ) -> Any:
     """``write_dynamic_frame.from_catalog``: a Kinesis table's stream or an S3 table's
-    location (its partition keys, its classification as the format)."""
+    location (its partition keys, its classification as the format, a CSV table's SerDe
+    separator)."""
     table = get_table(client or create_client("glue"), name)
-    kind, options, fmt = catalog_sink(table, name, additional_options)
-    return write_options(spark, frame, kind, options, fmt)
+    kind, options, fmt, format_options = catalog_sink(table, name, additional_options)
+    return write_options(spark, frame, kind, options, fmt, format_options)
 
 
 class _CatalogWriter(ReportsNotProvided):
@@ -133,6 +137,7 @@ class _CatalogWriter(ReportsNotProvided):
             transformation_ctx,
             additional_options,
             catalog_id,
+            **kwargs,
         )
 
 

@@ -11,9 +11,9 @@ Like every Spark sink without transactions, a retried batch may write a record t
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Optional
 
 from pyspark.sql.datasource import DataSourceStreamWriter, DataSourceWriter, WriterCommitMessage
 from pyspark.sql.types import BinaryType, StringType, StructType
@@ -61,15 +61,25 @@ def check_columns(schema: StructType, where: str, fixed_key: bool = False) -> No
         log.warning("the Kinesis sink for %s does not write columns %s", where, ignored)
 
 
+def partition_key_source(key: Optional[str], columns: Sequence[str]) -> tuple:
+    """Glue's rule for option ``partitionKey``: ``(the column giving each record's key,
+    the one key of every record)``. A key naming a column of the input is that column;
+    any other key is every record's key; without one, the input's ``partitionKey``
+    column. The sink and the Glue layer's Kinesis writer both follow it."""
+    if key is None:
+        return "partitionKey", None
+    if key in columns:
+        return key, None
+    return None, key
+
+
 class _KinesisWriterBase:
     def __init__(self, options: Any, schema: StructType) -> None:
         self.options = SinkOptions.parse(options)
         connection = self.options.connection
         names = schema.fieldNames()
         key = self.options.partition_key
-        #: Glue's partitionKey: the input's column of that name, else that fixed key.
-        self._key_column = key if key is not None and key in names else "partitionKey"
-        self._fixed_key = key if key is not None and key not in names else None
+        self._key_column, self._fixed_key = partition_key_source(key, names)
         if key is not None and key in names and not isinstance(schema[key].dataType, StringType):
             raise OptionError(
                 f"option 'partitionKey'={key!r} names a column of type "

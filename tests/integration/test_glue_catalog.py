@@ -4,10 +4,13 @@ as one line naming database and table (no Spark: the error comes before any)."""
 
 import pytest
 
+from kinesis_dstream.backoff import Backoff
 from kinesis_dstream.glue.catalog import TableName, catalog_source_options, get_table
-from kinesis_dstream.glue.errors import GlueError
+from kinesis_dstream.glue.errors import GlueError, GlueServiceError
+from kinesis_dstream.glue.foreach_batch import no_restart_heals
 from kinesis_dstream.glue.readers import read_catalog
 
+from ..support.faults import CallErrors
 from ..support.glue import create_kinesis_table
 
 
@@ -88,3 +91,44 @@ def test_a_missing_table_and_a_table_that_is_not_kinesis_are_one_line_each(glue,
     assert f"table {database}.files is not a Kinesis table" in text and "\n" not in text
     with pytest.raises(GlueError, match="not in the Glue Data Catalog"):
         read_catalog(None, TableName("no_such_database", "t"), {}, client=glue)
+
+
+def test_a_catalog_throttled_past_its_retries_is_a_service_failure_a_restart_may_heal(
+    glue, database
+):
+    """It was a GlueError, which forEachBatch takes for a script error: a batch function
+    reading a table while the catalog throttled failed the job at once, without restarts."""
+    throttled = CallErrors(glue, "glue", "GetTable", lambda n: "ThrottlingException")
+    try:
+        with pytest.raises(GlueServiceError) as e:
+            get_table(glue, TableName(database, "t"), Backoff(0.01, 0.02, max_attempts=3))
+    finally:
+        throttled.remove()
+    assert throttled.calls == 3
+    assert not isinstance(e.value, GlueError) and e.value.retriable
+    assert not no_restart_heals(e.value)
+    text = str(e.value)
+    assert text.startswith(f"reading table {database}.t: ") and "\n" not in text
+    assert "ThrottlingException" in text
+
+
+def test_write_to_a_catalog_table_names_the_arguments_it_ignores(
+    glue, database, local_aws, monkeypatch, caplog
+):
+    """The readers warned about arguments without effect; the catalog writer dropped them
+    silently (and its write_dynamic_frame.from_catalog did not even pass them on)."""
+    from kinesis_dstream.glue.context import GlueContext
+    from kinesis_dstream.glue.writers import DynamicFrameWriter
+
+    for key, value in local_aws.env().items():
+        monkeypatch.setenv(key, value)
+    context = object.__new__(GlueContext)  # no Spark: the table lookup fails first
+    context.spark_session = None
+    with pytest.raises(GlueError, match="not in the Glue Data Catalog"):
+        DynamicFrameWriter(context).from_catalog(
+            frame=None, database=database, table_name="absent", sink_name="x", useless=1
+        )
+    assert (
+        "write_dynamic_frame.from_catalog: arguments ['sink_name', 'useless'] have no effect "
+        "here; ignored"
+    ) in caplog.messages

@@ -8,6 +8,7 @@ import io
 import json
 import re
 import sys
+import threading
 
 import fastavro
 import pyarrow.parquet as pq
@@ -21,7 +22,7 @@ from kinesis_dstream.glue.dynamicframe import DynamicFrame
 from kinesis_dstream.glue.errors import GlueError, NotProvidedError
 from kinesis_dstream.glue.foreach_batch import BatchLoop
 from kinesis_dstream.glue.options import ForEachBatchOptions
-from kinesis_dstream.glue.transforms import ApplyMapping
+from kinesis_dstream.glue.transforms import ApplyMapping, DataFrameApplyMapping
 from kinesis_dstream.retrieval.streams import ensure_stream
 
 from ..support.glue import (
@@ -37,7 +38,7 @@ from ..support.waiting import wait_until
 INGEST_HOUR = ["ingest_year", "ingest_month", "ingest_day", "ingest_hour"]
 PARTITIONED = re.compile(
     r"^out/ingest_year=\d{4}/ingest_month=\d\d/ingest_day=\d\d/ingest_hour=\d\d/"
-    r"run-\d+-[0-9a-f]{8}-part-r-\d{5}\.json$"
+    r"run-\d+-[0-9a-f]{8}-part-r-\d{5}-a\d+\.json$"
 )
 
 
@@ -231,6 +232,35 @@ def test_a_call_this_layer_does_not_provide_fails_the_loop_at_once_naming_it(
     assert calls == [0]  # no restart: it would fail the same way
 
 
+def test_a_stop_during_a_batch_stuck_in_a_call_ends_within_the_stop_bounds(
+    glue, session, tmp_path, monkeypatch
+):
+    """query.stop() had no timeout: a batch stuck in a call that never returns kept the
+    job from ending after its stop request. Now Spark's stop timeout bounds it."""
+    from kinesis_dstream.glue import foreach_batch
+
+    monkeypatch.setattr(foreach_batch, "STOP_WAIT_S", 0.2)
+    monkeypatch.setattr(foreach_batch, "QUERY_STOP_TIMEOUT_S", 1.0)
+    session.conf.unset(foreach_batch.STOP_TIMEOUT_CONF)  # Spark's 0 (another loop set it)
+    frame = session.readStream.format("rate-micro-batch").option("rowsPerBatch", 10).load()
+    stuck, release = threading.Event(), threading.Event()
+
+    def hangs(data_frame, batch_id):
+        stuck.set()
+        release.wait(120)  # a call that does not return until the test ends
+
+    try:
+        with running_loop(BatchLoop, frame, hangs, loop_options(tmp_path)) as loop:
+            wait_until(stuck.is_set, 120, "a batch in the function", failed=loop.failed)
+            loop.stop_event.set()
+            loop.wait_done(30)  # 0.2 s for the batch, 1 s for stop(): not forever
+        assert loop.result.value == "stopped" and loop.error is None
+    finally:
+        release.set()
+        wait_until(lambda: session.streams.active == [], 60, "the stuck query's end")
+        session.conf.unset(foreach_batch.STOP_TIMEOUT_CONF)
+
+
 def test_after_install_spark_s_python_workers_import_awsglue_too(spark, glue):
     saved_path, saved_env = list(sys.path), dict(spark.environment)
     try:
@@ -246,17 +276,28 @@ def test_after_install_spark_s_python_workers_import_awsglue_too(spark, glue):
 
 
 def test_a_checkpoint_spark_cannot_write_fails_before_the_query_starts(
-    glue, local_aws, stream, session
+    glue, local_aws, stream, session, tmp_path
 ):
+    """s3:// (no FileSystem), s3a:// (one Hadoop names but cannot load: it passed, and the
+    query failed at start() three times over ~9 s with "An error occurred while calling
+    o54.start.") and a directory that cannot be made: one line naming the path each."""
     frame = glue.create_data_frame.from_options(
         "kinesis", {"streamName": stream, "endpointUrl": local_aws.endpoint_url}
     )
-    options = ForEachBatchOptions.parse(
-        {"windowSize": "1 second", "checkpointLocation": "s3://b/cp/"}
-    )
-    with pytest.raises(GlueError, match=r"no Hadoop FileSystem for s3://.*--TempDir") as e:
-        BatchLoop(frame, lambda df, b: None, options).run()
-    assert "\n" not in str(e.value)
+    (tmp_path / "a-file").write_text("")
+    cases = {
+        "s3://b/cp/": r"no Hadoop FileSystem it can load for s3://.*--TempDir",
+        "s3a://b/cp/": r"no Hadoop FileSystem it can load for s3a://.*--TempDir",
+        str(tmp_path / "a-file" / "cp"): r"cannot be created \(org\.apache\.hadoop\.fs\."
+        r"ParentNotDirectoryException: .*a-file.*--TempDir",
+    }
+    for location, message in cases.items():
+        options = ForEachBatchOptions.parse(
+            {"windowSize": "1 second", "checkpointLocation": location}
+        )
+        with pytest.raises(GlueError, match=message) as e:
+            BatchLoop(frame, lambda df, b: None, options).run()
+        assert "\n" not in str(e.value) and repr(location) in str(e.value)
     assert session.streams.active == []
 
 
@@ -305,6 +346,14 @@ def test_s3_formats_written_from_the_executors_read_back_as_written(
         format="json",
         connection_options={"path": f"s3://{bucket}/gz/", "compression": "gzip"},
     )
+    # s3a:// as EMR and Glue users write it: Hadoop names a FileSystem this Spark cannot load
+    write(
+        frame=frame,
+        connection_type="s3",
+        format="json",
+        connection_options={"path": f"s3a://{bucket}/s3a/"},
+    )
+    assert sorted(row["id"] for _, row in json_rows(s3_objects(s3, bucket, "s3a/"))) == [1, 2, 3]
 
     rows = {}
     for key, body in s3_objects(s3, bucket, "csv/").items():
@@ -365,8 +414,18 @@ def test_where_spark_can_write_the_path_its_own_writer_writes_the_partitions(
     glue, sample, tmp_path
 ):
     frame = DynamicFrame.fromDF(sample, glue, "sample")
-    frame.write("s3", {"path": str(tmp_path / "pq"), "partitionKeys": ["kind"]}, "parquet")
+    frame.write(
+        "s3",
+        {"path": str(tmp_path / "pq"), "partitionKeys": ["kind"]},
+        "parquet",
+        {"compression": "uncompressed"},  # was written as Spark's default, snappy
+    )
     assert sorted(p.name for p in (tmp_path / "pq").iterdir() if p.is_dir()) == ["kind=a", "kind=b"]
+    codecs = {
+        pq.ParquetFile(f).metadata.row_group(0).column(0).compression
+        for f in (tmp_path / "pq").rglob("*.parquet")
+    }
+    assert codecs == {"UNCOMPRESSED"}
     back = glue.spark_session.read.parquet(str(tmp_path / "pq"))
     assert sorted((r["id"], r["kind"]) for r in back.collect()) == [(1, "a"), (2, "b"), (3, "a")]
 
@@ -402,6 +461,33 @@ def test_field_transforms_select_drop_rename_and_map_nested_fields(glue, sample)
     assert mapped.schema.simpleString() == "struct<out:struct<id:string,p:bigint>,kind:string>"
     assert sorted((*r["out"], r["kind"]) for r in mapped.collect())[0] == ("1", 1, "a")
     assert frame.count() == 3
+
+
+def test_apply_mapping_makes_a_value_it_cannot_cast_null_and_counts_it(
+    glue, session, tmp_path, caplog
+):
+    """Spark 4's ANSI cast raised on 'abc' -> int, failing the batch at every restart;
+    Glue's ApplyMapping makes it null. Counted per call on a batch frame, per micro-batch
+    on a streaming one."""
+    caplog.set_level("WARNING", logger="kinesis_dstream.glue.cast_failures")
+    frame = glue.spark_session.createDataFrame([("1",), ("abc",), (None,)], "n string")
+    mapped = DynamicFrame.fromDF(frame, glue, "x").apply_mapping([("n", "string", "n", "int")])
+    assert [r.n for r in mapped.toDF().collect()] == [1, None, None]
+    assert "ApplyMapping: 1 of the values could not be cast and are null (n -> int: 1)" in (
+        caplog.messages
+    )
+    stream = session.readStream.format("rate-micro-batch").option("rowsPerBatch", 200).load()
+    narrowed = DataFrameApplyMapping.apply(stream, [("value", "long", "v", "byte")])
+    query = narrowed.writeStream.format("noop").trigger(availableNow=True).start()
+    try:
+        wait_until(
+            lambda: any("batch 0: 72 of the values" in m for m in caplog.messages),
+            60,
+            "the count of values 128-199 that are not bytes",
+            failed=lambda: query.exception(),
+        )
+    finally:
+        query.stop()
 
 
 def test_catalog_tables_of_grok_log_lines_and_schema_registry_avro_read_through_glue(

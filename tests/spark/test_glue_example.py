@@ -25,7 +25,7 @@ PAGE_TEMP = "/tmp/glue-temp"
 BUCKET, PREFIX = "glue-demo-output", "words/"
 PARTITIONED = re.compile(
     r"^words/ingest_year=\d{4}/ingest_month=\d\d/ingest_day=\d\d/ingest_hour=\d\d/"
-    r"run-\d+-[0-9a-f]{8}-part-r-\d{5}\.json$"
+    r"run-\d+-[0-9a-f]{8}-part-r-\d{5}-a\d+\.json$"
 )
 
 

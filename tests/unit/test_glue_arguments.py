@@ -57,6 +57,17 @@ def test_runner_flags_go_before_the_double_dash_and_the_job_s_after():
     assert split_arguments(["--JOB_NAME", "j"]) == ([], ["--JOB_NAME", "j"])
     with pytest.raises(GlueError, match="after '--'"):
         split_arguments(["--JOB_NAME", "j", "--", "x"])
+    assert split_arguments(["--", "--local", "x"]) == ([], ["--local", "x"])  # the script's
+
+
+def test_a_runner_flag_after_the_script_without_double_dash_is_refused_not_passed_on():
+    """`glue run job.py --local --JOB_NAME j` handed --local to the script, which then ran
+    against the AWS the environment names instead of a local one."""
+    with pytest.raises(GlueError) as e:
+        split_arguments(["--local", "--JOB_NAME", "j"])
+    text = str(e.value)
+    assert "\n" not in text and text.startswith("glue run: --local after the script with no '--'")
+    assert "glue run job.py --local -- --JOB_NAME" in text
 
 
 def test_a_configured_master_is_respected_and_local_star_is_the_default(tmp_path):

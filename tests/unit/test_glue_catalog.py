@@ -128,6 +128,7 @@ def test_a_catalog_sink_is_a_kinesis_stream_or_an_s3_location_with_its_partition
         "kinesis",
         {"streamARN": ARN, "partitionKey": "id"},
         "json",
+        {},
     )
     s3 = table({}, {"classification": "parquet"}, location="s3://b/out/")
     s3["PartitionKeys"] = [{"Name": "day", "Type": "string"}]
@@ -135,7 +136,18 @@ def test_a_catalog_sink_is_a_kinesis_stream_or_an_s3_location_with_its_partition
         "s3",
         {"path": "s3://b/out/", "partitionKeys": ["day"]},
         "parquet",
+        {},
     )
+
+
+def test_a_csv_table_s_serde_field_delimiter_is_the_files_separator():
+    """The catalog S3 sink wrote a '|' table's files with commas."""
+    csv = table({}, {"classification": "csv"}, location="s3://b/out/")
+    csv["StorageDescriptor"]["SerdeInfo"] = {"Parameters": {"field.delim": "|"}}
+    kind, options, fmt, format_options = catalog_sink(csv, NAME, {})
+    assert kind == "s3"
+    assert (fmt, format_options) == ("csv", {"separator": "|"})
+    assert FileTarget.parse(options, fmt, format_options).separator == "|"
 
 
 def test_for_each_batch_options_name_what_is_missing_or_wrong():
@@ -185,3 +197,42 @@ def test_s3_targets_take_glue_s_formats_and_refuse_options_they_cannot_honour():
         FileTarget.parse({"path": "s3://b/p"}, "orc", {})
     with pytest.raises(GlueError, match="'path' is required"):
         FileTarget.parse({}, "json", {})
+
+
+def test_s3_compression_and_avro_version_are_honoured_or_refused_never_ignored():
+    """connection_options compression on Parquet or Avro, and an Avro version, were
+    accepted and had no effect."""
+    parquet = FileTarget.parse({"path": "s3://b/p"}, "parquet", {"compression": "uncompressed"})
+    assert parquet.compression == "none"
+    with pytest.raises(GlueError, match=r"compression='gzip' applies to json and csv; parquet "):
+        FileTarget.parse({"path": "s3://b/p", "compression": "gzip"}, "parquet", {})
+    with pytest.raises(GlueError, match=r"compression='gzip' applies to json and csv; avro "):
+        FileTarget.parse({"path": "s3://b/p", "compression": "gzip"}, "avro", {})
+    assert FileTarget.parse({"path": "s3://b/p"}, "avro", {"version": "1.8"}).fmt == "avro"
+    with pytest.raises(GlueError, match=r"avro format_options version='1.7'"):
+        FileTarget.parse({"path": "s3://b/p"}, "avro", {"version": "1.7"})
+
+
+def test_partition_key_is_one_rule_for_the_sink_and_the_glue_writer():
+    from kinesis_dstream.sql.sink import partition_key_source
+
+    assert partition_key_source("user", ["data", "user"]) == ("user", None)
+    assert partition_key_source("fixed-key", ["data", "user"]) == (None, "fixed-key")
+    assert partition_key_source(None, ["data", "partitionKey"]) == ("partitionKey", None)
+
+
+def test_an_s3_write_without_a_region_is_one_line_before_any_task(monkeypatch, tmp_path):
+    """The executors' S3 settings defaulted the region to us-east-1, silently."""
+    from kinesis_dstream.glue.s3_output import check_s3_region
+
+    for name in ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    (tmp_path / "config").write_text("")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "config"))
+    with pytest.raises(GlueError) as e:
+        check_s3_region("s3://bucket/out/")
+    assert str(e.value).startswith("write_dynamic_frame to s3://bucket/out/: no AWS region")
+    assert "\n" not in str(e.value)
+    check_s3_region(str(tmp_path / "out"))  # a local path needs none
+    monkeypatch.setenv("AWS_REGION", "eu-west-1")
+    check_s3_region("s3a://bucket/out/")

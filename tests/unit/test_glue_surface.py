@@ -14,11 +14,11 @@ import pytest
 from kinesis_dstream.glue import installing
 from kinesis_dstream.glue.context import GlueContext
 from kinesis_dstream.glue.dynamicframe import DynamicFrame
-from kinesis_dstream.glue.errors import GlueError, NotProvidedError
+from kinesis_dstream.glue.errors import GlueError, GlueServiceError, NotProvidedError
 from kinesis_dstream.glue.fields import glue_cast_type, parse_path
 from kinesis_dstream.glue.file_formats import avro_schema
 from kinesis_dstream.glue.file_sink import partition_dir, split_by_keys
-from kinesis_dstream.glue.foreach_batch import first_line
+from kinesis_dstream.glue.foreach_batch import first_line, no_restart_heals
 from kinesis_dstream.glue.ingestion import ingestion_values
 from kinesis_dstream.glue.transforms import transform_named
 
@@ -167,3 +167,36 @@ def test_a_spark_error_is_told_in_one_line_with_the_python_error_inside():
     )
     line = first_line(RuntimeError(text))
     assert line.startswith("[STREAM_FAILED]") and line.endswith("ValueError: the batch failed")
+
+
+def test_a_py4j_error_is_told_in_one_line_with_the_java_exception_inside():
+    """Py4J puts the Java exception on the line after its own, after ': '; the one line
+    used to be "An error occurred while calling o54.start." alone."""
+    text = (
+        "An error occurred while calling o54.start.\n"
+        ": org.apache.hadoop.fs.ParentNotDirectoryException: Parent path is not a directory: "
+        "file:/etc/hostname\n"
+        "\tat org.apache.hadoop.fs.RawLocalFileSystem.mkdirs(RawLocalFileSystem.java:878)\n"
+        "Caused by: java.io.IOException: not this one\n"
+    )
+    assert first_line(RuntimeError(text)) == (
+        "An error occurred while calling o54.start. ... org.apache.hadoop.fs."
+        "ParentNotDirectoryException: Parent path is not a directory: file:/etc/hostname"
+    )
+
+
+def test_only_script_errors_end_for_each_batch_without_restarts():
+    assert no_restart_heals(NotProvidedError("DynamicFrame.resolveChoice is not provided"))
+    assert no_restart_heals(GlueError("partitionKeys ['x'] are not columns of the frame"))
+    assert not no_restart_heals(GlueServiceError("reading table db.t: throttled", code="x"))
+    assert not no_restart_heals(ValueError("the batch failed"))
+
+
+def test_apply_mapping_counts_only_the_casts_that_can_fail():
+    from pyspark.sql.types import FloatType, IntegerType, LongType, StringType
+
+    from kinesis_dstream.glue.cast_failures import may_fail
+
+    assert may_fail(StringType(), "int") and may_fail(LongType(), "tinyint")
+    assert not may_fail(IntegerType(), "bigint") and not may_fail(FloatType(), "double")
+    assert not may_fail(LongType(), "string") and not may_fail(LongType(), "bigint")
