@@ -37,6 +37,16 @@ def unique_name(request):
 
 
 @pytest.fixture
+def registry_name(local_aws, unique_name):
+    """A Schema Registry registry of this test's own on the session's moto, deleted when
+    the test ends: moto allows 10 registries per account and the session shares one."""
+    glue = local_aws.client("glue")
+    glue.create_registry(RegistryName=unique_name)
+    yield unique_name
+    glue.delete_registry(RegistryId={"RegistryName": unique_name})
+
+
+@pytest.fixture
 def stream(kinesis, unique_name):
     """A fresh one-shard stream; tests needing more shards call ensure_stream themselves."""
     ensure_stream(kinesis, unique_name, 1)

@@ -44,15 +44,14 @@ CREDENTIALS = AWSCredentials(access_key_id="testing", secret_access_key="testing
 
 
 @pytest.fixture
-def registry(local_aws, unique_name):
+def registry(local_aws, registry_name):
     """A registry of its own on moto, and a proxy in front of moto recording the
     GetSchemaVersion calls."""
     glue = local_aws.client("glue")
-    glue.create_registry(RegistryName=unique_name)
     proxy = FaultProxy(local_aws.endpoint_url).start()
     proxy.record("GetSchemaVersion")
     try:
-        yield glue, unique_name, proxy
+        yield glue, registry_name, proxy
     finally:
         proxy.stop()
 

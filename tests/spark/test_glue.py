@@ -491,7 +491,7 @@ def test_apply_mapping_makes_a_value_it_cannot_cast_null_and_counts_it(
 
 
 def test_catalog_tables_of_grok_log_lines_and_schema_registry_avro_read_through_glue(
-    glue, session, local_aws, kinesis, unique_name, tmp_path
+    glue, session, local_aws, kinesis, registry_name, tmp_path
 ):
     """A Glue job reads a grok table (grokPattern, grokCustomPatterns) and a Schema
     Registry table (StorageDescriptor.SchemaReference) as the catalog holds them."""
@@ -502,6 +502,7 @@ def test_catalog_tables_of_grok_log_lines_and_schema_registry_avro_read_through_
     from ..support.weblog import COLUMNS, CUSTOM_PATTERNS, PATTERN, weblog
     from .test_sql_connectors import available_now
 
+    unique_name = registry_name
     catalog = local_aws.client("glue")
     logs, orders = f"{unique_name}-logs", f"{unique_name}-orders"
     lines, expected = weblog(40)
@@ -525,7 +526,6 @@ def test_catalog_tables_of_grok_log_lines_and_schema_registry_avro_read_through_
     assert len(rows) == 40 and len(good) == sum(1 for e in expected if e is not None)
     assert sorted(r.request for r in good) == sorted(e["request"] for e in expected if e)
 
-    catalog.create_registry(RegistryName=unique_name)
     older = GlueSchemaRegistrySerializer(V1, unique_name, client=catalog, compression="zlib")
     newer = GlueSchemaRegistrySerializer(V2, unique_name, client=catalog)
     ensure_stream(kinesis, orders, 1)

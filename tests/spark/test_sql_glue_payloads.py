@@ -63,10 +63,10 @@ def test_grok_weblog_every_field_right_bad_lines_corrupt(
 
 
 def test_registry_avro_two_versions_zlib_unknown_ids_and_calls_per_version(
-    session, local_aws, kinesis, unique_name, tmp_path
+    session, local_aws, kinesis, registry_name, tmp_path
 ):
+    unique_name = registry_name
     glue = local_aws.client("glue")
-    glue.create_registry(RegistryName=unique_name)
     first = GlueSchemaRegistrySerializer(V1, unique_name, client=glue, compression="zlib")
     second = GlueSchemaRegistrySerializer(V2, unique_name, client=glue)
     assert first.version_id != second.version_id  # registered in this order: V2 is the latest
