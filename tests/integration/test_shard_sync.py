@@ -4,7 +4,6 @@ Resharding runs on kinesalite (moto's split and merge are wrong); the rest on mo
 """
 
 import dataclasses
-import time
 from datetime import datetime, timezone
 
 import pytest
@@ -26,7 +25,7 @@ from kinesis_dstream.retrieval.reader import ReaderConfig, ShardReader, StartPos
 from kinesis_dstream.retrieval.streams import ensure_stream, list_shards, wait_active
 
 from ..support.records import put_records
-from ..support.waiting import seconds_until
+from ..support.waiting import seconds_until, wait_until
 
 FAST = ReaderConfig(min_call_interval_s=0.0)
 
@@ -222,9 +221,14 @@ def test_the_periodic_sync_finds_new_shards_and_the_worker_takes_them(
             NewStartingHashKey=str(2**127),
         )
         wait_active(kinesis, unique_name)
-        deadline = time.monotonic() + 3 * worker.taker_interval_s + 2
-        while len(worker.held_leases()) < 3 and time.monotonic() < deadline:
-            time.sleep(0.05)
+        # A taken lease is held at once and announced just after: wait for both
+        wait_until(
+            lambda: len(worker.held_leases()) == 3 and len(gained) == 3,
+            3 * worker.taker_interval_s + 2,
+            "both children held and announced",
+            interval_s=0.05,
+            detail=lambda: f"held {sorted(worker.held_leases())}, gained {gained}",
+        )
         assert set(worker.held_leases()) == {f"shardId-00000000000{i}" for i in range(3)}
         assert sorted(gained) == [f"shardId-00000000000{i}" for i in range(3)]
         children = leases_of(table)
