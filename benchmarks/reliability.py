@@ -158,7 +158,7 @@ def main() -> int:
         REPORT_ENV,
         [
             "-m",
-            "slow or not slow" if slow else "not slow",
+            "slow or not slow" if slow else "not soak",
             "-k",
             "not soak_short" if slow else "not soak_ten_minutes",
             "tests/spark/test_reliability.py",

@@ -140,4 +140,5 @@ def test_the_glue_page_runs_the_example_and_it_resumes_after_ctrl_c(local_aws, t
     assert totals(shown, "Totals for the words written to S3") == sent
 
 
-pytestmark = pytest.mark.spark
+# Over 35 s each: left out of the README's command (under 20 minutes), run by .ci/run after it.
+pytestmark = [pytest.mark.spark, pytest.mark.slow]

@@ -27,7 +27,8 @@ from kinesis_dstream.retrieval.streams import ensure_stream
 
 from ..support.waiting import wait_until
 
-pytestmark = pytest.mark.spark
+# Over 35 s each: left out of the README's command (under 20 minutes), run by .ci/run after it.
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "support" / "scripts"
 WORDS = ("spark", "you", "are", "my", "father")

@@ -23,7 +23,8 @@ from kinesis_dstream.retrieval.streams import ensure_stream
 
 from ..support.records import put_records
 
-pytestmark = pytest.mark.spark
+# Over 35 s each: left out of the README's command (under 20 minutes), run by .ci/run after it.
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "tests" / "support" / "scripts" / "sql_cluster_app.py"
