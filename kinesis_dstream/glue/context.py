@@ -123,6 +123,7 @@ class GlueContext(ReportsNotProvided, SQLContext):
         transformation_ctx: str = "",
         **kwargs: Any,
     ) -> Any:
+        note_ignored("write_from_options", "", kwargs)
         return write_options(
             self.spark_session,
             frame_or_dfc,

@@ -132,3 +132,17 @@ def test_write_to_a_catalog_table_names_the_arguments_it_ignores(
         "write_dynamic_frame.from_catalog: arguments ['sink_name', 'useless'] have no effect "
         "here; ignored"
     ) in caplog.messages
+
+
+def test_write_from_options_names_the_arguments_it_ignores(caplog):
+    """GlueContext.write_from_options took **kwargs as aws-glue-libs does and dropped
+    them without a word."""
+    from kinesis_dstream.glue.context import GlueContext
+
+    context = object.__new__(GlueContext)  # no Spark: the frame check fails first
+    context.spark_session = None
+    with pytest.raises(TypeError, match="must be DynamicFrame"):
+        context.write_from_options(None, "s3", {"path": "/tmp/x"}, sink_name="x", useless=1)
+    assert (
+        "write_from_options: arguments ['sink_name', 'useless'] have no effect here; ignored"
+    ) in caplog.messages
