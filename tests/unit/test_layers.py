@@ -46,6 +46,7 @@ LAYERS = [
         f"{P}.leases.*",
         f"{P}.producer",
         f"{P}.schema_registry",
+        f"{P}.schema_registry.*",
     ],
     [
         f"{P}.dstream",

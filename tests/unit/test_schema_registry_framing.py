@@ -1,4 +1,4 @@
-"""Glue Schema Registry framing (schema_registry.py) and the registry's options
+"""Glue Schema Registry framing (schema_registry/framing.py) and the registry's options
 (sql/parsing/registry.py, payload_format.py). Pure: no server."""
 
 from __future__ import annotations
