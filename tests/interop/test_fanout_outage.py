@@ -15,6 +15,8 @@ import sys
 import time
 from collections import Counter
 
+import pytest
+
 from kinesis_dstream.multilang import load_properties
 from kinesis_dstream.retrieval.streams import ensure_stream
 
@@ -30,6 +32,9 @@ from .test_multilang_daemon import (
 )
 
 
+# A soak of an outage (28 s): left out of the README's command (under 20 minutes);
+# .ci/run runs it after that.
+@pytest.mark.slow
 def test_a_fan_out_daemon_rides_out_an_outage_of_bare_500s(
     ministack, local_aws, kclpy, unique_name, tmp_path, monkeypatch, caplog
 ):
