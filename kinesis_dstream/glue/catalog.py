@@ -36,8 +36,14 @@ STREAM_KEYS = (
 FORMAT_KEYS = ("classification", "delimiter", "avroSchema", "grokPattern", "grokCustomPatterns")
 #: GetTable's retries: a job reads its table once, at its start.
 CATALOG_BACKOFF = Backoff(initial_delay_s=0.2, max_delay_s=2.0, max_attempts=5, max_elapsed_s=20.0)
-#: A table's SerDe parameter giving a CSV table's field separator.
-SERDE_DELIMITER = "field.delim"
+#: A CSV table's SerDe parameters -> Glue's CSV format options: LazySimpleSerDe's
+#: ``field.delim``, and OpenCSVSerde's (what crawlers make for quoted CSV) three.
+SERDE_CSV_OPTIONS = (
+    ("field.delim", "separator"),
+    ("separatorChar", "separator"),
+    ("quoteChar", "quoteChar"),
+    ("escapeChar", "escaper"),
+)
 #: Classifications whose schema is the table's columns (as Spark DDL).
 COLUMN_SCHEMA_CLASSIFICATIONS = ("json", "csv")
 
@@ -163,7 +169,8 @@ def catalog_sink(
 ) -> tuple:
     """Where ``write_dynamic_frame.from_catalog`` writes: ``("kinesis", sink options,
     "json", {})`` for a Kinesis table, ``("s3", connection options, format, format
-    options)`` for an S3 table (a CSV table's SerDe ``field.delim`` is its separator)."""
+    options)`` for an S3 table (a CSV table's SerDe gives its separator, quote and escape
+    characters: :data:`SERDE_CSV_OPTIONS`)."""
     if is_kinesis_table(table):
         options = _kinesis_table_options(table, name)
         keep = {k: v for k, v in options.items() if k in STREAM_KEYS}
@@ -175,10 +182,11 @@ def catalog_sink(
         classification = str(table_params.get("classification") or "json").lower()
         options = merged({"path": location, "partitionKeys": keys}, dict(additional_options))
         serde = (storage.get("SerdeInfo") or {}).get("Parameters") or {}
-        delimiter = serde.get(SERDE_DELIMITER)
-        format_options = (
-            {"separator": str(delimiter)} if classification == "csv" and delimiter else {}
-        )
+        format_options = {
+            option: str(serde[parameter])
+            for parameter, option in SERDE_CSV_OPTIONS
+            if classification == "csv" and serde.get(parameter)
+        }
         return ("s3", options, classification, format_options)
     raise GlueError(
         f"{name} is neither a Kinesis table (typeOfData=kinesis) nor an S3 table "

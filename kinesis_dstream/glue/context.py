@@ -161,16 +161,10 @@ class GlueContext(ReportsNotProvided, SQLContext):
         **kwargs: Any,
     ) -> Any:
         """A DataFrame to a catalog table (as :meth:`write_dynamic_frame_from_catalog`)."""
-        return self.write_dynamic_frame_from_catalog(
-            DynamicFrame.fromDF(frame, self, str(table_name)),
-            database,
-            table_name,
-            redshift_tmp_dir,
-            transformation_ctx,
-            additional_options,
-            catalog_id,
-            **kwargs,
-        )
+        name = TableName.from_arguments(database, table_name, catalog_id, kwargs)
+        note_ignored("write_data_frame.from_catalog", "", kwargs)
+        dynamic = DynamicFrame.fromDF(frame, self, str(name.table))
+        return write_catalog(self.spark_session, dynamic, name, additional_options)
 
     # --- streaming -------------------------------------------------------------------
 

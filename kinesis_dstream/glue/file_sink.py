@@ -7,7 +7,9 @@ value is ``__HIVE_DEFAULT_PARTITION__``; special characters %-escaped as Spark d
 a local directory or S3 (:mod:`.file_stores`). Nothing is collected on the driver but
 the list of files written.
 
-File names: ``run-<write start ms>-<write token>-part-r-<task:05d>-a<attempt><ext>``.
+File names: ``run-<write start ms>-<write token>-part-r-<task:05d>-a<attempt id><ext>``,
+the attempt id being Spark's ``taskAttemptId`` (unique in the application: a task's
+``attemptNumber`` starts at 0 again in a retried stage, so two attempts could share it).
 Each attempt of a task (a retry, a speculative copy) writes files of its own name, so an
 attempt only ever touches its own files: one that fails aborts the files it was writing
 and deletes those it finished, and never removes or overwrites another attempt's. A
@@ -72,7 +74,8 @@ class FileSetWriter(DataSourceArrowWriter):
         self.file_options = json.loads(options["file_options"])
 
     def file_name(self, task: int, attempt: int) -> str:
-        """The name of attempt ``attempt`` of task ``task``'s files (see the module)."""
+        """The name of the files of task ``task``'s attempt ``attempt`` (Spark's
+        ``taskAttemptId``: see the module)."""
         suffix = EXTENSIONS[self.fmt]
         codec = LINE_COMPRESSION.get(self.file_options.get("compression", "none"))
         if self.fmt in ("json", "csv") and codec:
@@ -85,7 +88,7 @@ class FileSetWriter(DataSourceArrowWriter):
         context = TaskContext.get()
         if context is None:  # not in a Spark task: one attempt of task 0
             return self.write_attempt(iterator, 0, 0)
-        return self.write_attempt(iterator, context.partitionId(), context.attemptNumber())
+        return self.write_attempt(iterator, context.partitionId(), context.taskAttemptId())
 
     def write_attempt(self, iterator: Iterator[Any], task: int, attempt: int) -> FilesWritten:
         """Attempt ``attempt`` of task ``task``: its rows into files only it names. A

@@ -145,11 +145,13 @@ class S3File(OutputFile):
         if self._upload_id is None:
             self._upload_id = self._store.call(
                 "CreateMultipartUpload",
+                key,
                 lambda: s3.create_multipart_upload(Bucket=bucket, Key=key)["UploadId"],
             )
         number = len(self._parts) + 1
         answer = self._store.call(
             "UploadPart",
+            key,
             lambda: s3.upload_part(
                 Bucket=bucket, Key=key, UploadId=self._upload_id, PartNumber=number, Body=body
             ),
@@ -160,13 +162,16 @@ class S3File(OutputFile):
         s3, bucket, key = self._store.client(), self._store.bucket, self._key
         if self._upload_id is None:
             body = bytes(self._buffer)
-            self._store.call("PutObject", lambda: s3.put_object(Bucket=bucket, Key=key, Body=body))
+            self._store.call(
+                "PutObject", key, lambda: s3.put_object(Bucket=bucket, Key=key, Body=body)
+            )
         else:
             if self._buffer:
                 self._upload_part(bytes(self._buffer))
             parts = {"Parts": self._parts}
             self._store.call(
                 "CompleteMultipartUpload",
+                key,
                 lambda: s3.complete_multipart_upload(
                     Bucket=bucket, Key=key, UploadId=self._upload_id, MultipartUpload=parts
                 ),
@@ -180,6 +185,7 @@ class S3File(OutputFile):
             upload = self._upload_id
             self._store.call(
                 "AbortMultipartUpload",
+                key,
                 lambda: s3.abort_multipart_upload(Bucket=bucket, Key=key, UploadId=upload),
             )
 
@@ -219,8 +225,10 @@ class S3Store:
     def client(self) -> Any:
         return self.client_spec.client()
 
-    def call(self, operation: str, fn: Any) -> Any:
-        return call_with_retry(fn, self.backoff, operation=operation, client=self.client())
+    def call(self, operation: str, key: str, fn: Any) -> Any:
+        """``fn()`` with the retry rule; a failure names the operation and the object."""
+        where = f"{operation} of s3://{self.bucket}/{key}"
+        return call_with_retry(fn, self.backoff, operation=where, client=self.client())
 
     def open(self, relative: str) -> OutputFile:
         return S3File(self, "/".join(filter(None, (self.prefix, relative))))
@@ -228,7 +236,7 @@ class S3Store:
     def delete(self, path: str) -> None:
         bucket, key = parse_s3_url(path)
         s3 = self.client()
-        self.call("DeleteObject", lambda: s3.delete_object(Bucket=bucket, Key=key))
+        self.call("DeleteObject", key, lambda: s3.delete_object(Bucket=bucket, Key=key))
 
 
 def open_store(path: str) -> Any:

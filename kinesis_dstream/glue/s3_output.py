@@ -27,7 +27,7 @@ from urllib.parse import urlparse
 
 from ..aws import resolve_region
 from ..dstream.spark_internals import hadoop_can_write, jvm_has_class
-from ..sql.ends.s3 import is_s3_url
+from ..sql.ends.s3 import is_s3_url, parse_s3_url
 from .errors import GlueError, not_provided
 from .fields import top_column
 from .file_formats import LINE_COLUMN, LINE_COMPRESSION, PARQUET_COMPRESSION
@@ -155,7 +155,7 @@ def write_files(spark: Any, df: Any, target: FileTarget) -> None:
     if spark_writes:
         _spark_write(df, target)
     elif urlparse(target.path).scheme in PYTHON_SCHEMES:
-        check_s3_region(target.path)
+        check_s3_output(target.path)
         _python_write(df, target, data)
     else:
         raise GlueError(
@@ -171,13 +171,14 @@ def write_files(spark: Any, df: Any, target: FileTarget) -> None:
     )
 
 
-def check_s3_region(path: str) -> None:
-    """An S3 path written from the executors needs a region, resolved as for every AWS
-    client of the library (never a silent us-east-1): a missing one is one line here,
-    on the driver, before any task runs."""
+def check_s3_output(path: str) -> None:
+    """An S3 path written from the executors must name a bucket and needs a region,
+    resolved as for every AWS client of the library (never a silent us-east-1): either
+    missing is one line here, on the driver, before any task runs."""
     if not is_s3_url(path):
         return
     try:
+        parse_s3_url(path)
         resolve_region()
     except ValueError as exc:
         raise GlueError(f"write_dynamic_frame to {path}: {exc}") from None

@@ -118,7 +118,7 @@ def test_write_to_a_catalog_table_names_the_arguments_it_ignores(
     """The readers warned about arguments without effect; the catalog writer dropped them
     silently (and its write_dynamic_frame.from_catalog did not even pass them on)."""
     from kinesis_dstream.glue.context import GlueContext
-    from kinesis_dstream.glue.writers import DynamicFrameWriter
+    from kinesis_dstream.glue.writers import DataFrameWriter, DynamicFrameWriter
 
     for key, value in local_aws.env().items():
         monkeypatch.setenv(key, value)
@@ -131,6 +131,14 @@ def test_write_to_a_catalog_table_names_the_arguments_it_ignores(
     assert (
         "write_dynamic_frame.from_catalog: arguments ['sink_name', 'useless'] have no effect "
         "here; ignored"
+    ) in caplog.messages
+    # write_data_frame names itself, not the dynamic-frame method it once went through
+    with pytest.raises(Exception, match="DynamicFrame wraps a Spark DataFrame"):
+        DataFrameWriter(context).from_catalog(
+            frame=None, database=database, table_name="absent", sink_name="x"
+        )
+    assert (
+        "write_data_frame.from_catalog: arguments ['sink_name'] have no effect here; ignored"
     ) in caplog.messages
 
 

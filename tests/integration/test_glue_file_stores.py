@@ -68,13 +68,15 @@ def test_a_failed_commit_of_a_later_file_removes_the_files_the_attempt_committed
     client, bucket = s3
     refused = CallErrors(client, "s3", "PutObject", lambda n: "AccessDenied" if n == 1 else None)
     try:
-        with pytest.raises(Exception, match="AccessDenied"):
+        with pytest.raises(Exception, match="AccessDenied") as e:
             writer(bucket, keys=["k"]).write_attempt(
                 iter([lines(1, key="a"), lines(2, key="b")]), 0, 0
             )
     finally:
         refused.remove()
     assert refused.calls == 2  # the first file was committed, the second refused
+    # the error names the object, not only the operation (botocore's message names neither)
+    assert f"PutObject of s3://{bucket}/out/k=b/run-1-abcd1234-part-r-00000-a0.json" in str(e.value)
     assert s3_objects(client, bucket) == {}
 
 

@@ -150,6 +150,19 @@ def test_a_csv_table_s_serde_field_delimiter_is_the_files_separator():
     assert FileTarget.parse(options, fmt, format_options).separator == "|"
 
 
+def test_an_open_csv_serde_table_s_separator_quote_and_escape_are_the_files():
+    """OpenCSVSerde (what crawlers make for quoted CSV) names them separatorChar,
+    quoteChar and escapeChar; only field.delim was read, so such a '|' table got commas."""
+    csv = table({}, {"classification": "csv"}, location="s3://b/out/")
+    csv["StorageDescriptor"]["SerdeInfo"] = {
+        "SerializationLibrary": "org.apache.hadoop.hive.serde2.OpenCSVSerde",
+        "Parameters": {"separatorChar": "|", "quoteChar": "'", "escapeChar": "#"},
+    }
+    _, options, fmt, format_options = catalog_sink(csv, NAME, {})
+    target = FileTarget.parse(options, fmt, format_options)
+    assert (target.separator, target.quote, target.escape) == ("|", "'", "#")
+
+
 def test_for_each_batch_options_name_what_is_missing_or_wrong():
     with pytest.raises(GlueError, match="option 'windowSize' is required"):
         ForEachBatchOptions.parse({"checkpointLocation": "/tmp/c"})
@@ -223,16 +236,23 @@ def test_partition_key_is_one_rule_for_the_sink_and_the_glue_writer():
 
 def test_an_s3_write_without_a_region_is_one_line_before_any_task(monkeypatch, tmp_path):
     """The executors' S3 settings defaulted the region to us-east-1, silently."""
-    from kinesis_dstream.glue.s3_output import check_s3_region
+    from kinesis_dstream.glue.s3_output import check_s3_output
 
     for name in ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE"):
         monkeypatch.delenv(name, raising=False)
     (tmp_path / "config").write_text("")
     monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "config"))
     with pytest.raises(GlueError) as e:
-        check_s3_region("s3://bucket/out/")
+        check_s3_output("s3://bucket/out/")
     assert str(e.value).startswith("write_dynamic_frame to s3://bucket/out/: no AWS region")
     assert "\n" not in str(e.value)
-    check_s3_region(str(tmp_path / "out"))  # a local path needs none
+    check_s3_output(str(tmp_path / "out"))  # a local path needs none
     monkeypatch.setenv("AWS_REGION", "eu-west-1")
-    check_s3_region("s3a://bucket/out/")
+    check_s3_output("s3a://bucket/out/")
+    # a path the executors' S3 writer cannot parse fails here too, not in every task
+    with pytest.raises(
+        GlueError,
+        match=r"^write_dynamic_frame to s3://My_Bucket/out/: .* "
+        r"does not name an S3 bucket",
+    ):
+        check_s3_output("s3://My_Bucket/out/")

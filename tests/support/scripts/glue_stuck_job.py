@@ -12,7 +12,10 @@ import time
 
 from kinesis_dstream.stop_signals import stop_signals
 
-helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"], process_group=0)
+# preexec_fn, not process_group= (Python 3.11+): the library supports Python 3.9
+helper = subprocess.Popen(
+    [sys.executable, "-c", "import time; time.sleep(300)"], preexec_fn=os.setpgrp
+)
 print("PIDS", os.getpid(), helper.pid, flush=True)
 if "--ignore" in sys.argv:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
