@@ -17,6 +17,11 @@ if (!(name in SERVERS)) {
   process.exit(2)
 }
 const server = SERVERS[name]()
+// Idle keep-alive connections stay open, as a Kinesis or DynamoDB endpoint keeps them far
+// longer than Node's 5 s default: at 5 s a client reusing a pooled connection just as the
+// server closes it gets a reset, and the tests' own clients have botocore's retries off
+// (the library's clients retry it). A loaded run failed once on that race.
+server.keepAliveTimeout = 0
 server.listen(Number(port), '127.0.0.1', () => {
   process.stdout.write(`KINESIS_DSTREAM_LOCAL_AWS_READY ${server.address().port}\n`)
 })

@@ -50,6 +50,7 @@ def create_stream(spark, server, dynamodb_url, stream, mode, deliveries):
             1,
             messageHandler=lambda r: (r.data.decode(), r.shard_id),
             dynamoDBEndpointUrl=dynamodb_url,
+            cloudWatchEndpointUrl=dynamodb_url,  # moto: never the real CloudWatch
             retrievalMode=mode,
         )
         key = id(deliveries)
