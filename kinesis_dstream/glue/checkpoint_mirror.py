@@ -144,7 +144,11 @@ class CheckpointMirror:
             return
         if self._hold is not None and plan.committed is not None and plan.committed >= self._hold:
             self._hold = None
-            log.warning(HOLD_LINE.format(batch=plan.committed) + " (%s, test hook)", HOLD_ENV)
+            log.warning(
+                HOLD_LINE.format(batch=plan.committed) + " (pid %d; %s, a test hook)",
+                os.getpid(),
+                HOLD_ENV,
+            )
             self._stop.wait(HOLD_MAX_S)
         for relative in plan.uploads:
             path = os.path.join(self.local_dir, *relative.split("/"))

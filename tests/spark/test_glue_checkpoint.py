@@ -32,7 +32,9 @@ def test_a_checkpoint_on_s3_is_mirrored_and_a_fresh_directory_resumes_from_s3_al
         [("word1", "string"), ("word2", "string")],
     )
     checkpoint = f"s3://{bucket}/out/cp/"  # a public job's shape: <output_path>cp/
-    options = ForEachBatchOptions.parse({"windowSize": "1 second", "checkpointLocation": checkpoint})
+    options = ForEachBatchOptions.parse(
+        {"windowSize": "1 second", "checkpointLocation": checkpoint}
+    )
     seen: list = []
 
     def processBatch(data_frame, batchId):
