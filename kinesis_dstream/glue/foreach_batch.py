@@ -30,15 +30,16 @@ import logging
 import re
 import threading
 import time
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from ..dstream.spark_internals import hadoop_can_write, hadoop_mkdirs
 from ..errors import KinesisServiceError
 from ..stop_signals import stop_signals
-from .checkpoint_ends import checkpoint_started, clear_ends, place_ends
-from .checkpoint_mirror import CheckpointMirror, needs_mirror
 from .errors import GlueError, NotProvidedError
 from .options import ForEachBatchOptions
+
+if TYPE_CHECKING:
+    from .checkpoint_mirror import CheckpointMirror
 
 log = logging.getLogger(__name__)
 
@@ -170,6 +171,10 @@ class BatchLoop:
 
     def run(self) -> LoopEnd:
         """Until a stop request, a clean end of the query, or a failure past the retries."""
+        # here, not at the top: the runner imports this module where pyspark may be absent
+        from .checkpoint_ends import checkpoint_started, clear_ends, place_ends
+        from .checkpoint_mirror import CheckpointMirror, needs_mirror
+
         location = self.options.checkpoint_location
         sc = self.frame.sparkSession.sparkContext
         if needs_mirror(sc, location):

@@ -27,6 +27,7 @@ from kinesis_dstream.retrieval.streams import ensure_stream
 
 from ..support.glue import (
     create_kinesis_table,
+    create_words_table,
     json_rows,
     running_loop,
     s3_objects,
@@ -83,14 +84,7 @@ def test_a_glue_studio_batch_function_gets_every_record_of_a_catalog_table_into_
     """Empty batches never reach the function; a batch whose function fails twice runs
     again from the checkpoint (batchMaxRetries 3) and every record lands, partitioned."""
     table = unique_name.replace("-", "_")
-    create_kinesis_table(
-        local_aws.client("glue"),
-        "glue_tests",
-        table,
-        {"streamName": stream, "endpointUrl": local_aws.endpoint_url},
-        {"classification": "csv", "delimiter": " "},
-        [("word1", "string"), ("word2", "string"), ("word3", "string")],
-    )
+    create_words_table(local_aws, table, stream, words=3)
     frame = glue.create_data_frame.from_catalog(
         database="glue_tests",
         table_name=table,

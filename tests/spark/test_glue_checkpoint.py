@@ -6,7 +6,7 @@ import os
 from kinesis_dstream.glue.foreach_batch import BatchLoop
 from kinesis_dstream.glue.options import ForEachBatchOptions
 
-from ..support.glue import create_kinesis_table, running_loop, s3_objects
+from ..support.glue import create_words_table, running_loop, s3_objects
 from ..support.records import put_records
 from ..support.waiting import wait_until
 from .test_glue import bucket, glue, glue_env  # noqa: F401 (the Glue tests' fixtures)
@@ -23,14 +23,7 @@ def test_a_checkpoint_on_s3_is_mirrored_and_a_fresh_directory_resumes_from_s3_al
     """Two runs, each on a fresh local copy restored from S3: every record once, and
     the S3 prefix holds Spark's checkpoint and the source's range ends."""
     table = unique_name.replace("-", "_")
-    create_kinesis_table(
-        local_aws.client("glue"),
-        "glue_tests",
-        table,
-        {"streamName": stream, "endpointUrl": local_aws.endpoint_url},
-        {"classification": "csv", "delimiter": " "},
-        [("word1", "string"), ("word2", "string")],
-    )
+    create_words_table(local_aws, table, stream)
     checkpoint = f"s3://{bucket}/out/cp/"  # a public job's shape: <output_path>cp/
     options = ForEachBatchOptions.parse(
         {"windowSize": "1 second", "checkpointLocation": checkpoint}

@@ -15,7 +15,7 @@ import pytest
 
 from kinesis_dstream.glue.checkpoint_mirror import HOLD_ENV
 
-from ..support.glue import create_kinesis_table, json_rows, s3_objects
+from ..support.glue import create_words_table, json_rows, s3_objects
 from ..support.records import put_records
 from ..support.waiting import wait_until
 
@@ -58,14 +58,7 @@ def test_a_job_killed_between_a_commit_and_its_upload_resumes_from_s3_alone(
     bucket = unique_name.lower()
     s3.create_bucket(Bucket=bucket)
     table = unique_name.replace("-", "_")
-    create_kinesis_table(
-        local_aws.client("glue"),
-        "glue_tests",
-        table,
-        {"streamName": stream, "endpointUrl": local_aws.endpoint_url},
-        {"classification": "csv", "delimiter": " "},
-        [("word1", "string"), ("word2", "string")],
-    )
+    create_words_table(local_aws, table, stream)
     args = ["--JOB_NAME", "cp", "--database", "glue_tests", "--table", table]
     args += ["--output_path", f"s3://{bucket}/out/"]
 
