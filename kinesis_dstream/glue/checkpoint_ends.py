@@ -27,8 +27,10 @@ from collections.abc import Mapping
 from typing import Any, Optional
 
 from ..aws import ClientSpec
+from ..backoff import call_with_retry
 from ..sql.config.options import DEFAULT_STORE_DIR
 from ..sql.ends.s3 import is_s3_url, parse_s3_url
+from ..sql.ends.store import STORE_BACKOFF
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +78,12 @@ def has_objects(place: str, client_spec: Optional[ClientSpec] = None) -> bool:
         return os.path.isdir(place) and bool(os.listdir(place))
     bucket, prefix = parse_s3_url(place)
     s3 = (client_spec or ClientSpec("s3")).client()
-    page = s3.list_objects_v2(Bucket=bucket, Prefix=f"{prefix}/" if prefix else "", MaxKeys=1)
+    page = call_with_retry(
+        lambda: s3.list_objects_v2(Bucket=bucket, Prefix=f"{prefix}/" if prefix else "", MaxKeys=1),
+        STORE_BACKOFF,
+        operation=f"ListObjectsV2 of {place}",
+        client=s3,
+    )
     return bool(page.get("KeyCount", 0))
 
 

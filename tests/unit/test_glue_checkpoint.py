@@ -135,3 +135,20 @@ def test_a_deferred_place_is_read_when_the_reader_is_built(tmp_path):
     with pytest.raises(OptionError, match="'gs://b/x' is neither S3 nor"):
         build_end_store(options)
     os.remove(options.end_store.path)
+
+
+def test_a_checkpoint_started_before_keeps_its_ends_in_the_old_default(tmp_path):
+    from kinesis_dstream.glue.checkpoint_ends import checkpoint_started, clear_ends
+
+    checkpoint = tmp_path / "cp"
+    assert not checkpoint_started(str(checkpoint))
+    (checkpoint / "offsets").mkdir(parents=True)
+    (checkpoint / "offsets" / ".0.crc").write_text("")
+    assert not checkpoint_started(str(checkpoint))
+    (checkpoint / "offsets" / "0").write_text("v1")
+    assert checkpoint_started(f"file://{checkpoint}")
+    assert place_ends(str(checkpoint), started=True) == DEFAULT_STORE_DIR
+    (checkpoint / "kinesis-ends" / "queries").mkdir(parents=True)
+    (checkpoint / "kinesis-ends" / "queries" / "q").write_text("host")
+    assert place_ends(str(checkpoint), started=True) == str(checkpoint / "kinesis-ends")
+    clear_ends()
