@@ -16,6 +16,11 @@ stop is a Ctrl-C or SIGTERM (the query is stopped gracefully; its checkpoint kee
 it was, the next run resumes there) or a query stopped from elsewhere. The graceful stop
 is bounded: the batch in progress may take STOP_WAIT_S, the query's stop
 QUERY_STOP_TIMEOUT_S; a second Ctrl-C or SIGTERM ends the process at once.
+
+A ``checkpointLocation`` on S3 where Spark has no S3 filesystem is kept in a local
+directory restored from S3 at start and mirrored to S3 after each committed batch
+(:mod:`.checkpoint_mirror`). The sources' range ends go inside the checkpoint
+(:mod:`.checkpoint_ends`), so the checkpoint is all a restart needs.
 """
 
 from __future__ import annotations
@@ -25,13 +30,16 @@ import logging
 import re
 import threading
 import time
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from ..dstream.spark_internals import hadoop_can_write, hadoop_mkdirs
 from ..errors import KinesisServiceError
 from ..stop_signals import stop_signals
 from .errors import GlueError, NotProvidedError
 from .options import ForEachBatchOptions
+
+if TYPE_CHECKING:
+    from .checkpoint_mirror import CheckpointMirror
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +77,8 @@ def no_restart_heals(exc: BaseException) -> bool:
 
 def check_checkpoint_location(sc: Any, location: str) -> None:
     """A checkpoint Spark cannot write fails here, before the query reads a record: one
-    whose scheme has no Hadoop FileSystem it can load, or a directory it cannot make."""
+    whose scheme has no Hadoop FileSystem it can load (but S3: :func:`needs_mirror`), or
+    a directory it cannot make."""
     instead = (
         "pass a local or mounted directory instead (e.g. --TempDir /tmp/glue-temp, which "
         "Glue Studio's scripts build the checkpoint from)"
@@ -78,9 +87,9 @@ def check_checkpoint_location(sc: Any, location: str) -> None:
         scheme = location.split("://", 1)[0] if "://" in location else location
         raise GlueError(
             f"forEachBatch: checkpointLocation {location!r}: this Spark has no Hadoop "
-            f"FileSystem it can load for {scheme}:// (pip-installed PySpark has none for "
-            f"s3:// or s3a://), so it cannot keep the query's checkpoint there; {instead}, "
-            "or add hadoop-aws to Spark and use s3a://"
+            f"FileSystem it can load for {scheme}://, so it cannot keep the query's "
+            f"checkpoint there; {instead}, or an s3:// path (mirrored from a local copy "
+            "where Spark has no S3 filesystem)"
         )
     failure = hadoop_mkdirs(sc, location)
     if failure is not None:
@@ -112,6 +121,8 @@ class BatchLoop:
         self.batches_seen = 0
         self.batches_called = 0
         self._fatal: Optional[BaseException] = None
+        #: The S3 mirror of the checkpoint, while a query runs on a local copy of it.
+        self.mirror: Optional[CheckpointMirror] = None
 
     def _batch(self, data_frame: Any, batch_id: int) -> None:
         if self._run > self.retry_attempt:  # the previous batch succeeded
@@ -121,6 +132,7 @@ class BatchLoop:
                 log.info("The previous batch succeeded; the retry count is 0 again")
         self._run += 1
         self.batches_seen += 1
+        self._check_mirror()  # no batch runs ahead of a mirror that cannot upload
         if not self.options.persist:
             if data_frame.take(1):
                 self._call(data_frame, batch_id)
@@ -145,7 +157,7 @@ class BatchLoop:
                 self._fatal = exc
             raise
 
-    def _writer(self) -> Any:
+    def _writer(self, checkpoint: str) -> Any:
         opts = self.options
         writer = self.frame.writeStream.foreachBatch(self._batch)
         try:
@@ -155,15 +167,66 @@ class BatchLoop:
                 f"forEachBatch: option 'windowSize'={opts.window_size!r} is not a Spark "
                 f'interval (e.g. "100 seconds"): {str(exc).splitlines()[0]}'
             ) from None
-        return writer.option("checkpointLocation", opts.checkpoint_location)
+        return writer.option("checkpointLocation", checkpoint)
 
     def run(self) -> LoopEnd:
         """Until a stop request, a clean end of the query, or a failure past the retries."""
-        check_checkpoint_location(
-            self.frame.sparkSession.sparkContext, self.options.checkpoint_location
-        )
-        writer = self._writer()
-        bound_query_stop(self.frame.sparkSession)
+        # here, not at the top: the runner imports this module where pyspark may be absent
+        from .checkpoint_ends import checkpoint_started, clear_ends, place_ends
+        from .checkpoint_mirror import CheckpointMirror, needs_mirror
+
+        location = self.options.checkpoint_location
+        sc = self.frame.sparkSession.sparkContext
+        if needs_mirror(sc, location):
+            self.mirror = CheckpointMirror(location)
+            try:
+                self.mirror.restore()
+            except BaseException:
+                self.mirror.discard()
+                self.mirror = None
+                raise
+            checkpoint = self.mirror.local_dir
+            started = checkpoint_started(checkpoint)
+        else:
+            check_checkpoint_location(sc, location)
+            checkpoint = location
+            started = checkpoint_started(location)
+        ended = False
+        try:
+            place_ends(location, started)
+            writer = self._writer(checkpoint)
+            bound_query_stop(self.frame.sparkSession)
+            if self.mirror is not None:
+                self.mirror.start()
+            result = self._run_loop(writer)
+            ended = True
+            return result
+        finally:
+            clear_ends()
+            self._close_mirror(raise_errors=ended)
+
+    def _close_mirror(self, raise_errors: bool) -> None:
+        """Upload what is committed and end the mirror; its failure is the job's error
+        unless the job is failing already (then it is logged beside it)."""
+        if self.mirror is None:
+            return
+        mirror, self.mirror = self.mirror, None
+        try:
+            mirror.close()
+        except GlueError as exc:
+            if raise_errors:
+                raise
+            log.error("%s", exc)
+
+    def _check_mirror(self) -> None:
+        if self.mirror is not None and self.mirror.error is not None:
+            try:
+                self.mirror.check()
+            except GlueError as exc:
+                self._fatal = exc  # no restart heals it: the job fails with its line
+                raise
+
+    def _run_loop(self, writer: Any) -> LoopEnd:
         if self._stop is not None:
             return self._loop(writer, self._stop)
         if threading.current_thread() is threading.main_thread():
@@ -209,6 +272,9 @@ class BatchLoop:
         while not stop.is_set():
             if query.awaitTermination(POLL_S):  # raises the query's error
                 return LoopEnd.TERMINATED
+            if self.mirror is not None and self.mirror.error is not None:
+                query.stop()
+                self._check_mirror()
         self._stop_between_batches(query)
         return LoopEnd.STOPPED
 

@@ -9,6 +9,7 @@ from typing import Any, Optional
 
 from ..aws import create_client
 from .catalog import TableName, catalog_source_options, get_table
+from .checkpoint_ends import with_deferred_ends
 from .errors import GlueError, ReportsNotProvided, not_provided
 from .options import source_options
 
@@ -16,8 +17,9 @@ log = logging.getLogger(__name__)
 
 
 def kinesis_stream(spark: Any, options: Mapping[str, str]) -> Any:
-    """``spark.readStream.format("kinesis")`` with ``options`` (checked at ``load()``)."""
-    return spark.readStream.format("kinesis").options(**options).load()
+    """``spark.readStream.format("kinesis")`` with ``options`` (checked at ``load()``); its
+    range ends go inside the checkpoint of the query that reads it (:mod:`.checkpoint_ends`)."""
+    return spark.readStream.format("kinesis").options(**with_deferred_ends(options)).load()
 
 
 def note_ignored(method: str, push_down_predicate: str, kwargs: dict) -> None:

@@ -29,6 +29,19 @@ def create_kinesis_table(glue, database, table, storage_params, params=None, col
     )
 
 
+def create_words_table(local_aws, table, stream, words=2):
+    """``glue_tests.<table>``: ``stream``'s records as space-separated words (CSV with
+    delimiter " "), columns ``word1`` ... ``word<words>``."""
+    create_kinesis_table(
+        local_aws.client("glue"),
+        "glue_tests",
+        table,
+        {"streamName": stream, "endpointUrl": local_aws.endpoint_url},
+        {"classification": "csv", "delimiter": " "},
+        [(f"word{i}", "string") for i in range(1, words + 1)],
+    )
+
+
 def s3_objects(s3, bucket, prefix=""):
     """{key: body bytes} of every object under ``prefix``."""
     found = {}

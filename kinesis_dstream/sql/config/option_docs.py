@@ -150,6 +150,11 @@ OPTION_DOCS = {
         "none",
         "the end store's DynamoDB table, with `metadataCommitterType=DYNAMODB`",
     ),
+    "endsLocationFile": (
+        "none",
+        "set by the Glue layer, not by users: a file naming where the range ends go, "
+        "written by `forEachBatch` when its query starts (inside its checkpoint)",
+    ),
     "metadataNumRetries": ("6", "end-store tries"),
     "metadataRetryIntervalsMs": ("100", "first wait between end-store tries"),
     "metadataMaxRetryIntervalMs": ("2000", "largest wait between end-store tries"),

@@ -59,6 +59,7 @@ SOURCE_ALIASES = {
     "metadataCommitterType": ("metadataCommitterType",),
     "metadataPath": ("metadataPath",),
     "dynamodbTableName": ("dynamodb.tableName",),
+    "endsLocationFile": ("endsLocationFile",),
     "metadataNumRetries": ("metadataNumRetries",),
     "metadataRetryIntervalsMs": ("metadataRetryIntervalsMs",),
     "metadataMaxRetryIntervalMs": ("metadataMaxRetryIntervalMs",),

@@ -128,7 +128,10 @@ def _backoff(found: dict, retries: str, interval: str, max_interval: str) -> Opt
 class EndStoreOptions:
     """Where executors record each range's real end (see :mod:`..ends.store`)."""
 
-    kind: str = "local"  # "local" (a directory), "s3" (path is s3://bucket/prefix), "dynamodb"
+    #: "local" (a directory), "s3" (path is s3://bucket/prefix), "dynamodb", or
+    #: "deferred" (path is a file naming the place when the query starts: the Glue layer's
+    #: default inside the query's checkpoint, see :mod:`..ends.opening`)
+    kind: str = "local"
     path: str = DEFAULT_STORE_DIR
     table_name: Optional[str] = None
     #: The awslabs connector's metadataNumRetries / metadataRetryIntervalsMs / ...Max...
@@ -154,21 +157,31 @@ def _end_store(found: dict) -> EndStoreOptions:
         return EndStoreOptions("dynamodb", table_name=table, backoff=backoff)
     if "dynamodbTableName" in found:
         raise OptionError("option 'dynamodb.tableName' needs metadataCommitterType=DYNAMODB")
-    if "metadataPath" not in found:
-        return EndStoreOptions("local", backoff=backoff)
-    path = str(found.get("metadataPath", ("", DEFAULT_STORE_DIR))[1]).strip()
+    if "metadataPath" in found:
+        key, value = found["metadataPath"]
+        return end_store_at(str(value), f"option {key!r}", backoff)
+    if "endsLocationFile" in found:  # the Glue layer's: resolved when the query starts
+        path = str(found["endsLocationFile"][1]).strip()
+        return EndStoreOptions("deferred", path=path, backoff=backoff)
+    return EndStoreOptions("local", backoff=backoff)
+
+
+def end_store_at(
+    path: str, where: str = "option 'metadataPath'", backoff: Optional[Backoff] = None
+) -> EndStoreOptions:
+    """The end store at ``path`` as ``metadataPath`` names one: a directory or S3."""
+    path = path.strip()
     if path.startswith("file://"):
         path = path[len("file://") :]
     if is_s3_url(path):
         try:
             bucket, prefix = parse_s3_url(path)
         except ValueError as exc:
-            raise OptionError(f"option {found['metadataPath'][0]!r}: {exc}") from None
+            raise OptionError(f"{where}: {exc}") from None
         return EndStoreOptions("s3", path=f"s3://{bucket}/{prefix}", backoff=backoff)
     if "://" in path:
-        key = found["metadataPath"][0]
         raise OptionError(
-            f"option {key!r}: {path!r} is neither S3 nor a local or mounted directory; this "
+            f"{where}: {path!r} is neither S3 nor a local or mounted directory; this "
             "pure-Python source writes range ends to S3 (s3://bucket/prefix, or s3a://), to "
             "a directory every executor and the driver see (NFS, EFS), or to DynamoDB "
             "(metadataCommitterType=DYNAMODB, dynamodb.tableName=...)"
