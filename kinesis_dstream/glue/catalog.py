@@ -20,8 +20,10 @@ from typing import Any, Optional
 from ..backoff import Backoff, call_with_retry
 from ..errors import KinesisServiceError
 from ..sql.parsing.registry import schema_reference_options
+from .avro_types import columns_avro_schema
 from .errors import GlueError, GlueServiceError
 from .options import TYPE_OF_DATA, merged, source_options
+from .table_formats import table_format
 
 #: Storage parameters naming the stream and the role: the source's option names as is.
 STREAM_KEYS = (
@@ -46,6 +48,8 @@ SERDE_CSV_OPTIONS = (
 )
 #: Classifications whose schema is the table's columns (as Spark DDL).
 COLUMN_SCHEMA_CLASSIFICATIONS = ("json", "csv")
+#: Options that name an Avro table's schema elsewhere (a Schema Registry), lower-case.
+AVRO_SCHEMA_SOURCES = ("registryname", "schemaname", "schemaarn")
 
 
 @dataclass(frozen=True)
@@ -153,14 +157,21 @@ def catalog_source_options(
     lowered = {k.lower(): v for k, v in options.items()}
     infer = lowered.get("inferschema", "false").strip().lower() == "true"
     classification = lowered.get("classification", "").strip().lower()
+    columns = (table.get("StorageDescriptor") or {}).get("Columns") or []
     if not infer and "schema" not in lowered and classification in COLUMN_SCHEMA_CLASSIFICATIONS:
-        columns = (table.get("StorageDescriptor") or {}).get("Columns") or []
         if not columns:
             raise GlueError(
                 f"{name} has no columns and inferSchema is not true: give the table its "
                 "columns, or additional_options={'inferSchema': 'true'}"
             )
         options["schema"] = columns_ddl(columns)
+    elif (
+        classification == "avro"
+        and columns
+        and not {"schema", "avroschema", *AVRO_SCHEMA_SOURCES} & set(lowered)
+    ):
+        # the console's "define a schema": Glue builds the record schema from the columns
+        options["schema"] = columns_avro_schema(columns)
     return options
 
 
@@ -175,11 +186,11 @@ def catalog_sink(
         options = _kinesis_table_options(table, name)
         keep = {k: v for k, v in options.items() if k in STREAM_KEYS}
         return ("kinesis", merged(keep, dict(additional_options)), "json", {})
-    storage, _, table_params = _parameters(table)
+    storage = table.get("StorageDescriptor") or {}
     location = str(storage.get("Location") or "")
     if location.startswith(("s3://", "s3a://")):
         keys = [str(k["Name"]) for k in table.get("PartitionKeys") or []]
-        classification = str(table_params.get("classification") or "json").lower()
+        classification = table_format(table, name)
         options = merged({"path": location, "partitionKeys": keys}, dict(additional_options))
         serde = (storage.get("SerdeInfo") or {}).get("Parameters") or {}
         format_options = {

@@ -339,6 +339,7 @@ def test_s3_formats_written_from_the_executors_read_back_as_written(
         connection_type="s3",
         format="avro",
         connection_options={"path": f"s3://{bucket}/avro/"},
+        format_options={"version": "1.8"},  # logical types (1.7, the default: strings)
     )
     write(
         frame=frame,
@@ -557,3 +558,217 @@ def test_catalog_tables_of_grok_log_lines_and_schema_registry_avro_read_through_
     )
     _, rows = available_now(session, frame, tmp_path / "orders", "glue_registry")
     assert sorted((r.id, r.item, r.total) for r in rows) == [(1, "old", -1.0), (2, "new", 2.5)]
+
+
+def _avro_files(files):
+    """(schema, records, codec) of each Avro body in ``files`` (gzip archives opened)."""
+    out = []
+    for body in files:
+        if body[:2] == b"\x1f\x8b":
+            body = gzip.decompress(body)
+        reader = fastavro.reader(io.BytesIO(body))
+        out.append((reader.writer_schema, list(reader), reader.codec))
+    return out
+
+
+def _field_types(schema):
+    return {f["name"]: f["type"][0] for f in schema["fields"]}
+
+
+def test_avro_as_glue_writes_it_version_1_7_strings_1_8_logical_types_codecs_and_local_paths(
+    glue, local_aws, bucket, sample, tmp_path, caplog
+):
+    """Avro was always written with logical types, its connection compression refused,
+    a format_options compression refused, and a local path failed on pip-installed
+    PySpark (no spark-avro jar)."""
+    s3 = local_aws.client("s3")
+    typed = (
+        sample.drop("inner")
+        .coalesce(1)
+        .withColumns({"price": F.expr("CAST(id * 1.5 AS DECIMAL(10,2))"), "day": F.to_date("at")})
+    )
+    frame = DynamicFrame.fromDF(typed, glue, "typed")
+    write = glue.write_dynamic_frame.from_options
+    write(
+        frame=frame,
+        connection_type="s3",
+        format="avro",
+        connection_options={"path": f"s3://{bucket}/v17/", "compression": "snappy"},
+    )
+    write(
+        frame=frame,
+        connection_type="s3",
+        format="avro",
+        connection_options={"path": f"s3://{bucket}/v18/"},
+        format_options={"version": "1.8", "compression": "gzip"},  # Glue ignores this one
+    )
+    assert any("avro format_options [\"compression='gzip'\"]" in m for m in caplog.messages)
+    files = _avro_files(s3_objects(s3, bucket, "v17/").values())
+    assert {codec for _, _, codec in files} == {"snappy"}
+    for schema, _, _ in files:
+        assert [_field_types(schema)[k] for k in ("price", "day", "at")] == ["string"] * 3
+    records = [r for _, rows, _ in files for r in rows]
+    assert sorted((r["id"], r["price"], r["day"], r["at"]) for r in records) == [
+        (1, "1.50", "2026-04-09", "2026-04-09 07:05:00"),
+        (2, "3.00", "2026-04-10", "2026-04-10 08:00:00"),
+        (3, "4.50", "2026-04-11", "2026-04-11 09:30:00"),
+    ]
+    files = _avro_files(s3_objects(s3, bucket, "v18/").values())
+    assert {codec for _, _, codec in files} == {"null"}
+    for schema, _, _ in files:
+        types = _field_types(schema)
+        assert [types[k]["logicalType"] for k in ("price", "day", "at")] == [
+            "decimal",
+            "date",
+            "timestamp-micros",
+        ]
+    records = [r for _, rows, _ in files for r in rows]
+    assert sorted(str(r["price"]) for r in records) == ["1.50", "3.00", "4.50"]
+
+    # a local path on pip-installed PySpark, a gzip "archive" and a deflate codec
+    write(
+        frame=frame,
+        connection_type="s3",
+        format="avro",
+        connection_options={"path": str(tmp_path / "gz"), "compression": "gzip"},
+    )
+    frame.write("s3", {"path": str(tmp_path / "defl"), "compression": "deflate"}, "avro", {})
+    archives = sorted((tmp_path / "gz").rglob("*.avro.gz"))
+    assert archives
+    back = _avro_files(p.read_bytes() for p in archives)
+    assert sorted(r["id"] for _, records, _ in back for r in records) == [1, 2, 3]
+    deflated = _avro_files(p.read_bytes() for p in (tmp_path / "defl").rglob("*.avro"))
+    assert {codec for _, _, codec in deflated} == {"deflate"}
+    assert sorted(r["id"] for _, records, _ in deflated for r in records) == [1, 2, 3]
+
+
+def test_csv_quote_char_minus_one_writes_values_unquoted(glue, sample, tmp_path):
+    """quoteChar -1 (quoting off, as AWS documents it) failed at write time."""
+    frame = DynamicFrame.fromDF(sample.select("id", "text"), glue, "sample")
+    frame.write("s3", {"path": str(tmp_path / "csv")}, "csv", {"quoteChar": -1})
+    files = [f.read_text().splitlines() for f in (tmp_path / "csv").rglob("*.csv")]
+    assert files and all(lines[0] == "id,text" for lines in files)
+    assert sorted(line for lines in files for line in lines[1:]) == ["1,x,1", "2,y|2", "3,"]
+
+
+def _catalog_partitions(catalog, database, table):
+    pages = catalog.get_paginator("get_partitions").paginate(DatabaseName=database, TableName=table)
+    return {
+        tuple(p["Values"]): p["StorageDescriptor"]["Location"]
+        for page in pages
+        for p in page["Partitions"]
+    }
+
+
+def test_a_public_script_s_batch_writes_avro_and_updates_the_catalog_as_glue_does(
+    glue, local_aws, kinesis, stream, bucket, unique_name, tmp_path
+):
+    """The shapes public Glue streaming scripts and AWS's documented examples write in,
+    each refused or mis-written before: Avro with format_options compression gzip
+    (refused), from_catalog with enableUpdateCatalog and partitionKeys into an Athena
+    DDL Parquet table without classification (refused; and written as JSON), getSink +
+    setCatalogInfo + setFormat + writeFrame on a table not yet in the catalog (no
+    getSink). Every record reads back; the partitions are in the catalog, at the
+    directories holding their records."""
+    catalog = local_aws.client("glue")
+    database = "glue_tests"
+    source = unique_name.replace("-", "_")
+    create_kinesis_table(
+        catalog,
+        database,
+        source,
+        {"streamName": stream, "endpointUrl": local_aws.endpoint_url},
+        {"classification": "json"},
+        [("id", "bigint"), ("region", "string"), ("amount", "double")],
+    )
+    athena, fresh = f"{source}_athena", f"{source}_fresh"
+    catalog.create_table(
+        DatabaseName=database,
+        TableInput={
+            "Name": athena,
+            "TableType": "EXTERNAL_TABLE",
+            "StorageDescriptor": {
+                "Columns": [{"Name": "id", "Type": "bigint"}, {"Name": "amount", "Type": "double"}],
+                "Location": f"s3://{bucket}/athena",
+                "InputFormat": "org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
+                "OutputFormat": "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat",
+                "SerdeInfo": {
+                    "SerializationLibrary": (
+                        "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe"
+                    )
+                },
+            },
+            "PartitionKeys": [{"Name": "region", "Type": "string"}],
+        },
+    )
+    frame = glue.create_data_frame.from_catalog(
+        database=database,
+        table_name=source,
+        additional_options={"startingPosition": "TRIM_HORIZON", "inferSchema": "false"},
+    )
+
+    def processBatch(data_frame, batchId):
+        if data_frame.count() > 0:
+            node = DynamicFrame.fromDF(
+                data_frame.select("id", "region", "amount"), glue, "from_data_frame"
+            )
+            glue.write_dynamic_frame.from_options(
+                frame=node,
+                connection_type="s3",
+                format="avro",
+                connection_options={"path": f"s3://{bucket}/avro/"},
+                format_options={"compression": "gzip"},
+            )
+            glue.write_dynamic_frame.from_catalog(
+                frame=node,
+                database=database,
+                table_name=athena,
+                additional_options={"enableUpdateCatalog": True, "partitionKeys": ["region"]},
+            )
+            sink = glue.getSink(
+                connection_type="s3",
+                path=f"s3://{bucket}/fresh/",
+                enableUpdateCatalog=True,
+                updateBehavior="UPDATE_IN_DATABASE",
+                partitionKeys=["region"],
+            )
+            sink.setFormat("glueparquet")
+            sink.setCatalogInfo(catalogDatabase=database, catalogTableName=fresh)
+            sink.writeFrame(node)
+
+    regions = ["eu", "us", "ap"]
+    sent = [{"id": i, "region": regions[i % 3], "amount": i / 2} for i in range(90)]
+    put_records(kinesis, stream, len(sent), data=lambda i: json.dumps(sent[i]))
+    s3 = local_aws.client("s3")
+
+    def rows_under(prefix):
+        return [
+            (key, r)
+            for key, body in s3_objects(s3, bucket, prefix).items()
+            for r in pq.read_table(io.BytesIO(body), partitioning=None).to_pylist()
+        ]
+
+    with running_loop(BatchLoop, frame, processBatch, loop_options(tmp_path)) as loop:
+        wait_until(
+            lambda: len(rows_under("fresh/")) >= len(sent),
+            120,
+            "every record in the new table",
+            failed=loop.failed,
+        )
+    avro = [r for _, rows, _ in _avro_files(s3_objects(s3, bucket, "avro/").values()) for r in rows]
+    assert sorted(avro, key=lambda r: r["id"]) == sent
+    for table, prefix in ((athena, "athena/"), (fresh, "fresh/")):
+        partitions = _catalog_partitions(catalog, database, table)
+        assert partitions == {(r,): f"s3://{bucket}/{prefix}region={r}/" for r in regions}, table
+        rows = rows_under(prefix)
+        assert all(key.endswith(".parquet") for key, _ in rows)
+        by_location = sorted(
+            (partitions[(key.split("/")[1].split("=")[1],)], r["id"], r["amount"])
+            for key, r in rows
+        )
+        assert by_location == sorted(
+            (f"s3://{bucket}/{prefix}region={s['region']}/", s["id"], s["amount"]) for s in sent
+        )
+    new_table = catalog.get_table(DatabaseName=database, Name=fresh)["Table"]
+    assert [c["Name"] for c in new_table["StorageDescriptor"]["Columns"]] == ["id", "amount"]
+    assert new_table["Parameters"]["classification"] == "parquet"

@@ -1,0 +1,229 @@
+"""``enableUpdateCatalog``: the Data Catalog updated by a write to S3, as Glue's ETL jobs
+update it ("Creating tables, updating the schema, and adding new partitions in the Data
+Catalog from AWS Glue ETL jobs").
+
+After the files are written: the partitions the frame wrote that the table does not
+have are added (``BatchCreatePartition``: location ``<table location>/<key>=<value>/``,
+the table's storage otherwise); with ``updateBehavior`` ``UPDATE_IN_DATABASE`` (the
+default) a table whose columns differ from the frame's gets the frame's columns
+(``UpdateTable``), with ``LOG`` the difference is logged and the table left as it is.
+A table not yet in the catalog (``setCatalogInfo`` naming a new one) is created with the
+frame's columns, the script's partition keys and the format's SerDe. As Glue requires,
+the script's ``partitionKeys`` must be the table's, in order; otherwise the write is
+refused before any file is written.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from ..backoff import call_with_retry
+from ..errors import KinesisServiceError
+from .catalog import CATALOG_BACKOFF, TableName
+from .errors import GlueError, GlueServiceError
+from .fields import top_column
+from .file_sink import DEFAULT_PARTITION, partition_dir
+from .options import option_text
+from .table_formats import storage_of
+
+log = logging.getLogger(__name__)
+
+ENABLE_UPDATE_CATALOG = "enableUpdateCatalog"
+UPDATE_BEHAVIOR = "updateBehavior"
+#: BatchCreatePartition's limit of partitions a call.
+PARTITIONS_PER_CALL = 100
+#: TableInput's fields (GetTable answers with more, UpdateTable refuses those).
+TABLE_INPUT_KEYS = (
+    "Name",
+    "Description",
+    "Owner",
+    "Retention",
+    "StorageDescriptor",
+    "PartitionKeys",
+    "TableType",
+    "Parameters",
+    "ViewOriginalText",
+    "ViewExpandedText",
+    "TargetTable",
+)
+
+
+class UpdateBehavior(enum.Enum):
+    UPDATE_IN_DATABASE = "UPDATE_IN_DATABASE"  # the table takes the frame's columns
+    LOG = "LOG"  # a changed schema is logged, the table left as it is
+
+
+def split_update_options(options: Mapping[str, Any]) -> tuple:
+    """(``options`` without the catalog's, the :class:`UpdateBehavior` when
+    ``enableUpdateCatalog`` is true, else None)."""
+    rest = {
+        k: v
+        for k, v in options.items()
+        if k.lower() not in (ENABLE_UPDATE_CATALOG.lower(), UPDATE_BEHAVIOR.lower())
+    }
+    lowered = {k.lower(): v for k, v in options.items()}
+    enabled = option_text(lowered.get(ENABLE_UPDATE_CATALOG.lower(), False)).strip().lower()
+    behavior_text = option_text(
+        lowered.get(UPDATE_BEHAVIOR.lower()) or UpdateBehavior.UPDATE_IN_DATABASE.value
+    )
+    try:
+        behavior = UpdateBehavior(behavior_text.strip().upper())
+    except ValueError:
+        raise GlueError(
+            f"option updateBehavior={behavior_text!r}: one of "
+            f"{', '.join(b.value for b in UpdateBehavior)}"
+        ) from None
+    return rest, behavior if enabled == "true" else None
+
+
+def hive_columns(schema: Any, skip: tuple = ()) -> list:
+    """A Spark schema's fields as catalog columns (their Hive type names)."""
+    return [
+        {"Name": f.name, "Type": f.dataType.simpleString()} for f in schema if f.name not in skip
+    ]
+
+
+@dataclass
+class CatalogUpdate:
+    """The update of table ``name`` (``table`` its GetTable answer, None when new)."""
+
+    client: Any
+    name: TableName
+    table: Optional[dict]
+    behavior: UpdateBehavior
+
+    def check_keys(self, keys: tuple) -> None:
+        """Glue's rule, before any file is written: the script's partition keys are the
+        table's, in order (else the partitions would not fit the table)."""
+        if self.table is None:
+            return
+        have = tuple(str(k["Name"]) for k in self.table.get("PartitionKeys") or [])
+        if have != tuple(keys):
+            raise GlueError(
+                f"enableUpdateCatalog: partitionKeys {list(keys)} are not {self.name}'s "
+                f"partition keys {list(have)} (same keys, same order, as Glue requires)"
+            )
+
+    def apply(self, df: Any, fmt: str, location: str, keys: tuple, separator: str = ",") -> None:
+        """After the write: the table created or its schema updated, and the partitions
+        of ``df`` it does not have added (their values: one small Spark job)."""
+        values = []
+        if keys:
+            rows = df.select(*[top_column(k).cast("string") for k in keys]).distinct().collect()
+            values = [tuple(row) for row in rows]
+        self.update(hive_columns(df.schema, keys), fmt, location, keys, values, separator)
+
+    def update(
+        self, columns: list, fmt: str, location: str, keys: tuple, values: list, sep: str = ","
+    ) -> None:
+        """The catalog's part of :meth:`apply`: ``columns`` the frame's data columns,
+        ``values`` the partition values written (tuples of strings or None)."""
+        if self.table is None:
+            self.table = self._create(columns, fmt, location, keys, sep)
+        elif _column_types(self.table) != _column_types(
+            {"StorageDescriptor": {"Columns": columns}}
+        ):
+            self._schema_changed(columns)
+        if keys and values:
+            self._add_partitions(keys, values)
+
+    def _call(self, operation: str, fn: Any) -> Any:
+        try:
+            return call_with_retry(fn, CATALOG_BACKOFF, operation=operation, client=self.client)
+        except KinesisServiceError as exc:
+            error = GlueServiceError(f"{operation} of {self.name}: {exc}", code=exc.code)
+            error.retriable = exc.retriable
+            raise error from exc
+
+    def _create(self, columns: list, fmt: str, location: str, keys: tuple, sep: str) -> dict:
+        types = {c["Name"]: c["Type"] for c in columns}
+        table = {
+            "Name": self.name.table,
+            "StorageDescriptor": storage_of(fmt, location, columns, sep),
+            "PartitionKeys": [{"Name": k, "Type": "string"} for k in keys],
+            "TableType": "EXTERNAL_TABLE",
+            "Parameters": {"classification": fmt},
+        }
+        self._call(
+            "CreateTable", lambda: self.client.create_table(**self._where(), TableInput=table)
+        )
+        log.info("created %s (%d columns: %s)", self.name, len(columns), types)
+        return table
+
+    def _schema_changed(self, columns: list) -> None:
+        assert self.table is not None
+        if self.behavior is UpdateBehavior.LOG:
+            log.warning(
+                "%s: the frame's columns %s differ from the table's %s; updateBehavior LOG: "
+                "the table is left as it is",
+                self.name,
+                _column_types({"StorageDescriptor": {"Columns": columns}}),
+                _column_types(self.table),
+            )
+            return
+        table = {k: v for k, v in self.table.items() if k in TABLE_INPUT_KEYS}
+        table["StorageDescriptor"] = {**(table.get("StorageDescriptor") or {}), "Columns": columns}
+        self._call(
+            "UpdateTable", lambda: self.client.update_table(**self._where(), TableInput=table)
+        )
+        self.table = {**self.table, **table}
+        log.info("updated %s's columns to the frame's: %s", self.name, [c["Name"] for c in columns])
+
+    def _add_partitions(self, keys: tuple, rows: list) -> None:
+        assert self.table is not None
+        storage = self.table.get("StorageDescriptor") or {}
+        base = str(storage.get("Location") or "").rstrip("/")
+        inputs = []
+        for values in rows:
+            texts = [DEFAULT_PARTITION if v is None or v == "" else v for v in values]
+            inputs.append(
+                {
+                    "Values": texts,
+                    "StorageDescriptor": {
+                        **storage,
+                        "Location": f"{base}/{partition_dir(list(keys), values)}/",
+                    },
+                }
+            )
+        added = 0
+        for start in range(0, len(inputs), PARTITIONS_PER_CALL):
+            chunk = inputs[start : start + PARTITIONS_PER_CALL]
+            answer = self._call(
+                "BatchCreatePartition",
+                lambda chunk=chunk: self.client.batch_create_partition(
+                    **self._where(), TableName=self.name.table, PartitionInputList=chunk
+                ),
+            )
+            failed = [
+                e
+                for e in answer.get("Errors") or []
+                if (e.get("ErrorDetail") or {}).get("ErrorCode") != "AlreadyExistsException"
+            ]
+            if failed:
+                first = failed[0]
+                raise GlueServiceError(
+                    f"BatchCreatePartition of {self.name}: {len(failed)} partitions not added, "
+                    f"the first {first.get('PartitionValues')}: {first.get('ErrorDetail')}"
+                )
+            added += len(chunk) - len(answer.get("Errors") or [])
+        log.info(
+            "%s: %d partitions written, %d of them new in the catalog",
+            self.name,
+            len(inputs),
+            added,
+        )
+
+    def _where(self) -> dict:
+        where = {"DatabaseName": self.name.database}
+        if self.name.catalog_id:
+            where["CatalogId"] = self.name.catalog_id
+        return where
+
+
+def _column_types(table: Mapping[str, Any]) -> list:
+    columns = (table.get("StorageDescriptor") or {}).get("Columns") or []
+    return [(str(c["Name"]).lower(), str(c["Type"]).lower().replace(" ", "")) for c in columns]
