@@ -2,15 +2,15 @@
 update it ("Creating tables, updating the schema, and adding new partitions in the Data
 Catalog from AWS Glue ETL jobs").
 
-After the files are written: the partitions the frame wrote that the table does not
-have are added (``BatchCreatePartition``: location ``<table location>/<key>=<value>/``,
-the table's storage otherwise); with ``updateBehavior`` ``UPDATE_IN_DATABASE`` (the
-default) a table whose columns differ from the frame's gets the frame's columns
-(``UpdateTable``), with ``LOG`` the difference is logged and the table left as it is.
-A table not yet in the catalog (``setCatalogInfo`` naming a new one) is created with the
-frame's columns, the script's partition keys and the format's SerDe. As Glue requires,
-the script's ``partitionKeys`` must be the table's, in order; otherwise the write is
-refused before any file is written.
+Before the files are written (so a table that cannot be made leaves no files behind): the
+script's ``partitionKeys`` must be the table's, in order, as Glue requires; a table not
+yet in the catalog (``setCatalogInfo`` naming a new one) is created with the frame's
+columns, the partition keys and the format's SerDe; with ``updateBehavior``
+``UPDATE_IN_DATABASE`` (the default) a table whose columns differ from the frame's gets
+the frame's (``UpdateTable``), with ``LOG`` the difference is logged and the table left
+as it is. After the files are written: the partitions the frame wrote that the table
+does not have are added (``BatchCreatePartition``: location
+``<table location>/<key>=<value>/``, the table's storage otherwise).
 """
 
 from __future__ import annotations
@@ -96,9 +96,20 @@ class CatalogUpdate:
     table: Optional[dict]
     behavior: UpdateBehavior
 
+    def prepare(self, schema: Any, fmt: str, location: str, keys: tuple, sep: str = ",") -> None:
+        """Before any file is written: Glue's rule (the script's partition keys are the
+        table's, in order), then the table created or its schema updated, so a write
+        whose table cannot be made leaves no files the catalog does not know."""
+        self.check_keys(keys)
+        columns = hive_columns(schema, keys)
+        if self.table is None:
+            self.table = self._create(columns, fmt, location, keys, sep)
+        elif _column_types(self.table) != _column_types(
+            {"StorageDescriptor": {"Columns": columns}}
+        ):
+            self._schema_changed(columns)
+
     def check_keys(self, keys: tuple) -> None:
-        """Glue's rule, before any file is written: the script's partition keys are the
-        table's, in order (else the partitions would not fit the table)."""
         if self.table is None:
             return
         have = tuple(str(k["Name"]) for k in self.table.get("PartitionKeys") or [])
@@ -108,33 +119,22 @@ class CatalogUpdate:
                 f"partition keys {list(have)} (same keys, same order, as Glue requires)"
             )
 
-    def apply(self, df: Any, fmt: str, location: str, keys: tuple, separator: str = ",") -> None:
-        """After the write: the table created or its schema updated, and the partitions
-        of ``df`` it does not have added (their values: one small Spark job)."""
-        values = []
+    def add_written_partitions(self, df: Any, keys: tuple) -> None:
+        """After the write: the partitions of ``df`` the table does not have, added
+        (their values: one small Spark job)."""
         if keys:
             rows = df.select(*[top_column(k).cast("string") for k in keys]).distinct().collect()
-            values = [tuple(row) for row in rows]
-        self.update(hive_columns(df.schema, keys), fmt, location, keys, values, separator)
-
-    def update(
-        self, columns: list, fmt: str, location: str, keys: tuple, values: list, sep: str = ","
-    ) -> None:
-        """The catalog's part of :meth:`apply`: ``columns`` the frame's data columns,
-        ``values`` the partition values written (tuples of strings or None)."""
-        if self.table is None:
-            self.table = self._create(columns, fmt, location, keys, sep)
-        elif _column_types(self.table) != _column_types(
-            {"StorageDescriptor": {"Columns": columns}}
-        ):
-            self._schema_changed(columns)
-        if keys and values:
-            self._add_partitions(keys, values)
+            self.add_partitions(keys, [tuple(row) for row in rows])
 
     def _call(self, operation: str, fn: Any) -> Any:
         try:
             return call_with_retry(fn, CATALOG_BACKOFF, operation=operation, client=self.client)
         except KinesisServiceError as exc:
+            if exc.code == "EntityNotFoundException":
+                raise GlueError(
+                    f"{operation} of {self.name}: database {self.name.database!r} is not in "
+                    "the Glue Data Catalog (Glue's CreateDatabase makes it)"
+                ) from None
             error = GlueServiceError(f"{operation} of {self.name}: {exc}", code=exc.code)
             error.retriable = exc.retriable
             raise error from exc
@@ -173,7 +173,9 @@ class CatalogUpdate:
         self.table = {**self.table, **table}
         log.info("updated %s's columns to the frame's: %s", self.name, [c["Name"] for c in columns])
 
-    def _add_partitions(self, keys: tuple, rows: list) -> None:
+    def add_partitions(self, keys: tuple, rows: list) -> None:
+        """Partitions of ``keys`` with values ``rows`` (tuples of strings or None) added
+        where the table does not have them already."""
         assert self.table is not None
         storage = self.table.get("StorageDescriptor") or {}
         base = str(storage.get("Location") or "").rstrip("/")

@@ -26,8 +26,6 @@ PARTITION_KEY = "partitionKey"
 
 def frame_of(frame_or_dfc: Any) -> Any:
     """The DataFrame behind a DynamicFrame; Glue's TypeError for anything else."""
-    if isinstance(frame_or_dfc, DynamicFrameCollection):
-        raise not_provided("writing a DynamicFrameCollection", "write each frame")
     if not isinstance(frame_or_dfc, DynamicFrame):
         raise TypeError(
             f"frame_or_dfc must be DynamicFrame or DynamicFrameCollection. Got {type(frame_or_dfc)}"
@@ -78,7 +76,19 @@ def write_options(
     format: Any = None,
     format_options: Optional[Mapping[str, Any]] = None,
 ) -> Any:
-    """``write_dynamic_frame.from_options``: ``connection_type`` kinesis or s3."""
+    """``write_dynamic_frame.from_options``: ``connection_type`` kinesis or s3; a
+    DynamicFrameCollection is written frame by frame, as Glue's ``DataSink.write``."""
+    if isinstance(frame_or_dfc, DynamicFrameCollection):
+        for name in frame_or_dfc.keys():  # noqa: SIM118 (the collection has no __iter__)
+            write_options(
+                spark,
+                frame_or_dfc[name],
+                connection_type,
+                connection_options,
+                format,
+                format_options,
+            )
+        return frame_or_dfc
     df = frame_of(frame_or_dfc)
     kind = str(connection_type).strip().lower()
     if kind == "kinesis":
@@ -119,10 +129,10 @@ def write_s3(
         )
     elif behavior is not None:
         update = CatalogUpdate(*catalog, behavior=behavior)  # type: ignore[misc]
-        update.check_keys(target.partition_keys)
+        update.prepare(df.schema, target.fmt, target.path, target.partition_keys, target.separator)
     write_files(spark, df, target)
     if update is not None:
-        update.apply(df, target.fmt, target.path, target.partition_keys, target.separator)
+        update.add_written_partitions(df, target.partition_keys)
 
 
 def write_catalog(

@@ -3,6 +3,7 @@ GetTable answer mapped onto the source's options, and a missing or non-Kinesis t
 as one line naming database and table (no Spark: the error comes before any)."""
 
 import pytest
+from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from kinesis_dstream.backoff import Backoff
 from kinesis_dstream.glue.catalog import TableName, catalog_source_options, get_table
@@ -192,12 +193,23 @@ def test_enable_update_catalog_adds_the_partitions_written_and_the_frame_s_colum
     name = TableName(database, "events")
     keys = ("region", "day")
     columns = [{"Name": "id", "Type": "bigint"}, {"Name": "note", "Type": "string"}]
+    schema = StructType(
+        [
+            StructField(n, t)
+            for n, t in (
+                ("region", StringType()),
+                ("id", LongType()),
+                ("note", StringType()),
+                ("day", StringType()),
+            )
+        ]
+    )
 
     def update(behavior, values):
         table = get_table(glue, name)
         change = CatalogUpdate(glue, name, table, behavior)
-        change.check_keys(keys)
-        change.update(columns, "json", "s3://b/events", keys, values)
+        change.prepare(schema, "json", "s3://b/events", keys)
+        change.add_partitions(keys, values)
 
     update(UpdateBehavior.LOG, [("eu", "01"), ("us/west", "01")])
     assert [c["Name"] for c in get_table(glue, name)["StorageDescriptor"]["Columns"]] == ["id"]
@@ -220,11 +232,15 @@ def test_enable_update_catalog_adds_the_partitions_written_and_the_frame_s_colum
 
 
 def test_set_catalog_info_on_a_new_table_creates_it_in_the_format_written(glue, database):
+    """The table is created before the files are written; a missing database is one
+    line naming it (a script error, not a service failure to restart on)."""
     from kinesis_dstream.glue.catalog_updates import CatalogUpdate, UpdateBehavior
 
     name = TableName(database, "fresh")
     change = CatalogUpdate(glue, name, None, UpdateBehavior.UPDATE_IN_DATABASE)
-    change.update([{"Name": "id", "Type": "bigint"}], "parquet", "s3://b/fresh/", ("k",), [("x",)])
+    schema = StructType([StructField("id", LongType()), StructField("k", StringType())])
+    change.prepare(schema, "parquet", "s3://b/fresh/", ("k",))
+    change.add_partitions(("k",), [("x",)])
     table = get_table(glue, name)
     storage = table["StorageDescriptor"]
     assert (storage["Location"], storage["SerdeInfo"]["SerializationLibrary"]) == (
@@ -233,3 +249,6 @@ def test_set_catalog_info_on_a_new_table_creates_it_in_the_format_written(glue, 
     )
     assert table["Parameters"]["classification"] == "parquet"
     assert _partitions(glue, database, "fresh") == [(("x",), "s3://b/fresh/k=x/")]
+    absent = CatalogUpdate(glue, TableName("no_db", "t"), None, UpdateBehavior.LOG)
+    with pytest.raises(GlueError, match=r"CreateTable of table no_db.t: database 'no_db' is not"):
+        absent.prepare(schema, "parquet", "s3://b/t/", ("k",))
