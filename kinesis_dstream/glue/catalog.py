@@ -36,7 +36,7 @@ STREAM_KEYS = (
 )
 #: Table parameters saying how payloads parse (also read from the storage parameters).
 FORMAT_KEYS = ("classification", "delimiter", "avroSchema", "grokPattern", "grokCustomPatterns")
-#: GetTable's retries: a job reads its table once, at its start.
+#: Data Catalog calls' retries: GetTable (once, at a job's start) and a write's catalog updates.
 CATALOG_BACKOFF = Backoff(initial_delay_s=0.2, max_delay_s=2.0, max_attempts=5, max_elapsed_s=20.0)
 #: A CSV table's SerDe parameters -> Glue's CSV format options: LazySimpleSerDe's
 #: ``field.delim``, and OpenCSVSerde's (what crawlers make for quoted CSV) three.
@@ -79,26 +79,41 @@ class TableName:
 
 
 def get_table(client: Any, name: TableName, backoff: Backoff = CATALOG_BACKOFF) -> dict:
-    """``GetTable``, retried as every AWS call here. A missing database or table is a
-    :class:`GlueError` naming both (the script's to fix); any other failure, a
-    :class:`GlueServiceError` naming the table (the service's: a restart may heal it)."""
+    """``GetTable`` (:func:`catalog_call`): a missing database or table is a
+    :class:`GlueError` naming both; any other failure, a :class:`GlueServiceError` naming
+    the table."""
     kwargs = {"DatabaseName": name.database, "Name": name.table}
     if name.catalog_id:
         kwargs["CatalogId"] = name.catalog_id
+    return catalog_call(
+        client,
+        "GetTable",
+        lambda: client.get_table(**kwargs)["Table"],
+        f"reading {name}",
+        f"{name} is not in the Glue Data Catalog at {client.meta.endpoint_url}; create it "
+        "(Glue's CreateTable) or check the database and table names",
+        backoff,
+    )
+
+
+def catalog_call(
+    client: Any,
+    operation: str,
+    fn: Any,
+    subject: str,
+    not_found: str,
+    backoff: Backoff = CATALOG_BACKOFF,
+) -> Any:
+    """``fn()`` (a Data Catalog call), retried as every AWS call here. Something missing
+    (``EntityNotFoundException``) is the :class:`GlueError` ``not_found`` (the script's to
+    fix); any other failure a :class:`GlueServiceError` naming ``subject`` (the
+    service's: a restart may heal it)."""
     try:
-        return call_with_retry(
-            lambda: client.get_table(**kwargs)["Table"],
-            backoff,
-            operation="GetTable",
-            client=client,
-        )
+        return call_with_retry(fn, backoff, operation=operation, client=client)
     except KinesisServiceError as exc:
         if exc.code == "EntityNotFoundException":
-            raise GlueError(
-                f"{name} is not in the Glue Data Catalog at {client.meta.endpoint_url}; create "
-                "it (Glue's CreateTable) or check the database and table names"
-            ) from None
-        error = GlueServiceError(f"reading {name}: {exc}", code=exc.code)
+            raise GlueError(not_found) from None
+        error = GlueServiceError(f"{subject}: {exc}", code=exc.code)
         error.retriable = exc.retriable
         raise error from exc
 

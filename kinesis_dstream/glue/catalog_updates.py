@@ -21,9 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from ..backoff import call_with_retry
-from ..errors import KinesisServiceError
-from .catalog import CATALOG_BACKOFF, TableName
+from .catalog import TableName, catalog_call
 from .errors import GlueError, GlueServiceError
 from .fields import top_column
 from .file_sink import DEFAULT_PARTITION, partition_dir
@@ -127,17 +125,14 @@ class CatalogUpdate:
             self.add_partitions(keys, [tuple(row) for row in rows])
 
     def _call(self, operation: str, fn: Any) -> Any:
-        try:
-            return call_with_retry(fn, CATALOG_BACKOFF, operation=operation, client=self.client)
-        except KinesisServiceError as exc:
-            if exc.code == "EntityNotFoundException":
-                raise GlueError(
-                    f"{operation} of {self.name}: database {self.name.database!r} is not in "
-                    "the Glue Data Catalog (Glue's CreateDatabase makes it)"
-                ) from None
-            error = GlueServiceError(f"{operation} of {self.name}: {exc}", code=exc.code)
-            error.retriable = exc.retriable
-            raise error from exc
+        return catalog_call(
+            self.client,
+            operation,
+            fn,
+            f"{operation} of {self.name}",
+            f"{operation} of {self.name}: database {self.name.database!r} is not in the Glue "
+            "Data Catalog (Glue's CreateDatabase makes it)",
+        )
 
     def _create(self, columns: list, fmt: str, location: str, keys: tuple, sep: str) -> dict:
         types = {c["Name"]: c["Type"] for c in columns}
