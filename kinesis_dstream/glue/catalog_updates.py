@@ -8,7 +8,8 @@ yet in the catalog (``setCatalogInfo`` naming a new one) is created with the fra
 columns, the partition keys and the format's SerDe; with ``updateBehavior``
 ``UPDATE_IN_DATABASE`` (the default) a table whose columns differ from the frame's gets
 the frame's (``UpdateTable``), with ``LOG`` the difference is logged and the table left
-as it is. After the files are written: the partitions the frame wrote that the table
+as it is (no partition is added then for a frame with columns the table lacks, Glue's
+restriction). After the files are written: the partitions the frame wrote that the table
 does not have are added (``BatchCreatePartition``: location
 ``<table location>/<key>=<value>/``, the table's storage otherwise).
 """
@@ -93,6 +94,8 @@ class CatalogUpdate:
     name: TableName
     table: Optional[dict]
     behavior: UpdateBehavior
+    #: False when LOG found frame columns the table lacks: Glue then adds no partitions.
+    partitions_allowed: bool = True
 
     def prepare(self, schema: Any, fmt: str, location: str, keys: tuple, sep: str = ",") -> None:
         """Before any file is written: Glue's rule (the script's partition keys are the
@@ -120,7 +123,7 @@ class CatalogUpdate:
     def add_written_partitions(self, df: Any, keys: tuple) -> None:
         """After the write: the partitions of ``df`` the table does not have, added
         (their values: one small Spark job)."""
-        if keys:
+        if keys and self.partitions_allowed:
             rows = df.select(*[top_column(k).cast("string") for k in keys]).distinct().collect()
             self.add_partitions(keys, [tuple(row) for row in rows])
 
@@ -152,12 +155,19 @@ class CatalogUpdate:
     def _schema_changed(self, columns: list) -> None:
         assert self.table is not None
         if self.behavior is UpdateBehavior.LOG:
+            frame = _column_types({"StorageDescriptor": {"Columns": columns}})
+            # Glue's rule: with LOG, partitions are added only for a frame whose columns
+            # are the table's or a subset of them
+            self.partitions_allowed = set(frame) <= set(_column_types(self.table))
             log.warning(
                 "%s: the frame's columns %s differ from the table's %s; updateBehavior LOG: "
-                "the table is left as it is",
+                "the table is left as it is%s",
                 self.name,
-                _column_types({"StorageDescriptor": {"Columns": columns}}),
+                frame,
                 _column_types(self.table),
+                ""
+                if self.partitions_allowed
+                else ", and no partition is added (the frame has columns the table lacks)",
             )
             return
         table = {k: v for k, v in self.table.items() if k in TABLE_INPUT_KEYS}
@@ -170,8 +180,11 @@ class CatalogUpdate:
 
     def add_partitions(self, keys: tuple, rows: list) -> None:
         """Partitions of ``keys`` with values ``rows`` (tuples of strings or None) added
-        where the table does not have them already."""
+        where the table does not have them already (none when :attr:`partitions_allowed`
+        is False)."""
         assert self.table is not None
+        if not self.partitions_allowed:
+            return
         storage = self.table.get("StorageDescriptor") or {}
         base = str(storage.get("Location") or "").rstrip("/")
         inputs = []

@@ -205,6 +205,8 @@ def test_enable_update_catalog_adds_the_partitions_written_and_the_frame_s_colum
         ]
     )
 
+    full = schema
+
     def update(behavior, values):
         table = get_table(glue, name)
         change = CatalogUpdate(glue, name, table, behavior)
@@ -214,6 +216,12 @@ def test_enable_update_catalog_adds_the_partitions_written_and_the_frame_s_colum
     update(UpdateBehavior.LOG, [("eu", "01"), ("us/west", "01")])
     assert [c["Name"] for c in get_table(glue, name)["StorageDescriptor"]["Columns"]] == ["id"]
     assert any("updateBehavior LOG: the table is left as it is" in m for m in caplog.messages)
+    # Glue's rule: with LOG, a frame with columns the table lacks adds no partition
+    assert _partitions(glue, database, "events") == []
+    schema = StructType([f for f in schema if f.name != "note"])
+    update(UpdateBehavior.LOG, [("eu", "01"), ("us/west", "01")])
+    assert len(_partitions(glue, database, "events")) == 2
+    schema = full
     update(UpdateBehavior.UPDATE_IN_DATABASE, [("eu", "01"), ("eu", "02"), (None, "02")])
     table = get_table(glue, name)
     assert table["StorageDescriptor"]["Columns"] == columns
