@@ -20,8 +20,10 @@ from typing import Any, Optional
 from ..backoff import Backoff, call_with_retry
 from ..errors import KinesisServiceError
 from ..sql.parsing.registry import schema_reference_options
+from .avro_types import columns_avro_schema
 from .errors import GlueError, GlueServiceError
 from .options import TYPE_OF_DATA, merged, source_options
+from .table_formats import table_format
 
 #: Storage parameters naming the stream and the role: the source's option names as is.
 STREAM_KEYS = (
@@ -34,7 +36,7 @@ STREAM_KEYS = (
 )
 #: Table parameters saying how payloads parse (also read from the storage parameters).
 FORMAT_KEYS = ("classification", "delimiter", "avroSchema", "grokPattern", "grokCustomPatterns")
-#: GetTable's retries: a job reads its table once, at its start.
+#: Data Catalog calls' retries: GetTable (once, at a job's start) and a write's catalog updates.
 CATALOG_BACKOFF = Backoff(initial_delay_s=0.2, max_delay_s=2.0, max_attempts=5, max_elapsed_s=20.0)
 #: A CSV table's SerDe parameters -> Glue's CSV format options: LazySimpleSerDe's
 #: ``field.delim``, and OpenCSVSerde's (what crawlers make for quoted CSV) three.
@@ -46,6 +48,8 @@ SERDE_CSV_OPTIONS = (
 )
 #: Classifications whose schema is the table's columns (as Spark DDL).
 COLUMN_SCHEMA_CLASSIFICATIONS = ("json", "csv")
+#: Options that name an Avro table's schema elsewhere (a Schema Registry), lower-case.
+AVRO_SCHEMA_SOURCES = ("registryname", "schemaname", "schemaarn")
 
 
 @dataclass(frozen=True)
@@ -75,26 +79,41 @@ class TableName:
 
 
 def get_table(client: Any, name: TableName, backoff: Backoff = CATALOG_BACKOFF) -> dict:
-    """``GetTable``, retried as every AWS call here. A missing database or table is a
-    :class:`GlueError` naming both (the script's to fix); any other failure, a
-    :class:`GlueServiceError` naming the table (the service's: a restart may heal it)."""
+    """``GetTable`` (:func:`catalog_call`): a missing database or table is a
+    :class:`GlueError` naming both; any other failure, a :class:`GlueServiceError` naming
+    the table."""
     kwargs = {"DatabaseName": name.database, "Name": name.table}
     if name.catalog_id:
         kwargs["CatalogId"] = name.catalog_id
+    return catalog_call(
+        client,
+        "GetTable",
+        lambda: client.get_table(**kwargs)["Table"],
+        f"reading {name}",
+        f"{name} is not in the Glue Data Catalog at {client.meta.endpoint_url}; create it "
+        "(Glue's CreateTable) or check the database and table names",
+        backoff,
+    )
+
+
+def catalog_call(
+    client: Any,
+    operation: str,
+    fn: Any,
+    subject: str,
+    not_found: str,
+    backoff: Backoff = CATALOG_BACKOFF,
+) -> Any:
+    """``fn()`` (a Data Catalog call), retried as every AWS call here. Something missing
+    (``EntityNotFoundException``) is the :class:`GlueError` ``not_found`` (the script's to
+    fix); any other failure a :class:`GlueServiceError` naming ``subject`` (the
+    service's: a restart may heal it)."""
     try:
-        return call_with_retry(
-            lambda: client.get_table(**kwargs)["Table"],
-            backoff,
-            operation="GetTable",
-            client=client,
-        )
+        return call_with_retry(fn, backoff, operation=operation, client=client)
     except KinesisServiceError as exc:
         if exc.code == "EntityNotFoundException":
-            raise GlueError(
-                f"{name} is not in the Glue Data Catalog at {client.meta.endpoint_url}; create "
-                "it (Glue's CreateTable) or check the database and table names"
-            ) from None
-        error = GlueServiceError(f"reading {name}: {exc}", code=exc.code)
+            raise GlueError(not_found) from None
+        error = GlueServiceError(f"{subject}: {exc}", code=exc.code)
         error.retriable = exc.retriable
         raise error from exc
 
@@ -153,14 +172,21 @@ def catalog_source_options(
     lowered = {k.lower(): v for k, v in options.items()}
     infer = lowered.get("inferschema", "false").strip().lower() == "true"
     classification = lowered.get("classification", "").strip().lower()
+    columns = (table.get("StorageDescriptor") or {}).get("Columns") or []
     if not infer and "schema" not in lowered and classification in COLUMN_SCHEMA_CLASSIFICATIONS:
-        columns = (table.get("StorageDescriptor") or {}).get("Columns") or []
         if not columns:
             raise GlueError(
                 f"{name} has no columns and inferSchema is not true: give the table its "
                 "columns, or additional_options={'inferSchema': 'true'}"
             )
         options["schema"] = columns_ddl(columns)
+    elif (
+        classification == "avro"
+        and columns
+        and not {"schema", "avroschema", *AVRO_SCHEMA_SOURCES} & set(lowered)
+    ):
+        # the console's "define a schema": Glue builds the record schema from the columns
+        options["schema"] = columns_avro_schema(columns)
     return options
 
 
@@ -175,11 +201,11 @@ def catalog_sink(
         options = _kinesis_table_options(table, name)
         keep = {k: v for k, v in options.items() if k in STREAM_KEYS}
         return ("kinesis", merged(keep, dict(additional_options)), "json", {})
-    storage, _, table_params = _parameters(table)
+    storage = table.get("StorageDescriptor") or {}
     location = str(storage.get("Location") or "")
     if location.startswith(("s3://", "s3a://")):
         keys = [str(k["Name"]) for k in table.get("PartitionKeys") or []]
-        classification = str(table_params.get("classification") or "json").lower()
+        classification = table_format(table, name)
         options = merged({"path": location, "partitionKeys": keys}, dict(additional_options))
         serde = (storage.get("SerdeInfo") or {}).get("Parameters") or {}
         format_options = {

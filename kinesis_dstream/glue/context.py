@@ -3,7 +3,7 @@
 Signatures and defaults as aws-glue-libs has them; behaviour delegated to the source
 (``format("kinesis")``), the sink and the S3 writer. It is an ``SQLContext``, as Glue's
 is. A method Glue has and this layer does not provide raises
-:class:`~.errors.NotProvidedError` naming it (``GlueContext.getSink``...).
+:class:`~.errors.NotProvidedError` naming it (``GlueContext.getSource``...).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from pyspark.sql import SQLContext
 
 from ..sql import KinesisDataSource
 from .catalog import TableName
+from .data_sink import DataSink
 from .dynamicframe import DynamicFrame
 from .errors import ReportsNotProvided, not_provided
 from .file_sink import GlueFileSink
@@ -132,6 +133,19 @@ class GlueContext(ReportsNotProvided, SQLContext):
             format,
             format_options,
         )
+
+    def getSink(
+        self,
+        connection_type: str,
+        format: Optional[str] = None,
+        transformation_ctx: str = "",
+        **options: Any,
+    ) -> Any:
+        """A :class:`~.data_sink.DataSink`: ``options`` are its connection options."""
+        sink = DataSink(self, connection_type, options)
+        if format:
+            sink.setFormat(format)
+        return sink
 
     def write_dynamic_frame_from_catalog(
         self,

@@ -23,6 +23,15 @@ LINE_COLUMN = "__line"
 #: Compression of JSON and CSV files: pyarrow's codec and the file name's suffix.
 LINE_COMPRESSION = {"none": None, "gzip": ("gzip", ".gz"), "bzip2": ("bz2", ".bz2")}
 PARQUET_COMPRESSION = ("none", "snappy", "gzip", "zstd", "lz4", "brotli")
+#: Avro container block codecs by the names Glue and Spark give them (fastavro's names).
+AVRO_CODECS = {
+    "uncompressed": "null",
+    "null": "null",
+    "deflate": "deflate",
+    "snappy": "snappy",
+    "xz": "xz",
+    "bzip2": "bzip2",
+}
 EXTENSIONS = {"json": ".json", "csv": ".csv", "parquet": ".parquet", "avro": ".avro"}
 _AVRO_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -69,14 +78,21 @@ class ParquetFile:
 
 
 class AvroFile:
-    def __init__(self, stream: Any, schema: Any) -> None:
+    """An Avro container file with block ``codec``; ``compression`` (``gzip``,
+    ``bzip2``) compresses the whole file, as Glue's Avro "archives"."""
+
+    def __init__(
+        self, stream: Any, schema: Any, codec: str = "null", compression: str = "none"
+    ) -> None:
         from fastavro import parse_schema
         from fastavro.write import Writer
 
+        whole = LINE_COMPRESSION[compression]
         self._stream = stream
+        self._out = pa.CompressedOutputStream(stream, whole[0]) if whole else stream
         self._convert = [_converter(f.type) for f in schema]
         self._names = schema.names
-        self._writer = Writer(stream, parse_schema(avro_schema(schema)))
+        self._writer = Writer(self._out, parse_schema(avro_schema(schema)), codec=codec)
 
     def write(self, batch: Any) -> None:
         columns = [
@@ -90,7 +106,9 @@ class AvroFile:
 
     def close(self) -> None:
         self._writer.flush()
-        self._stream.close()
+        self._out.close()
+        if self._out is not self._stream:
+            self._stream.close()
 
     def abort(self) -> None:
         self._stream.abort()
@@ -193,4 +211,6 @@ def open_file(fmt: str, stream: Any, schema: Any, options: dict) -> Any:
         return LinesFile(stream, options.get("header"), options.get("compression", "none"))
     if fmt == "parquet":
         return ParquetFile(stream, schema, options.get("compression", "snappy"))
-    return AvroFile(stream, schema)
+    return AvroFile(
+        stream, schema, options.get("avro_codec", "null"), options.get("compression", "none")
+    )

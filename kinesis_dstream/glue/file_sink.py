@@ -78,7 +78,7 @@ class FileSetWriter(DataSourceArrowWriter):
         ``taskAttemptId``: see the module)."""
         suffix = EXTENSIONS[self.fmt]
         codec = LINE_COMPRESSION.get(self.file_options.get("compression", "none"))
-        if self.fmt in ("json", "csv") and codec:
+        if self.fmt != "parquet" and codec:  # the whole file compressed
             suffix += codec[1]
         return f"{self.prefix}{task:05d}-a{attempt}{suffix}"
 

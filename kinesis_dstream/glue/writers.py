@@ -11,11 +11,13 @@ from typing import Any, Optional
 from ..aws import create_client
 from ..sql.sink import partition_key_source
 from .catalog import TableName, catalog_sink, get_table
+from .catalog_updates import CatalogUpdate, split_update_options
 from .dynamicframe import DynamicFrame, DynamicFrameCollection
 from .errors import ReportsNotProvided, not_provided
 from .fields import top_column
+from .file_target import FileTarget, warn_ignored
 from .options import TYPE_OF_DATA, check_type_of_data, option_text
-from .s3_output import FileTarget, write_files
+from .s3_output import write_files
 
 log = logging.getLogger(__name__)
 
@@ -24,8 +26,6 @@ PARTITION_KEY = "partitionKey"
 
 def frame_of(frame_or_dfc: Any) -> Any:
     """The DataFrame behind a DynamicFrame; Glue's TypeError for anything else."""
-    if isinstance(frame_or_dfc, DynamicFrameCollection):
-        raise not_provided("writing a DynamicFrameCollection", "write each frame")
     if not isinstance(frame_or_dfc, DynamicFrame):
         raise TypeError(
             f"frame_or_dfc must be DynamicFrame or DynamicFrameCollection. Got {type(frame_or_dfc)}"
@@ -76,21 +76,63 @@ def write_options(
     format: Any = None,
     format_options: Optional[Mapping[str, Any]] = None,
 ) -> Any:
-    """``write_dynamic_frame.from_options``: ``connection_type`` kinesis or s3."""
+    """``write_dynamic_frame.from_options``: ``connection_type`` kinesis or s3; a
+    DynamicFrameCollection is written frame by frame, as Glue's ``DataSink.write``."""
+    if isinstance(frame_or_dfc, DynamicFrameCollection):
+        for name in frame_or_dfc.keys():  # noqa: SIM118 (the collection has no __iter__)
+            write_options(
+                spark,
+                frame_or_dfc[name],
+                connection_type,
+                connection_options,
+                format,
+                format_options,
+            )
+        return frame_or_dfc
     df = frame_of(frame_or_dfc)
     kind = str(connection_type).strip().lower()
     if kind == "kinesis":
-        if format_options:
-            raise not_provided(f"kinesis format_options {sorted(format_options)}")
-        write_kinesis(df, connection_options, format)
+        warn_ignored("kinesis format_options", format_options or {}, "Kinesis records are JSON")
+        options, behavior = split_update_options(connection_options)
+        if behavior is not None:
+            warn_ignored("kinesis connection_options", ["enableUpdateCatalog"], "not an S3 table")
+        write_kinesis(df, options, format)
     elif kind == "s3":
-        write_files(spark, df, FileTarget.parse(connection_options, format, format_options or {}))
+        write_s3(spark, df, connection_options, format, format_options or {})
     else:
         raise not_provided(
             f"write_dynamic_frame.from_options(connection_type={connection_type!r})",
             "this layer writes connection_type 'kinesis' and 's3'",
         )
     return frame_or_dfc
+
+
+def write_s3(
+    spark: Any,
+    df: Any,
+    connection_options: Mapping[str, Any],
+    format: Any,
+    format_options: Mapping[str, Any],
+    catalog: Optional[tuple] = None,
+) -> None:
+    """``df`` to S3; with ``enableUpdateCatalog`` and ``catalog`` (the Glue client, the
+    :class:`TableName` and its GetTable answer or None when new) the catalog updated
+    after the files are written (:mod:`.catalog_updates`)."""
+    options, behavior = split_update_options(connection_options)
+    target = FileTarget.parse(options, format, format_options)
+    update = None
+    if behavior is not None and catalog is None:
+        warn_ignored(
+            "s3 connection_options",
+            ["enableUpdateCatalog"],
+            "no catalog table to update: write from_catalog, or getSink with setCatalogInfo",
+        )
+    elif behavior is not None:
+        update = CatalogUpdate(*catalog, behavior=behavior)  # type: ignore[misc]
+        update.prepare(df.schema, target.fmt, target.path, target.partition_keys, target.separator)
+    write_files(spark, df, target)
+    if update is not None:
+        update.add_written_partitions(df, target.partition_keys)
 
 
 def write_catalog(
@@ -101,11 +143,15 @@ def write_catalog(
     client: Any = None,
 ) -> Any:
     """``write_dynamic_frame.from_catalog``: a Kinesis table's stream or an S3 table's
-    location (its partition keys, its classification as the format, a CSV table's SerDe
-    separator)."""
-    table = get_table(client or create_client("glue"), name)
+    location (its partition keys, its format, a CSV table's SerDe separator), the
+    catalog updated as Glue does with ``enableUpdateCatalog``."""
+    client = client or create_client("glue")
+    table = get_table(client, name)
     kind, options, fmt, format_options = catalog_sink(table, name, additional_options)
-    return write_options(spark, frame, kind, options, fmt, format_options)
+    if kind != "s3":
+        return write_options(spark, frame, kind, options, fmt, format_options)
+    write_s3(spark, frame_of(frame), options, fmt, format_options, (client, name, table))
+    return frame
 
 
 class _CatalogWriter(ReportsNotProvided):

@@ -3,6 +3,7 @@ GetTable answer mapped onto the source's options, and a missing or non-Kinesis t
 as one line naming database and table (no Spark: the error comes before any)."""
 
 import pytest
+from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from kinesis_dstream.backoff import Backoff
 from kinesis_dstream.glue.catalog import TableName, catalog_source_options, get_table
@@ -154,3 +155,108 @@ def test_write_from_options_names_the_arguments_it_ignores(caplog):
     assert (
         "write_from_options: arguments ['sink_name', 'useless'] have no effect here; ignored"
     ) in caplog.messages
+
+
+def _partitions(glue, database, table):
+    pages = glue.get_paginator("get_partitions").paginate(DatabaseName=database, TableName=table)
+    return sorted(
+        (tuple(p["Values"]), p["StorageDescriptor"]["Location"])
+        for page in pages
+        for p in page["Partitions"]
+    )
+
+
+def test_enable_update_catalog_adds_the_partitions_written_and_the_frame_s_columns(
+    glue, database, caplog
+):
+    """enableUpdateCatalog was refused; now the partitions a write made are in the
+    catalog (once each, however often they are written) and the table takes the
+    frame's columns (UPDATE_IN_DATABASE) or keeps its own (LOG)."""
+    from kinesis_dstream.glue.catalog_updates import CatalogUpdate, UpdateBehavior
+
+    glue.create_table(
+        DatabaseName=database,
+        TableInput={
+            "Name": "events",
+            "StorageDescriptor": {
+                "Location": "s3://b/events",
+                "Columns": [{"Name": "id", "Type": "bigint"}],
+                "SerdeInfo": {"SerializationLibrary": "org.openx.data.jsonserde.JsonSerDe"},
+            },
+            "PartitionKeys": [
+                {"Name": "region", "Type": "string"},
+                {"Name": "day", "Type": "string"},
+            ],
+            "Parameters": {"classification": "json"},
+        },
+    )
+    name = TableName(database, "events")
+    keys = ("region", "day")
+    columns = [{"Name": "id", "Type": "bigint"}, {"Name": "note", "Type": "string"}]
+    schema = StructType(
+        [
+            StructField(n, t)
+            for n, t in (
+                ("region", StringType()),
+                ("id", LongType()),
+                ("note", StringType()),
+                ("day", StringType()),
+            )
+        ]
+    )
+
+    full = schema
+
+    def update(behavior, values):
+        table = get_table(glue, name)
+        change = CatalogUpdate(glue, name, table, behavior)
+        change.prepare(schema, "json", "s3://b/events", keys)
+        change.add_partitions(keys, values)
+
+    update(UpdateBehavior.LOG, [("eu", "01"), ("us/west", "01")])
+    assert [c["Name"] for c in get_table(glue, name)["StorageDescriptor"]["Columns"]] == ["id"]
+    assert any("updateBehavior LOG: the table is left as it is" in m for m in caplog.messages)
+    # Glue's rule: with LOG, a frame with columns the table lacks adds no partition
+    assert _partitions(glue, database, "events") == []
+    schema = StructType([f for f in schema if f.name != "note"])
+    update(UpdateBehavior.LOG, [("eu", "01"), ("us/west", "01")])
+    assert len(_partitions(glue, database, "events")) == 2
+    schema = full
+    update(UpdateBehavior.UPDATE_IN_DATABASE, [("eu", "01"), ("eu", "02"), (None, "02")])
+    table = get_table(glue, name)
+    assert table["StorageDescriptor"]["Columns"] == columns
+    assert [k["Name"] for k in table["PartitionKeys"]] == ["region", "day"]
+    assert _partitions(glue, database, "events") == [
+        (
+            ("__HIVE_DEFAULT_PARTITION__", "02"),
+            "s3://b/events/region=__HIVE_DEFAULT_PARTITION__/day=02/",
+        ),
+        (("eu", "01"), "s3://b/events/region=eu/day=01/"),
+        (("eu", "02"), "s3://b/events/region=eu/day=02/"),
+        (("us/west", "01"), "s3://b/events/region=us%2Fwest/day=01/"),
+    ]
+    with pytest.raises(GlueError, match=r"partitionKeys \['day'\] are not table .*'region', 'day'"):
+        CatalogUpdate(glue, name, get_table(glue, name), UpdateBehavior.LOG).check_keys(("day",))
+
+
+def test_set_catalog_info_on_a_new_table_creates_it_in_the_format_written(glue, database):
+    """The table is created before the files are written; a missing database is one
+    line naming it (a script error, not a service failure to restart on)."""
+    from kinesis_dstream.glue.catalog_updates import CatalogUpdate, UpdateBehavior
+
+    name = TableName(database, "fresh")
+    change = CatalogUpdate(glue, name, None, UpdateBehavior.UPDATE_IN_DATABASE)
+    schema = StructType([StructField("id", LongType()), StructField("k", StringType())])
+    change.prepare(schema, "parquet", "s3://b/fresh/", ("k",))
+    change.add_partitions(("k",), [("x",)])
+    table = get_table(glue, name)
+    storage = table["StorageDescriptor"]
+    assert (storage["Location"], storage["SerdeInfo"]["SerializationLibrary"]) == (
+        "s3://b/fresh/",
+        "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe",
+    )
+    assert table["Parameters"]["classification"] == "parquet"
+    assert _partitions(glue, database, "fresh") == [(("x",), "s3://b/fresh/k=x/")]
+    absent = CatalogUpdate(glue, TableName("no_db", "t"), None, UpdateBehavior.LOG)
+    with pytest.raises(GlueError, match=r"CreateTable of table no_db.t: database 'no_db' is not"):
+        absent.prepare(schema, "parquet", "s3://b/t/", ("k",))

@@ -2,6 +2,7 @@
 function from a catalog table to S3, a catalog table with inferSchema to Kinesis,
 forEachBatch's retries and empty batches, the S3 formats and the field transforms."""
 
+import contextlib
 import csv
 import gzip
 import io
@@ -18,7 +19,7 @@ from pyspark.sql import functions as F
 from kinesis_dstream.demo.readback import read_all_records
 from kinesis_dstream.glue import install
 from kinesis_dstream.glue.context import GlueContext
-from kinesis_dstream.glue.dynamicframe import DynamicFrame
+from kinesis_dstream.glue.dynamicframe import DynamicFrame, DynamicFrameCollection
 from kinesis_dstream.glue.errors import GlueError, NotProvidedError
 from kinesis_dstream.glue.foreach_batch import BatchLoop
 from kinesis_dstream.glue.options import ForEachBatchOptions
@@ -336,6 +337,7 @@ def test_s3_formats_written_from_the_executors_read_back_as_written(
         connection_type="s3",
         format="avro",
         connection_options={"path": f"s3://{bucket}/avro/"},
+        format_options={"version": "1.8"},  # logical types (1.7, the default: strings)
     )
     write(
         frame=frame,
@@ -554,3 +556,198 @@ def test_catalog_tables_of_grok_log_lines_and_schema_registry_avro_read_through_
     )
     _, rows = available_now(session, frame, tmp_path / "orders", "glue_registry")
     assert sorted((r.id, r.item, r.total) for r in rows) == [(1, "old", -1.0), (2, "new", 2.5)]
+
+
+def _avro_files(files):
+    """(schema, records, codec) of each Avro body in ``files`` (gzip archives opened)."""
+    out = []
+    for body in files:
+        if body[:2] == b"\x1f\x8b":
+            body = gzip.decompress(body)
+        reader = fastavro.reader(io.BytesIO(body))
+        out.append((reader.writer_schema, list(reader), reader.codec))
+    return out
+
+
+def _field_types(schema):
+    return {f["name"]: f["type"][0] for f in schema["fields"]}
+
+
+def test_avro_as_glue_writes_it_version_1_7_strings_1_8_logical_types_codecs_and_local_paths(
+    glue, local_aws, bucket, sample, tmp_path, caplog
+):
+    """Avro was always written with logical types, its connection compression refused,
+    a format_options compression refused, and a local path failed on pip-installed
+    PySpark (no spark-avro jar)."""
+    s3 = local_aws.client("s3")
+    typed = (
+        sample.drop("inner")
+        .coalesce(1)
+        .withColumns({"price": F.expr("CAST(id * 1.5 AS DECIMAL(10,2))"), "day": F.to_date("at")})
+    )
+    frame = DynamicFrame.fromDF(typed, glue, "typed")
+    write = glue.write_dynamic_frame.from_options
+    # a local path on pip-installed PySpark (no spark-avro jar), the snappy codec
+    write(
+        frame=frame,
+        connection_type="s3",
+        format="avro",
+        connection_options={"path": str(tmp_path / "v17"), "compression": "snappy"},
+    )
+    write(
+        frame=frame,
+        connection_type="s3",
+        format="avro",
+        connection_options={"path": f"s3://{bucket}/v18/"},
+        format_options={"version": "1.8", "compression": "gzip"},  # Glue ignores this one
+    )
+    assert any("avro format_options [\"compression='gzip'\"]" in m for m in caplog.messages)
+    files = _avro_files(p.read_bytes() for p in (tmp_path / "v17").rglob("*.avro"))
+    assert files and {codec for _, _, codec in files} == {"snappy"}
+    for schema, _, _ in files:
+        assert [_field_types(schema)[k] for k in ("price", "day", "at")] == ["string"] * 3
+    records = [r for _, rows, _ in files for r in rows]
+    assert sorted((r["id"], r["price"], r["day"], r["at"]) for r in records) == [
+        (1, "1.50", "2026-04-09", "2026-04-09 07:05:00"),
+        (2, "3.00", "2026-04-10", "2026-04-10 08:00:00"),
+        (3, "4.50", "2026-04-11", "2026-04-11 09:30:00"),
+    ]
+    files = _avro_files(s3_objects(s3, bucket, "v18/").values())
+    assert {codec for _, _, codec in files} == {"null"}
+    for schema, _, _ in files:
+        types = _field_types(schema)
+        assert [types[k]["logicalType"] for k in ("price", "day", "at")] == [
+            "decimal",
+            "date",
+            "timestamp-micros",
+        ]
+    records = [r for _, rows, _ in files for r in rows]
+    assert sorted(str(r["price"]) for r in records) == ["1.50", "3.00", "4.50"]
+
+    # a gzip "archive" of the Avro file, as AWS's Avro page lists it
+    frame.write("s3", {"path": str(tmp_path / "gz"), "compression": "gzip"}, "avro", {})
+    archives = sorted((tmp_path / "gz").rglob("*.avro.gz"))
+    back = _avro_files(p.read_bytes() for p in archives)
+    assert archives and {codec for _, _, codec in back} == {"null"}
+    assert sorted(r["id"] for _, records, _ in back for r in records) == [1, 2, 3]
+
+
+def test_csv_quote_char_minus_one_writes_values_unquoted(glue, sample, tmp_path):
+    """quoteChar -1 (quoting off, as AWS documents it) failed at write time."""
+    frame = DynamicFrame.fromDF(sample.select("id", "text"), glue, "sample")
+    frame.write("s3", {"path": str(tmp_path / "csv")}, "csv", {"quoteChar": -1})
+    files = [f.read_text().splitlines() for f in (tmp_path / "csv").rglob("*.csv")]
+    assert files and all(lines[0] == "id,text" for lines in files)
+    assert sorted(line for lines in files for line in lines[1:]) == ["1,x,1", "2,y|2", "3,"]
+    # a DynamicFrameCollection is written frame by frame, as Glue's DataSink.write (refused)
+    collection = DynamicFrameCollection({"one": frame}, glue)
+    glue.write_dynamic_frame.from_options(
+        frame=collection,
+        connection_type="s3",
+        connection_options={"path": str(tmp_path / "c")},
+        format="json",
+    )
+    back = [json.loads(line) for f in (tmp_path / "c").rglob("*.json") for line in f.open()]
+    assert sorted(r["id"] for r in back) == [1, 2, 3]
+
+
+def _catalog_partitions(catalog, database, table):
+    pages = catalog.get_paginator("get_partitions").paginate(DatabaseName=database, TableName=table)
+    return {
+        tuple(p["Values"]): p["StorageDescriptor"]["Location"]
+        for page in pages
+        for p in page["Partitions"]
+    }
+
+
+def test_get_sink_with_set_catalog_info_creates_the_table_and_from_catalog_updates_it(
+    glue, local_aws, bucket, unique_name
+):
+    """AWS's "adding new partitions" shapes, refused before (no getSink; enableUpdateCatalog
+    not provided): getSink + setFormat + setCatalogInfo + writeFrame on a table not yet in
+    the catalog creates it; a later from_catalog write with a new column and a new
+    partition updates its columns (UPDATE_IN_DATABASE) and adds the partition. Every
+    record reads back from the locations the catalog gives."""
+    catalog, s3 = local_aws.client("glue"), local_aws.client("s3")
+    database, table = "glue_tests", unique_name.replace("-", "_")
+    with contextlib.suppress(catalog.exceptions.AlreadyExistsException):
+        catalog.create_database(DatabaseInput={"Name": database})
+    first = [(i, ("eu", "us")[i % 2], i / 2) for i in range(6)]
+    second = [(i, "ap", i / 2, f"n{i}") for i in range(6, 9)]
+    spark = glue.spark_session
+    sink = glue.getSink(
+        connection_type="s3",
+        path=f"s3://{bucket}/fresh/",
+        enableUpdateCatalog=True,
+        updateBehavior="UPDATE_IN_DATABASE",
+        partitionKeys=["region"],
+    )
+    sink.setFormat("glueparquet")
+    sink.setCatalogInfo(catalogDatabase=database, catalogTableName=table)
+    frame = spark.createDataFrame(first, "id long, region string, amount double")
+    sink.writeFrame(DynamicFrame.fromDF(frame, glue, "first"))
+    created = catalog.get_table(DatabaseName=database, Name=table)["Table"]
+    assert [c["Name"] for c in created["StorageDescriptor"]["Columns"]] == ["id", "amount"]
+    assert created["Parameters"]["classification"] == "parquet"
+
+    later = spark.createDataFrame(second, "id long, region string, amount double, note string")
+    glue.write_dynamic_frame.from_catalog(
+        frame=DynamicFrame.fromDF(later, glue, "second"),
+        database=database,
+        table_name=table,
+        additional_options={"enableUpdateCatalog": True, "partitionKeys": ["region"]},
+    )
+    updated = catalog.get_table(DatabaseName=database, Name=table)["Table"]
+    assert [c["Name"] for c in updated["StorageDescriptor"]["Columns"]] == ["id", "amount", "note"]
+    partitions = _catalog_partitions(catalog, database, table)
+    assert partitions == {(r,): f"s3://{bucket}/fresh/region={r}/" for r in ("eu", "us", "ap")}
+    back = []
+    for (region,), location in partitions.items():
+        prefix = location.split(f"s3://{bucket}/", 1)[1]
+        for key, body in s3_objects(s3, bucket, prefix).items():
+            assert key.endswith(".parquet")
+            back += [(r["id"], region) for r in pq.read_table(io.BytesIO(body)).to_pylist()]
+    assert sorted(back) == sorted([(i, r) for i, r, _ in first] + [(i, r) for i, r, _, _ in second])
+
+
+def test_a_kinesis_avro_table_defined_only_by_its_columns_reads_through_glue(
+    glue, session, local_aws, kinesis, stream, unique_name, tmp_path
+):
+    """The console's "define a schema" Avro table (columns, no avroSchema) failed at
+    from_catalog with "classification avro needs option schema"; Glue builds the record
+    schema from the columns, and so does this layer: a producer writing with that schema
+    is read back whole."""
+    from kinesis_dstream.glue.avro_types import columns_avro_schema
+
+    from .test_sql_connectors import available_now
+
+    columns = [("id", "bigint"), ("name", "string"), ("tags", "array<string>")]
+    table = unique_name.replace("-", "_")
+    create_kinesis_table(
+        local_aws.client("glue"),
+        "glue_tests",
+        table,
+        {"streamName": stream, "endpointUrl": local_aws.endpoint_url},
+        {"classification": "avro"},
+        columns,
+    )
+    schema = fastavro.parse_schema(
+        json.loads(columns_avro_schema([{"Name": n, "Type": t} for n, t in columns]))
+    )
+    sent = [{"id": i, "name": f"n{i}", "tags": ["a", str(i)]} for i in range(20)]
+
+    def datum(i):
+        out = io.BytesIO()
+        fastavro.schemaless_writer(out, schema, sent[i])
+        return out.getvalue()
+
+    put_records(kinesis, stream, len(sent), data=datum)
+    frame = glue.create_data_frame.from_catalog(
+        database="glue_tests",
+        table_name=table,
+        additional_options={"startingPosition": "TRIM_HORIZON"},
+    )
+    _, rows = available_now(session, frame, tmp_path, f"avro_columns_{table}")
+    assert sorted((r.id, r.name, list(r.tags)) for r in rows) == [
+        (s["id"], s["name"], s["tags"]) for s in sent
+    ]

@@ -198,32 +198,25 @@ def test_connection_options_lose_the_glue_layer_s_keys_and_keep_the_source_s():
         source_options({"typeOfData": "kafka"}, "from_options")
 
 
-def test_s3_targets_take_glue_s_formats_and_refuse_options_they_cannot_honour():
+def test_s3_targets_take_glue_s_formats_and_refuse_only_what_changes_the_files(caplog):
     target = FileTarget.parse(
         {"path": "s3://b/p/", "partitionKeys": ["a"]}, "glueparquet", {"compression": "gzip"}
     )
     assert (target.fmt, target.partition_keys, target.compression) == ("parquet", ("a",), "gzip")
     assert FileTarget.parse({"path": "s3://b/p"}, "csv", {"separator": "|"}).separator == "|"
-    with pytest.raises(NotProvidedError, match=r"s3 connection_options \['enableUpdateCatalog'\]"):
-        FileTarget.parse({"path": "s3://b/p", "enableUpdateCatalog": True}, "json", {})
+    # options Glue's writer ignores: accepted, named once in a warning
+    FileTarget.parse({"path": "s3://b/p", "groupFiles": "inPartition"}, "json", {"x": 1})
+    FileTarget.parse({"path": "s3://b/p", "groupFiles": "inPartition"}, "json", {"x": 1})
+    named = [m for m in caplog.messages if "['groupFiles']" in m]
+    assert named == [
+        "s3 connection_options ['groupFiles'] have no effect here (Glue's writer ignores "
+        "them); accepted and ignored"
+    ]
+    assert any("json format_options ['x']" in m for m in caplog.messages)
     with pytest.raises(NotProvidedError, match="format 'orc'"):
         FileTarget.parse({"path": "s3://b/p"}, "orc", {})
     with pytest.raises(GlueError, match="'path' is required"):
         FileTarget.parse({}, "json", {})
-
-
-def test_s3_compression_and_avro_version_are_honoured_or_refused_never_ignored():
-    """connection_options compression on Parquet or Avro, and an Avro version, were
-    accepted and had no effect."""
-    parquet = FileTarget.parse({"path": "s3://b/p"}, "parquet", {"compression": "uncompressed"})
-    assert parquet.compression == "none"
-    with pytest.raises(GlueError, match=r"compression='gzip' applies to json and csv; parquet "):
-        FileTarget.parse({"path": "s3://b/p", "compression": "gzip"}, "parquet", {})
-    with pytest.raises(GlueError, match=r"compression='gzip' applies to json and csv; avro "):
-        FileTarget.parse({"path": "s3://b/p", "compression": "gzip"}, "avro", {})
-    assert FileTarget.parse({"path": "s3://b/p"}, "avro", {"version": "1.8"}).fmt == "avro"
-    with pytest.raises(GlueError, match=r"avro format_options version='1.7'"):
-        FileTarget.parse({"path": "s3://b/p"}, "avro", {"version": "1.7"})
 
 
 def test_partition_key_is_one_rule_for_the_sink_and_the_glue_writer():

@@ -34,7 +34,7 @@ def one_line(exc_info) -> str:
 @pytest.mark.parametrize(
     "surface, name",
     [
-        (GlueContext, "getSink"),
+        (GlueContext, "getSource"),
         (GlueContext, "purge_s3_path"),
         (DynamicFrame, "resolveChoice"),
         (DynamicFrame, "relationalize"),

@@ -1,5 +1,5 @@
-"""Not provided by kinesis_dstream's Glue layer (docs/glue.md): importing it fails."""
+"""``awsglue.data_sink``: the DataSink ``GlueContext.getSink`` returns."""
 
-from kinesis_dstream.glue.errors import not_provided
+from kinesis_dstream.glue.data_sink import DataSink
 
-raise not_provided("module awsglue.data_sink")
+__all__ = ["DataSink"]
