@@ -1,0 +1,150 @@
+"""The frames a Glue script sees are Glue's shapes: inferSchema's text column inferred per
+batch, and source frames with the data's columns only (issue 42)."""
+# ruff: noqa: F811 (the fixtures imported from test_glue are test arguments here)
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+
+import pyarrow.parquet as pq
+from pyspark.sql.functions import col, from_json
+from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+from kinesis_dstream.glue.dynamicframe import DynamicFrame
+from kinesis_dstream.glue.foreach_batch import BatchLoop
+from kinesis_dstream.glue.transforms import ApplyMapping
+
+from ..support.glue import json_rows, running_loop, s3_objects, wait_for_rows
+from ..support.records import put_records
+from ..support.waiting import wait_until
+
+# The Glue tests' fixtures (the local AWS as the SDK's endpoint, a GlueContext, a bucket).
+from .test_glue import INGEST_HOUR, _arn, bucket, glue, glue_env, loop_options  # noqa: F401
+
+TEXT = "$json$data_infer_schema$_temporary$"
+
+
+def test_an_infer_schema_job_starts_on_an_empty_stream_and_reads_each_batch_in_its_shape(
+    glue, local_aws, kinesis, stream, bucket, tmp_path, caplog
+):
+    """Glue Studio's shape (ingestion columns, then DynamicFrame.fromDF) on an empty stream
+    that later changes shape; the same batches read by a script selecting the text column."""
+    frame = glue.create_data_frame.from_options(
+        connection_type="kinesis",
+        connection_options={
+            "typeOfData": "kinesis",
+            "streamARN": _arn(kinesis, stream),
+            "classification": "json",
+            "startingPosition": "TRIM_HORIZON",
+            "inferSchema": "true",
+        },
+        transformation_ctx="dataframe_KinesisStream_node1",
+    )
+    assert frame.columns == [TEXT]  # nothing read to infer: the stream is empty
+    shapes: list = []
+    selected: list = []
+    envelope = StructType([StructField("id", LongType()), StructField("name", StringType())])
+
+    def processBatch(data_frame, batchId):
+        if data_frame.count() > 0:
+            ids = data_frame.select(
+                from_json(col(TEXT).cast("string"), envelope).alias("d")
+            ).select("d.*")
+            selected.extend(row.id for row in ids.collect() if row.id is not None)
+            node = DynamicFrame.fromDF(
+                glue.add_ingestion_time_columns(data_frame, "hour"), glue, "from_data_frame"
+            )
+            shapes.append(node.toDF().columns)
+            glue.write_dynamic_frame.from_options(
+                frame=node,
+                connection_type="s3",
+                format="json",
+                connection_options={"path": f"s3://{bucket}/out/", "partitionKeys": INGEST_HOUR},
+            )
+
+    s3 = local_aws.client("s3")
+    caplog.set_level(logging.WARNING, "kinesis_dstream.glue")
+    with running_loop(BatchLoop, frame, processBatch, loop_options(tmp_path)) as loop:
+        wait_until(lambda: loop.loop.batches_seen >= 1, 120, "a batch", failed=loop.failed)
+        put_records(kinesis, stream, 30, data=lambda i: json.dumps({"id": i, "name": f"n{i}"}))
+        wait_for_rows(s3, bucket, "out/", 30, loop)
+        put_records(
+            kinesis,
+            stream,
+            30,
+            data=lambda i: json.dumps({"id": i, "price": i / 4, "tags": ["t", str(i)]}),
+            start=30,
+        )
+        put_records(kinesis, stream, 1, data="not json", start=60)
+        rows = [row for _, row in wait_for_rows(s3, bucket, "out/", 60, loop)]
+    assert shapes[0] == ["id", "name", *INGEST_HOUR]
+    assert shapes[-1] == ["id", "price", "tags", *INGEST_HOUR]
+    assert sorted(rows, key=lambda r: r["id"]) == [
+        {"id": i, "name": f"n{i}"} for i in range(30)
+    ] + [{"id": i, "price": i / 4, "tags": ["t", str(i)]} for i in range(30, 60)]
+    assert sorted(selected) == list(range(60))
+    assert "1 records of the batch are not json objects (first: 'not json')" in caplog.text
+
+
+def test_a_glue_studio_kinesis_to_s3_job_writes_the_data_s_columns_and_counts_a_bad_record(
+    glue, local_aws, kinesis, stream, bucket, tmp_path, caplog
+):
+    """A fixed schema (Glue Studio's "define a schema"), JSON and Parquet out: exactly the
+    mapped columns, as on Glue; the record that does not parse is counted for its batch."""
+    frame = glue.create_data_frame.from_options(
+        connection_type="kinesis",
+        connection_options={
+            "typeOfData": "kinesis",
+            "streamARN": _arn(kinesis, stream),
+            "classification": "json",
+            "startingPosition": "TRIM_HORIZON",
+            "inferSchema": "false",
+            "schema": "`id` BIGINT, `name` STRING, `price` STRING",
+        },
+    )
+    assert frame.columns == ["id", "name", "price"]
+
+    def processBatch(data_frame, batchId):
+        if data_frame.count() > 0:
+            node = DynamicFrame.fromDF(
+                glue.add_ingestion_time_columns(data_frame, "hour"), glue, "from_data_frame"
+            )
+            mapped = ApplyMapping.apply(
+                frame=node,
+                mappings=[
+                    ("id", "bigint", "id", "bigint"),
+                    ("name", "string", "name", "string"),
+                    ("price", "string", "price", "decimal"),
+                ]
+                + [(c, "string", c, "string") for c in INGEST_HOUR],
+            )
+            for fmt in ("json", "glueparquet"):
+                glue.write_dynamic_frame.from_options(
+                    frame=mapped,
+                    connection_type="s3",
+                    format=fmt,
+                    connection_options={
+                        "path": f"s3://{bucket}/{fmt}/",
+                        "partitionKeys": INGEST_HOUR,
+                    },
+                )
+
+    sent = [{"id": i, "name": f"n{i}", "price": f"{i}.25"} for i in range(40)]
+    put_records(kinesis, stream, 40, data=lambda i: json.dumps(sent[i]))
+    put_records(kinesis, stream, 1, data=lambda i: "{broken", start=40)
+    s3 = local_aws.client("s3")
+    caplog.set_level(logging.WARNING, "kinesis_dstream.glue")
+    with running_loop(BatchLoop, frame, processBatch, loop_options(tmp_path)) as loop:
+        wait_for_rows(s3, bucket, "json/", 41, loop)
+        wait_until(lambda: len(s3_objects(s3, bucket, "glueparquet/")) > 0, 60, "Parquet files")
+    rows = [row for _, row in json_rows(s3_objects(s3, bucket, "json/"))]
+    assert all(set(row) <= {"id", "name", "price"} for row in rows)
+    assert sorted((r for r in rows if r), key=lambda r: r["id"]) == [
+        {**row, "price": float(row["price"])} for row in sent
+    ]
+    tables = [pq.read_table(io.BytesIO(b)) for b in s3_objects(s3, bucket, "glueparquet/").values()]
+    assert {tuple(t.column_names) for t in tables} == {("id", "name", "price")}
+    assert {str(t.schema.field("price").type) for t in tables} == {"decimal128(10, 2)"}
+    assert "records did not parse and are not in the frame" in caplog.text
