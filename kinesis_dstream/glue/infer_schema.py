@@ -187,20 +187,23 @@ def _csv(spark: Any, lines: Any, text: Any, delimiter: str) -> tuple:
 
 def _counted_failures(out: Any, kind: str, corrupt_column: Optional[str]) -> Any:
     """The batch's texts that did not parse as ``kind``: counted and logged (the first
-    few shown), then their rows dropped (Glue keeps such records out of the frame, as
+    one shown), then their rows dropped (Glue keeps such records out of the frame, as
     error records), or kept with their text in ``corrupt_column``."""
     from pyspark.sql import functions as F
 
-    failed = out.where(F.col(_FAILED).isNotNull())
-    shown = [row[0][:80] for row in failed.select(_FAILED).limit(3).collect()]
-    if shown:
-        n = failed.count()
+    failed = F.col(_FAILED)
+    count, first = (
+        out.where(failed.isNotNull())
+        .agg(F.count("*"), F.first(F.substring(failed, 1, 80), ignorenulls=True))
+        .first()
+    )
+    if count:
         log.warning(
-            "DynamicFrame.fromDF: %d records of the batch are not %s objects (first: %s) and "
+            "DynamicFrame.fromDF: %d records of the batch are not %s objects (first: %r) and "
             "%s; the source's log names them (stream/shard#sequence number)",
-            n,
+            count,
             kind,
-            ", ".join(repr(s) for s in shown),
+            first,
             f"are kept in column {corrupt_column!r}"
             if corrupt_column
             else "are not in the frame (option columnNameOfCorruptRecord keeps them)",

@@ -21,7 +21,7 @@ from ..support.records import put_records
 from ..support.waiting import wait_until
 
 # The Glue tests' fixtures (the local AWS as the SDK's endpoint, a GlueContext, a bucket).
-from .test_glue import INGEST_HOUR, _arn, bucket, glue, glue_env, loop_options  # noqa: F401
+from .test_glue import INGEST_HOUR, bucket, glue, glue_env, json_stream, loop_options  # noqa: F401
 
 TEXT = "$json$data_infer_schema$_temporary$"
 
@@ -31,17 +31,7 @@ def test_an_infer_schema_job_starts_on_an_empty_stream_and_reads_each_batch_in_i
 ):
     """Glue Studio's shape (ingestion columns, then DynamicFrame.fromDF) on an empty stream
     that later changes shape; the same batches read by a script selecting the text column."""
-    frame = glue.create_data_frame.from_options(
-        connection_type="kinesis",
-        connection_options={
-            "typeOfData": "kinesis",
-            "streamARN": _arn(kinesis, stream),
-            "classification": "json",
-            "startingPosition": "TRIM_HORIZON",
-            "inferSchema": "true",
-        },
-        transformation_ctx="dataframe_KinesisStream_node1",
-    )
+    frame = json_stream(glue, kinesis, stream, inferSchema="true")
     assert frame.columns == [TEXT]  # nothing read to infer: the stream is empty
     shapes: list = []
     selected: list = []
@@ -93,17 +83,8 @@ def test_a_glue_studio_kinesis_to_s3_job_writes_the_data_s_columns_and_counts_a_
 ):
     """A fixed schema (Glue Studio's "define a schema"), JSON and Parquet out: exactly the
     mapped columns, as on Glue; the record that does not parse is counted for its batch."""
-    frame = glue.create_data_frame.from_options(
-        connection_type="kinesis",
-        connection_options={
-            "typeOfData": "kinesis",
-            "streamARN": _arn(kinesis, stream),
-            "classification": "json",
-            "startingPosition": "TRIM_HORIZON",
-            "inferSchema": "false",
-            "schema": "`id` BIGINT, `name` STRING, `price` STRING",
-        },
-    )
+    schema = "`id` BIGINT, `name` STRING, `price` STRING"
+    frame = json_stream(glue, kinesis, stream, inferSchema="false", schema=schema)
     assert frame.columns == ["id", "name", "price"]
 
     def processBatch(data_frame, batchId):
@@ -148,3 +129,29 @@ def test_a_glue_studio_kinesis_to_s3_job_writes_the_data_s_columns_and_counts_a_
     assert {tuple(t.column_names) for t in tables} == {("id", "name", "price")}
     assert {str(t.schema.field("price").type) for t in tables} == {"decimal128(10, 2)"}
     assert "records did not parse and are not in the frame" in caplog.text
+
+
+def test_from_df_infers_each_batch_s_texts_in_place_and_keeps_bad_ones_only_on_request(
+    glue, session, caplog
+):
+    """DynamicFrame.fromDF of inferSchema batches (no stream: the batches themselves)."""
+    from kinesis_dstream.glue.infer_schema import CSV_TEXT_COLUMN, METADATA_KEY
+
+    def batch(column, texts, **how):
+        df = session.createDataFrame([(t, "2026") for t in texts], [column, "ingest_year"])
+        return df.withMetadata(column, {METADATA_KEY: how}) if how else df
+
+    texts = ['{"a": 1, "b": {"c": "x"}}', '{"a": 2, "d": [1.5]}', "oops"]
+    caplog.set_level(logging.WARNING, "kinesis_dstream.glue")
+    plain = DynamicFrame.fromDF(batch(TEXT, texts), glue, "from_data_frame").toDF()
+    assert plain.columns == ["a", "b", "d", "ingest_year"]
+    assert [r.a for r in plain.collect()] == [1, 2]  # the bad record is left out...
+    assert "1 records of the batch are not json objects (first: 'oops')" in caplog.text
+    kept = DynamicFrame.fromDF(
+        batch(TEXT, texts, classification="json", corrupt="bad"), glue, "x"
+    ).toDF()
+    assert [r.bad for r in kept.collect()] == [None, None, "oops"]  # ...or kept on request
+    csv = DynamicFrame.fromDF(
+        batch(CSV_TEXT_COLUMN, ["1|x", "2|y"], classification="csv", delimiter="|"), glue, "x"
+    ).toDF()
+    assert csv.dtypes == [("_c0", "int"), ("_c1", "string"), ("ingest_year", "string")]
