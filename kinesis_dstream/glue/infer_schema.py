@@ -45,6 +45,7 @@ PAYLOAD_KEYS = ("classification", "inferschema", "schema", "delimiter")
 #: The parse failures' column while a batch is counted.
 _FAILED = "__kinesis_dstream_unparsed"
 _PARSED = "__kinesis_dstream_parsed"
+_TEXT = "__kinesis_dstream_text"
 _WARNED: set = set()
 
 
@@ -154,13 +155,15 @@ def infer_batch(df: Any) -> Any:
         parsed, fields = _csv(df.sparkSession, lines, text, how.get("delimiter") or ",")
     at = df.columns.index(column)
     before, after = [df[c] for c in df.columns[:at]], [df[c] for c in df.columns[at + 1 :]]
-    staged = df.select(*before, parsed.alias(_PARSED), *after)
+    staged = df.select(*before, parsed.alias(_PARSED), text.alias(_TEXT), *after)
     struct = F.col(_PARSED)
+    # from_json gives no struct at all for some texts (an empty one): failed too
+    failed = F.when(struct.isNull() | struct.getField(_FAILED).isNotNull(), F.col(_TEXT))
     out = staged.select(
         *[staged[c] for c in df.columns[:at]],
         *[struct.getField(f.name).alias(f.name) for f in fields],
         *[staged[c] for c in df.columns[at + 1 :]],
-        *([struct.getField(_FAILED).alias(_FAILED)] if kind == "json" else []),
+        *([failed.alias(_FAILED)] if kind == "json" else []),
     )
     return _counted_failures(out, kind, how.get("corrupt")) if kind == "json" else out
 
