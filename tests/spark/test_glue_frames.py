@@ -155,3 +155,25 @@ def test_from_df_infers_each_batch_s_texts_in_place_and_keeps_bad_ones_only_on_r
         batch(CSV_TEXT_COLUMN, ["1|x", "2|y"], classification="csv", delimiter="|"), glue, "x"
     ).toDF()
     assert csv.dtypes == [("_c0", "int"), ("_c1", "string"), ("ingest_year", "string")]
+
+
+def test_a_script_s_own_write_stream_logs_each_batch_s_records_that_did_not_parse(
+    glue, session, kinesis, stream, tmp_path, caplog
+):
+    """No forEachBatch: the counts come with the micro-batch's progress all the same."""
+    from .test_sql_connectors import available_now
+
+    put_records(kinesis, stream, 5, data=lambda i: json.dumps({"id": i}))
+    put_records(kinesis, stream, 1, data=lambda i: "{broken", start=5)
+    frame = json_stream(glue, kinesis, stream, schema="`id` BIGINT")
+    caplog.set_level(logging.WARNING, "kinesis_dstream.glue")
+    _, rows = available_now(session, frame, tmp_path, "glue_write_stream")
+    assert frame.columns == ["id"] and sorted(r.id for r in rows if r.id is not None) == [
+        0,
+        1,
+        2,
+        3,
+        4,
+    ]
+    line = "1 records did not parse and are not in the frame"
+    wait_until(lambda: line in caplog.text, 30, "the batch's count in the log")
