@@ -6,26 +6,23 @@ with ``try_cast`` instead, and every value it turned into null is counted, never
 
 - on a batch frame (a forEachBatch batch, the Glue Studio shape), by one aggregation
   over the frame when ApplyMapping is applied, logged at once;
-- on a streaming frame, by observed metrics (``df.observe``) that a query listener logs
-  for each micro-batch.
+- on a streaming frame, by observed metrics logged for each micro-batch
+  (:mod:`.batch_metrics`).
 
 Only casts that can fail are counted (not to string, not to a wider number).
 """
 
 from __future__ import annotations
 
-import itertools
 import logging
-import threading
 from typing import Any
+
+from .batch_metrics import observed
 
 log = logging.getLogger(__name__)
 
 #: The name prefix of the observed metrics of a streaming frame's counts.
 METRICS_PREFIX = "kinesis_dstream_glue_cast_failures"
-_NAMES = itertools.count()
-_LISTENING: set = set()
-_LISTENING_LOCK = threading.Lock()
 
 
 #: Integral types, narrowest first: a cast to a wider one (or to double) always succeeds.
@@ -56,9 +53,8 @@ def counted(df: Any, checks: list) -> Any:
     if not checks:
         return df
     if df.isStreaming:
-        _listen(df.sparkSession)
-        name = f"{METRICS_PREFIX}_{next(_NAMES)}"
-        return df.observe(name, *[count.alias(label) for label, count in checks])
+        aliased = [count.alias(label) for label, count in checks]
+        return observed(df, METRICS_PREFIX, _report_batch, *aliased)
     row = df.select(*[count.alias(f"c{i}") for i, (_, count) in enumerate(checks)]).first()
     report("ApplyMapping", {label: row[i] for i, (label, _) in enumerate(checks)})
     return df
@@ -76,28 +72,5 @@ def report(where: str, counts: dict) -> None:
         )
 
 
-def _listen(session: Any) -> None:
-    """Log a streaming frame's counts with each micro-batch's progress (once a session)."""
-    from pyspark.sql.streaming import StreamingQueryListener
-
-    class CastFailureLog(StreamingQueryListener):
-        def onQueryStarted(self, event: Any) -> None:
-            pass
-
-        def onQueryProgress(self, event: Any) -> None:
-            progress = event.progress
-            for name, row in (progress.observedMetrics or {}).items():
-                if name.startswith(METRICS_PREFIX):
-                    report(f"ApplyMapping, batch {progress.batchId}", row.asDict())
-
-        def onQueryIdle(self, event: Any) -> None:
-            pass
-
-        def onQueryTerminated(self, event: Any) -> None:
-            pass
-
-    with _LISTENING_LOCK:
-        if id(session) in _LISTENING:
-            return
-        _LISTENING.add(id(session))
-    session.streams.addListener(CastFailureLog())
+def _report_batch(batch_id: int, counts: dict) -> None:
+    report(f"ApplyMapping, batch {batch_id}", counts)

@@ -35,7 +35,14 @@ STREAM_KEYS = (
     "awsSTSEndpoint",
 )
 #: Table parameters saying how payloads parse (also read from the storage parameters).
-FORMAT_KEYS = ("classification", "delimiter", "avroSchema", "grokPattern", "grokCustomPatterns")
+FORMAT_KEYS = (
+    "classification",
+    "delimiter",
+    "avroSchema",
+    "grokPattern",
+    "grokCustomPatterns",
+    "columnNameOfCorruptRecord",
+)
 #: Data Catalog calls' retries: GetTable (once, at a job's start) and a write's catalog updates.
 CATALOG_BACKOFF = Backoff(initial_delay_s=0.2, max_delay_s=2.0, max_attempts=5, max_elapsed_s=20.0)
 #: A CSV table's SerDe parameters -> Glue's CSV format options: LazySimpleSerDe's

@@ -17,6 +17,7 @@ from typing import Any
 
 from . import fields
 from .errors import GlueError, ReportsNotProvided, not_provided
+from .infer_schema import infer_batch
 
 
 class DynamicFrame(ReportsNotProvided):
@@ -35,8 +36,9 @@ class DynamicFrame(ReportsNotProvided):
 
     @classmethod
     def fromDF(cls, dataframe: Any, glue_ctx: Any, name: str = "") -> DynamicFrame:
-        """A DynamicFrame of ``dataframe`` (no copy)."""
-        return cls(dataframe, glue_ctx, name)
+        """A DynamicFrame of ``dataframe`` (no copy); a batch of an ``inferSchema`` stream
+        (Glue's text column) gets the schema inferred from its own records, as on Glue."""
+        return cls(infer_batch(dataframe), glue_ctx, name)
 
     def toDF(self, options: Any = None) -> Any:
         """The DataFrame (ResolveOptions for choice types are not provided)."""

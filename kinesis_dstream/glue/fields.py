@@ -22,8 +22,15 @@ log = logging.getLogger(__name__)
 Path = tuple
 _WARNED: set = set()
 #: Glue's type names where Spark's cast spells them differently; complex types without
-#: parameters (Glue Studio writes ``struct``, ``array``) keep the field's own type.
-_GLUE_TYPES = {"long": "bigint", "short": "smallint", "byte": "tinyint", "integer": "int"}
+#: parameters (Glue Studio writes ``struct``, ``array``) keep the field's own type. A bare
+#: ``decimal`` is Glue's ``DecimalType()``, (10, 2) (Spark's bare decimal is (10, 0)).
+_GLUE_TYPES = {
+    "long": "bigint",
+    "short": "smallint",
+    "byte": "tinyint",
+    "integer": "int",
+    "decimal": "decimal(10,2)",
+}
 _KEEP_TYPE = {"struct", "array", "map", "null", ""}
 #: A moved field's column while its old place is dropped.
 _MOVING = "__glue_moving_field"

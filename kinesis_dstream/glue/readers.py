@@ -10,16 +10,29 @@ from typing import Any, Optional
 from ..aws import create_client
 from .catalog import TableName, catalog_source_options, get_table
 from .checkpoint_ends import with_deferred_ends
+from .corrupt_records import glue_columns, pop_corrupt_column
 from .errors import GlueError, ReportsNotProvided, not_provided
+from .infer_schema import raw_options, text_frame, text_kind
 from .options import source_options
 
 log = logging.getLogger(__name__)
 
 
 def kinesis_stream(spark: Any, options: Mapping[str, str]) -> Any:
-    """``spark.readStream.format("kinesis")`` with ``options`` (checked at ``load()``); its
+    """The frame a Glue script sees of ``spark.readStream.format("kinesis")`` with
+    ``options`` (checked at ``load()``): with ``inferSchema``, Glue's text column
+    (:mod:`.infer_schema`); otherwise the data's columns, the records that do not parse
+    counted and kept only where ``columnNameOfCorruptRecord`` asks (:mod:`.corrupt_records`). Its
     range ends go inside the checkpoint of the query that reads it (:mod:`.checkpoint_ends`)."""
-    return spark.readStream.format("kinesis").options(**with_deferred_ends(options)).load()
+    options = dict(options)
+    corrupt_column = pop_corrupt_column(options)
+    kind = text_kind(options)
+    if kind is not None:
+        raw = spark.readStream.format("kinesis").options(**with_deferred_ends(raw_options(options))).load()
+        delimiter = {k.lower(): v for k, v in options.items()}.get("delimiter")
+        return text_frame(raw, kind, delimiter, corrupt_column)
+    df = spark.readStream.format("kinesis").options(**with_deferred_ends(options)).load()
+    return glue_columns(df, corrupt_column)
 
 
 def note_ignored(method: str, push_down_predicate: str, kwargs: dict) -> None:

@@ -38,6 +38,9 @@ from .schema import OutputColumns
 
 log = logging.getLogger(__name__)
 
+#: How many corrupt records a read task's log line names by sequence number.
+NAMED_CORRUPT_RECORDS = 5
+
 
 class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """Micro-batches of Kinesis records; see docs/design/range-ends.md."""
@@ -124,21 +127,26 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def _parsed(self, partition: InputPartition) -> Iterator[Any]:
         """Glue's classification: payload columns; a record that does not parse is kept,
-        raw, in ``_corrupt_record`` with its other columns null, and counted in the log."""
+        raw, in ``_corrupt_record`` with its other columns null, and counted in the log
+        with the first ones named (stream/shard#sequence number)."""
         assert self.parser is not None
         reasons: Counter = Counter()
+        named: list = []
         for batch in read_task(partition, self.store, self.settings):
             parsed, bad = self.parser.parse_counted(batch)
             reasons.update(bad)
+            if bad and len(named) < NAMED_CORRUPT_RECORDS:
+                named += _corrupt_records(batch, parsed, NAMED_CORRUPT_RECORDS - len(named))
             yield parsed
         if reasons:
             log.warning(
-                "%d records of %s did not parse as %s: kept in column %s (%s)",
+                "%d records of %s did not parse as %s: kept in column %s (%s; first: %s)",
                 sum(reasons.values()),
                 _describe(partition),
                 self.parser.fmt.classification,
                 CORRUPT_RECORD_COLUMN,
                 "; ".join(f"{n}: {reason}" for reason, n in reasons.most_common(5)),
+                ", ".join(named),
             )
 
     def commit(self, end: dict) -> None:
@@ -163,6 +171,16 @@ def _same_reader_schema(fmt: Any, schema: StructType) -> None:
             f"{schema.simpleString()}: the schema changed since load(); load() again or "
             "name the version (schemaVersionNumber)"
         )
+
+
+def _corrupt_records(batch: Any, parsed: Any, limit: int) -> list:
+    """``stream/shard#sequenceNumber`` of up to ``limit`` corrupt records of ``batch``."""
+    corrupt = parsed.column(CORRUPT_RECORD_COLUMN).is_valid().to_pylist()
+    rows = [i for i, bad in enumerate(corrupt) if bad][:limit]
+    streams, shards, numbers = (
+        batch.column(c).to_pylist() for c in ("stream", "shardId", "sequenceNumber")
+    )
+    return [f"{streams[i]}/{shards[i]}#{numbers[i]}" for i in rows]
 
 
 def _describe(partition: Any) -> str:

@@ -136,19 +136,10 @@ def test_from_options_with_a_stream_arn_and_inferred_schema_writes_to_kinesis_ex
     out_arn = _arn(kinesis, out)
     sent = [{"user": f"u{i % 7}", "n": i, "tags": ["a", str(i)]} for i in range(120)]
     put_records(kinesis, stream, len(sent), data=lambda i: json.dumps(sent[i]))
-    frame = glue.create_data_frame.from_options(
-        connection_type="kinesis",
-        connection_options={
-            "typeOfData": "kinesis",
-            "streamARN": _arn(kinesis, stream),
-            "classification": "json",
-            "startingPosition": "TRIM_HORIZON",
-            "inferSchema": "true",
-        },
-    )
+    frame = json_stream(glue, kinesis, stream, inferSchema="true")
 
     def to_kinesis(data_frame, batch_id):
-        node = DynamicFrame.fromDF(data_frame, glue, "batch").drop_fields(["_corrupt_record"])
+        node = DynamicFrame.fromDF(data_frame, glue, "batch")
         glue.write_dynamic_frame.from_options(
             frame=node,
             connection_type="kinesis",
@@ -169,6 +160,21 @@ def test_from_options_with_a_stream_arn_and_inferred_schema_writes_to_kinesis_ex
 
 def _arn(kinesis, name):
     return kinesis.describe_stream_summary(StreamName=name)["StreamDescriptionSummary"]["StreamARN"]
+
+
+def json_stream(glue, kinesis, stream, **options):
+    """``create_data_frame.from_options`` of Glue's Kinesis options, classification json,
+    from the oldest record (``options`` added: inferSchema, schema...)."""
+    return glue.create_data_frame.from_options(
+        connection_type="kinesis",
+        connection_options={
+            "typeOfData": "kinesis",
+            "streamARN": _arn(kinesis, stream),
+            "classification": "json",
+            "startingPosition": "TRIM_HORIZON",
+            **options,
+        },
+    )
 
 
 def test_with_batch_max_retries_0_a_failed_batch_fails_at_once_with_its_error(
@@ -517,7 +523,10 @@ def test_catalog_tables_of_grok_log_lines_and_schema_registry_avro_read_through_
     frame = glue.create_data_frame.from_catalog(
         database="glue_tests",
         table_name=logs.replace("-", "_"),
-        additional_options={"startingPosition": "TRIM_HORIZON"},
+        additional_options={
+            "startingPosition": "TRIM_HORIZON",
+            "columnNameOfCorruptRecord": "_corrupt_record",  # kept only when asked for
+        },
     )
     assert frame.columns == [*COLUMNS, "_corrupt_record"]
     _, rows = available_now(session, frame, tmp_path / "logs", "glue_grok")

@@ -66,6 +66,12 @@ def test_a_cross_account_table_gives_its_arn_and_role_and_infer_schema_drops_the
     }
 
 
+def test_a_table_may_ask_for_the_records_that_do_not_parse_in_a_column():
+    params = {"classification": "json", "columnNameOfCorruptRecord": "bad"}
+    t = table({"typeOfData": "kinesis", "streamARN": ARN}, params, COLUMNS)
+    assert catalog_source_options(t, NAME, {})["columnNameOfCorruptRecord"] == "bad"
+
+
 def test_additional_options_override_the_table_case_insensitively():
     t = table({"typeOfData": "kinesis", "streamARN": ARN}, {"classification": "json"}, COLUMNS)
     options = catalog_source_options(t, NAME, {"Classification": "csv", "schema": "`x` int"})

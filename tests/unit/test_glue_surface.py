@@ -110,6 +110,12 @@ def test_glue_paths_and_type_names():
         glue_cast_type("choice")
 
 
+def test_a_bare_decimal_is_glues_decimal_type_ten_two():
+    # awsglue.gluetypes.DecimalType(precision=10, scale=2); Spark's bare decimal is (10, 0)
+    assert glue_cast_type("decimal") == glue_cast_type(" Decimal ") == "decimal(10,2)"
+    assert glue_cast_type("decimal(12,4)") == "decimal(12,4)"
+
+
 def test_partition_directories_are_hive_style_as_spark_escapes_them():
     keys = ["ingest_year", "kind"]
     assert partition_dir(keys, ("2026", "a/b=c")) == "ingest_year=2026/kind=a%2Fb%3Dc"
