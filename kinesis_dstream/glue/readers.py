@@ -28,7 +28,8 @@ def kinesis_stream(spark: Any, options: Mapping[str, str]) -> Any:
     corrupt_column = pop_corrupt_column(options)
     kind = text_kind(options)
     if kind is not None:
-        raw = spark.readStream.format("kinesis").options(**with_deferred_ends(raw_options(options))).load()
+        raw_reader = spark.readStream.format("kinesis")
+        raw = raw_reader.options(**with_deferred_ends(raw_options(options))).load()
         delimiter = {k.lower(): v for k, v in options.items()}.get("delimiter")
         return text_frame(raw, kind, delimiter, corrupt_column)
     df = spark.readStream.format("kinesis").options(**with_deferred_ends(options)).load()
