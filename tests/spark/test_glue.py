@@ -198,7 +198,9 @@ def test_with_batch_max_retries_0_a_failed_batch_fails_at_once_with_its_error(
     seen: list = []
 
     def fails(data_frame, batch_id):
-        seen.extend((r["id"], r["name"]) for r in data_frame.collect())
+        # Glue's shape: an inferSchema batch is its JSON texts until fromDF infers them
+        batch = DynamicFrame.fromDF(data_frame, glue, "from_data_frame").toDF()
+        seen.extend((r["id"], r["name"]) for r in batch.collect())
         raise ValueError("this batch cannot be written")
 
     options = loop_options(tmp_path, batchMaxRetries=0)
