@@ -14,9 +14,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 JOB = ROOT / "tests" / "support" / "scripts" / "glue_params_job.py"
-HELPERS = '''def tag(text):
+HELPERS = """def tag(text):
     return "helped:" + text
-'''
+"""
 
 
 @pytest.fixture
@@ -84,9 +84,7 @@ def test_extra_py_files_from_s3_and_conf_reach_the_driver_and_executors(
 
 
 @pytest.mark.slow
-def test_extra_py_files_from_s3_reach_executors_of_a_local_cluster(
-    local_aws, job_files, tmp_path
-):
+def test_extra_py_files_from_s3_reach_executors_of_a_local_cluster(local_aws, job_files, tmp_path):
     master = "local-cluster[2,1,1024]"
     done, lines = run_job(local_aws, tmp_path, job_files, master)
     check(done, lines, master)
