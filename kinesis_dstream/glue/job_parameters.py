@@ -21,6 +21,10 @@ from typing import Optional
 
 from .errors import GlueError
 
+#: The runner's option that installs missing ``--additional-python-modules`` into a
+#: folder of the run's own (:mod:`.python_modules`).
+INSTALL_FLAG = "--install-modules"
+
 
 class Handling(enum.Enum):
     """What ``kinesis-dstream glue run`` does with one of Glue's special parameters."""

@@ -29,12 +29,11 @@ from typing import Any, Optional
 
 from .errors import GlueError
 from .job_files import JobFolder, fetch
+from .job_parameters import INSTALL_FLAG
 
 log = logging.getLogger(__name__)
 
 PARAMETER = "--additional-python-modules"
-#: The runner's option that installs missing modules into the run's own folder.
-INSTALL_FLAG = "--install-modules"
 #: The longest pip may take to install them.
 PIP_TIMEOUT_S = 900.0
 

@@ -29,8 +29,8 @@ from typing import Any, Optional
 
 from ..stop_signals import StopRequests, counted_stop_signals
 from .errors import GlueError
+from .job_parameters import INSTALL_FLAG
 from .job_session import KILL_WAIT_S, end_session
-from .python_modules import INSTALL_FLAG
 from .script_process import RUNNER_FD_ENV, STOP_BOUND_ENV, stop_bound_s
 
 log = logging.getLogger(__name__)

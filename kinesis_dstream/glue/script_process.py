@@ -30,10 +30,9 @@ from ..errors import KinesisDStreamError
 from .errors import GlueError, NotProvidedError
 from .foreach_batch import QUERY_STOP_TIMEOUT_S, STOP_WAIT_S, first_line
 from .installing import install
+from .job_parameters import INSTALL_FLAG
 from .job_session import end_own_session
-from .job_setup import applied_job_parameters
 from .logger import LOGGER_NAME
-from .python_modules import INSTALL_FLAG
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +58,8 @@ def run_in_process(script: str, script_args: Sequence[str], install_modules: boo
     path = os.path.abspath(script)
     if not os.path.isfile(path):
         raise GlueError(f"glue run: no script {script!r}")
+    from .job_setup import applied_job_parameters  # fetching and Spark's: not for the CLI
+
     install()
     with applied_job_parameters(script_args, install=install_modules):
         return _run_script(path, script_args)

@@ -45,6 +45,9 @@ def run_job(local_aws, tmp_path, job_files, master):
     # Glue's odd form: several settings in one --conf value
     args += ["--conf", "spark.sql.shuffle.partitions=3 --conf spark.ui.enabled=false"]
     args += ["--enable-metrics", "--job-language", "python"]
+    # pip's PySpark has no S3 filesystem: the event log goes to a local folder, said once
+    args += ["--enable-spark-ui", "true", "--spark-event-logs-path", "s3://logs-bucket/events/"]
+    env["TMPDIR"] = str(tmp_path)
     done = subprocess.run(
         [sys.executable, "-m", "kinesis_dstream.cli", "glue", "run", str(JOB), "--", *args],
         capture_output=True,
@@ -74,6 +77,8 @@ def check(done, lines, master):
     # the service-only parameters are named once, with the reason
     notes = [x for x in done.stderr.splitlines() if "no effect under glue run" in x]
     assert len(notes) == 1 and "--enable-metrics (" in notes[0] and "--job-language (" in notes[0]
+    warned = [x for x in done.stderr.splitlines() if "--spark-event-logs-path s3://" in x]
+    assert len(warned) == 1 and "no filesystem for s3://" in warned[0]
 
 
 def test_extra_py_files_from_s3_and_conf_reach_the_driver_and_executors(
@@ -81,6 +86,7 @@ def test_extra_py_files_from_s3_and_conf_reach_the_driver_and_executors(
 ):
     done, lines = run_job(local_aws, tmp_path, job_files, None)
     check(done, lines, "local[*]")
+    assert os.listdir(tmp_path / "kinesis_dstream-spark-events")  # Spark's event log
 
 
 @pytest.mark.slow

@@ -14,7 +14,7 @@ from kinesis_dstream.glue.job_parameters import (
     parse_conf,
     parse_job_parameters,
 )
-from kinesis_dstream.glue.job_setup import submit_args
+from kinesis_dstream.glue.job_setup import applied_job_parameters, submit_args
 from kinesis_dstream.glue.python_modules import ModuleRequest, check_modules, parse_requirement
 
 
@@ -144,3 +144,45 @@ def test_missing_modules_are_named_with_the_pip_command_that_installs_them():
         message
     )
     assert "--install-modules" in message
+
+
+def test_jars_user_jars_first_and_a_local_event_log_reach_spark_submit(tmp_path):
+    jar = tmp_path / "udfs.jar"
+    jar.write_bytes(b"PK\x05\x06" + bytes(18))
+    events = tmp_path / "events"
+    env = {"PYSPARK_SUBMIT_ARGS": "--master local[2] pyspark-shell"}
+    argv = ["--JOB_NAME", "j", "--extra-jars", str(jar), "--user-jars-first", "true"]
+    argv += ["--enable-spark-ui", "true", "--spark-event-logs-path", str(events)]
+    argv += ["--conf", "spark.eventLog.rolling.enabled=true"]
+    with applied_job_parameters(argv, environ=env):
+        assert shlex.split(env["PYSPARK_SUBMIT_ARGS"]) == [
+            "--master", "local[2]",
+            "--jars", str(jar),
+            "--conf", "spark.driver.userClassPathFirst=true",
+            "--conf", "spark.executor.userClassPathFirst=true",
+            "--conf", "spark.eventLog.enabled=true",
+            "--conf", f"spark.eventLog.dir={events}",
+            "--conf", "spark.eventLog.rolling.enabled=true",
+            "pyspark-shell",
+        ]  # fmt: skip
+    assert events.is_dir()  # Spark refuses an event log folder that does not exist
+
+
+def test_extra_files_never_overwrite_a_different_file_in_the_working_directory(
+    tmp_path, monkeypatch
+):
+    given = tmp_path / "given"
+    given.mkdir()
+    (given / "settings.json").write_text('{"word": "job"}')
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    argv = ["--extra-files", str(given / "settings.json")]
+    with applied_job_parameters(argv, environ={}):
+        assert (work / "settings.json").read_text() == '{"word": "job"}'
+    assert not (work / "settings.json").exists()  # the run's copy is removed
+    (work / "settings.json").write_text('{"word": "mine"}')
+    refused = "a different file of that name is in the working"
+    with pytest.raises(GlueError, match=refused), applied_job_parameters(argv, environ={}):
+        pass
+    assert (work / "settings.json").read_text() == '{"word": "mine"}'
