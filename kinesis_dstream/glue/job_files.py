@@ -65,6 +65,15 @@ def _local_path(parameter: str, path: str) -> str:
     return os.path.abspath(local)
 
 
+def _new_file(parameter: str, path: str, folder: str, name: str) -> str:
+    """``folder/name``, which must not be there yet: Spark ships files by name, so two of
+    one name would be one."""
+    target = os.path.join(folder, name)
+    if os.path.exists(target):
+        raise GlueError(f"glue run: {parameter} {path}: another file of the job is named {name}")
+    return target
+
+
 def fetch(parameter: str, path: str, folder: str, name: Optional[str] = None) -> str:
     """The local path of ``path``: an ``s3://`` object downloaded into ``folder`` (as
     ``name``, else its own name), a local file where it is. GlueError names the
@@ -77,17 +86,16 @@ def fetch(parameter: str, path: str, folder: str, name: Optional[str] = None) ->
         raise GlueError(f"glue run: {parameter}: {exc}") from None
     if not key or key.endswith("/"):
         raise GlueError(f"glue run: {parameter} {path}: Glue takes files, not folders")
+    target = _new_file(parameter, path, folder, name or os.path.basename(key))
     store = S3Store(bucket, "")
     s3 = store.client()
     try:
-        body = store.call("GetObject", key, lambda: s3.get_object(Bucket=bucket, Key=key))
-        data = body["Body"].read()
+        response = store.call("GetObject", key, lambda: s3.get_object(Bucket=bucket, Key=key))
+        with open(target, "wb") as handle:
+            shutil.copyfileobj(response["Body"], handle)
     except Exception as exc:  # past the retries, or not retriable: one line
         raise GlueError(f"glue run: {parameter} {path}: {exc}") from None
-    target = os.path.join(folder, name or os.path.basename(key))
-    with open(target, "wb") as handle:
-        handle.write(data)
-    log.debug("%s: fetched %s (%d bytes)", parameter, path, len(data))
+    log.debug("%s: fetched %s", parameter, path)
     return target
 
 
@@ -137,8 +145,9 @@ def python_files(paths: Sequence[str], job: JobFolder) -> PythonFiles:
         if (wheel or not name.lower().endswith(ARCHIVE_EXTENSIONS)) and (
             os.path.dirname(local) != modules
         ):  # a local module or wheel: a copy in the job's folder
-            shutil.copyfile(local, os.path.join(modules, as_name))
-            local = os.path.join(modules, as_name)
+            copy = _new_file("--extra-py-files", path, modules, as_name)
+            shutil.copyfile(local, copy)
+            local = copy
         found.spark_paths.append(local)
         entry = local if local.lower().endswith(ARCHIVE_EXTENSIONS) else modules
         if entry not in found.driver_paths:

@@ -41,6 +41,7 @@ _REQUIREMENT = re.compile(
     r"^(?P<name>[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(?P<extras>\[[^\]]*\])?"
     r"\s*(?P<spec>(?:[<>=!~]=?|===)[^;]*)?\s*(?:;.*)?$"
 )
+_URL_PASSWORD = re.compile(r"(://)[^/@\s]+@")
 #: A wheel's file name: ``{name}-{version}(-{build})?-{python}-{abi}-{platform}.whl``.
 _WHEEL = re.compile(r"^(?P<name>[^-]+)-(?P<version>[^-]+)(-[^-]+)?-[^-]+-[^-]+-[^-]+\.whl$")
 
@@ -139,6 +140,12 @@ def unmet(request: ModuleRequest) -> Optional[str]:
     return None
 
 
+def _shown(command: Sequence[str]) -> str:
+    """A command as the user would type it, with any password in an index URL (an
+    installer option) hidden."""
+    return _URL_PASSWORD.sub(r"\1***@", shlex.join(command))
+
+
 def pip_command(requests: Sequence[ModuleRequest], options: Sequence[str]) -> list:
     return [sys.executable, "-m", "pip", "install", *options, *(r.pip_argument() for r in requests)]
 
@@ -152,7 +159,7 @@ def check_modules(requests: Sequence[ModuleRequest], options: Sequence[str]) -> 
         f"{r.pip_argument() if r.wheel is None else r.name + r.specifier} ({why})"
         for r, why in missing
     )
-    command = shlex.join(pip_command([r for r, _ in missing], options))
+    command = _shown(pip_command([r for r, _ in missing], options))
     raise GlueError(
         f"glue run: {PARAMETER} asks for {named}; Glue installs them at each run, this "
         f"runner never installs into your environment: install them with `{command}`, or "
@@ -180,7 +187,7 @@ def install_modules(
         ) from None
     if done.returncode != 0:
         raise GlueError(
-            f"glue run: {PARAMETER}: `{shlex.join(command)}` failed (exit {done.returncode}; "
+            f"glue run: {PARAMETER}: `{_shown(command)}` failed (exit {done.returncode}; "
             "pip's output above)"
         )
     return target

@@ -5,7 +5,9 @@ Runs a Glue script as Glue would, in a process of its own (:mod:`.script_process
 ``import awsglue`` gives this library's Glue layer, and a bare ``SparkContext()`` gets a
 master: the one configured (``PYSPARK_SUBMIT_ARGS``'s ``--master``, ``MASTER``,
 ``spark.master`` in spark-defaults.conf), else ``local[*]`` (spark-submit's own
-default). ``--local`` runs it on the embedded local AWS (Kinesis, DynamoDB, Glue, S3 on
+default). Glue's own job parameters among the job's arguments (``--extra-py-files``,
+``--additional-python-modules``, ``--conf``...) are applied before the script starts
+(:mod:`.job_setup`), and still reach its ``sys.argv``. ``--local`` runs it on the embedded local AWS (Kinesis, DynamoDB, Glue, S3 on
 moto's server) and points the AWS SDK of the driver and the executors at it; without
 it the AWS SDK's usual configuration applies (credentials, region,
 ``AWS_ENDPOINT_URL``). Ctrl-C or SIGTERM is passed on to the script's process alone:

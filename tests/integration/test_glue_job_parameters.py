@@ -4,7 +4,6 @@ for that are not installed named at start with the pip command, and installed in
 run's own folder when asked."""
 
 import os
-import subprocess
 import sys
 import zipfile
 from pathlib import Path
@@ -13,6 +12,8 @@ import pytest
 
 from kinesis_dstream.glue import job_files
 from kinesis_dstream.glue.script_process import run_in_process
+
+from .test_glue_runner import glue_run
 
 ROOT = Path(__file__).resolve().parents[2]
 STUDIO = "s3://aws-glue-studio-transforms-510798373988-prod-us-east-1"
@@ -26,17 +27,6 @@ import {module}
 args = getResolvedOptions(sys.argv, ["JOB_NAME"])
 print("TRANSFORM", {module}.ORIGIN)
 """
-
-
-def glue_run(*args, env=None, cwd=None):
-    return subprocess.run(
-        [sys.executable, "-m", "kinesis_dstream.cli", "glue", "run", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, **(env or {})},
-        cwd=cwd,
-    )
 
 
 def test_a_glue_studio_job_gets_this_library_s_transform_module_without_a_download(

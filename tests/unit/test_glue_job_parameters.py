@@ -186,3 +186,11 @@ def test_extra_files_never_overwrite_a_different_file_in_the_working_directory(
     with pytest.raises(GlueError, match=refused), applied_job_parameters(argv, environ={}):
         pass
     assert (work / "settings.json").read_text() == '{"word": "mine"}'
+
+
+def test_the_pip_command_shown_hides_an_index_password():
+    options = ["--extra-index-url", "https://me:s3cret@pypi.example.com/simple"]
+    with pytest.raises(GlueError) as failed:
+        check_modules([ModuleRequest("no-such-module-kd")], options)
+    assert "s3cret" not in str(failed.value)
+    assert "--extra-index-url https://***@pypi.example.com/simple" in str(failed.value)
