@@ -39,9 +39,23 @@ def _foreign_awsglue() -> Optional[str]:
     return spec.origin or str(list(spec.submodule_search_locations or []))
 
 
+def _with_first(folder: str, path: Optional[str]) -> str:
+    """A Python path (``PYTHONPATH``'s form) with ``folder`` first, once."""
+    parts = [p for p in (path or "").split(os.pathsep) if p and p != folder]
+    return os.pathsep.join([folder, *parts])
+
+
 def _with_shim(path: Optional[str]) -> str:
-    parts = [p for p in (path or "").split(os.pathsep) if p and p != SHIM_DIR]
-    return os.pathsep.join([SHIM_DIR, *parts])
+    return _with_first(SHIM_DIR, path)
+
+
+def add_python_folder(folder: str) -> None:
+    """Put ``folder`` on this process's ``sys.path`` (after the shim) and first on the
+    ``PYTHONPATH`` that Spark's JVM, started from this process, hands its Python workers
+    (the driver's and, on local and local-cluster masters, the executors')."""
+    if folder not in sys.path:
+        sys.path.insert(1 if sys.path[:1] == [SHIM_DIR] else 0, folder)
+    os.environ["PYTHONPATH"] = _with_first(folder, os.environ.get("PYTHONPATH"))
 
 
 def install(spark_context: Any = None) -> str:

@@ -5,7 +5,9 @@ Runs a Glue script as Glue would, in a process of its own (:mod:`.script_process
 ``import awsglue`` gives this library's Glue layer, and a bare ``SparkContext()`` gets a
 master: the one configured (``PYSPARK_SUBMIT_ARGS``'s ``--master``, ``MASTER``,
 ``spark.master`` in spark-defaults.conf), else ``local[*]`` (spark-submit's own
-default). ``--local`` runs it on the embedded local AWS (Kinesis, DynamoDB, Glue, S3 on
+default). Glue's own job parameters among the job's arguments (``--extra-py-files``,
+``--additional-python-modules``, ``--conf``...) are applied before the script starts
+(:mod:`.job_setup`), and still reach its ``sys.argv``. ``--local`` runs it on the embedded local AWS (Kinesis, DynamoDB, Glue, S3 on
 moto's server) and points the AWS SDK of the driver and the executors at it; without
 it the AWS SDK's usual configuration applies (credentials, region,
 ``AWS_ENDPOINT_URL``). Ctrl-C or SIGTERM is passed on to the script's process alone:
@@ -29,13 +31,14 @@ from typing import Any, Optional
 
 from ..stop_signals import StopRequests, counted_stop_signals
 from .errors import GlueError
+from .job_parameters import INSTALL_FLAG
 from .job_session import KILL_WAIT_S, end_session
 from .script_process import RUNNER_FD_ENV, STOP_BOUND_ENV, stop_bound_s
 
 log = logging.getLogger(__name__)
 
 DEFAULT_MASTER = "local[*]"
-RUNNER_FLAGS = ("--local", "--debug")
+RUNNER_FLAGS = ("--local", "--debug", INSTALL_FLAG)
 #: How often the runner looks at its signals while the script runs.
 POLL_S = 0.5
 #: After a second stop request, how long the script's process has to end before its
@@ -49,10 +52,16 @@ DESCRIPTION = """\
 Run an AWS Glue streaming script as Glue would.
 
 The job's arguments (after --) are read by the script with getResolvedOptions;
-runner options (--local, --debug) go before the script or between it and --;
+Glue's own job parameters among them (--extra-py-files, --additional-python-modules,
+--extra-files, --extra-jars, --conf, ...) are applied first, as Glue does;
+runner options (--local, --debug, --install-modules) go before the script or between
+it and --;
 `import awsglue` gives kinesis_dstream's Glue layer; a bare SparkContext() gets the
 master you configured (--master in PYSPARK_SUBMIT_ARGS, MASTER, spark.master in
 spark-defaults.conf), else local[*].
+
+--install-modules installs the --additional-python-modules that are not installed into
+a folder of this run's own (without it, they are named with the pip command).
 
 --local runs it on the embedded local AWS (Kinesis, DynamoDB, Glue and S3 on moto's
 server), for this run only. Without it the AWS SDK's usual configuration applies
@@ -86,6 +95,12 @@ def add_glue_command(commands: Any, common: argparse.ArgumentParser) -> None:
         "--local",
         action="store_true",
         help="on the embedded local AWS (moto's server: Kinesis, DynamoDB, Glue, S3)",
+    )
+    run.add_argument(
+        INSTALL_FLAG,
+        dest="install_modules",
+        action="store_true",
+        help="pip-install missing --additional-python-modules into a folder of this run's own",
     )
     run.add_argument("script", help="the Glue script (a Python file)")
     run.add_argument(
@@ -130,7 +145,14 @@ def run_command(args: argparse.Namespace) -> int:
     flags, script_args = split_arguments(args.script_args)
     args.local = args.local or "--local" in flags
     args.debug = getattr(args, "debug", False) or "--debug" in flags
-    return run_script(args.script, script_args, local=args.local, debug=args.debug)
+    install_modules = args.install_modules or INSTALL_FLAG in flags
+    return run_script(
+        args.script,
+        script_args,
+        local=args.local,
+        debug=args.debug,
+        install_modules=install_modules,
+    )
 
 
 #: The user's AWS SDK settings that --local removes from the script's environment: each
@@ -173,7 +195,11 @@ def prepare_spark_environment(env: MutableMapping[str, str]) -> None:
 
 
 def run_script(
-    script: str, script_args: Sequence[str], local: bool = False, debug: bool = False
+    script: str,
+    script_args: Sequence[str],
+    local: bool = False,
+    debug: bool = False,
+    install_modules: bool = False,
 ) -> int:
     """Run ``script`` in a process of its own, as Glue would; its exit status."""
     path = os.path.abspath(script)
@@ -194,6 +220,7 @@ def run_script(
         prepare_spark_environment(env)
         command = [sys.executable, "-m", "kinesis_dstream.glue.script_process"]
         command += ["--debug"] if debug else []
+        command += [INSTALL_FLAG] if install_modules else []
         return _supervise([*command, path, *script_args], env)
 
 

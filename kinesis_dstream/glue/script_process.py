@@ -8,7 +8,7 @@ process at once. A pipe from the runner tells this process when the runner is go
 then stops as on SIGTERM and, if it has not ended within the stop bound, kills its
 session (itself, Spark's JVM and workers), so no job outlives its runner.
 
-    python -m kinesis_dstream.glue.script_process [--debug] SCRIPT [ARGS...]
+    python -m kinesis_dstream.glue.script_process [--debug] [--install-modules] SCRIPT [ARGS...]
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from ..errors import KinesisDStreamError
 from .errors import GlueError, NotProvidedError
 from .foreach_batch import QUERY_STOP_TIMEOUT_S, STOP_WAIT_S, first_line
 from .installing import install
+from .job_parameters import INSTALL_FLAG
 from .job_session import end_own_session
 from .logger import LOGGER_NAME
 
@@ -50,13 +51,21 @@ class JobFailed(GlueError):
     """The script raised: its error's first line (``--debug``: the traceback)."""
 
 
-def run_in_process(script: str, script_args: Sequence[str]) -> int:
-    """Run ``script`` here as Glue would (``sys.argv``, ``import awsglue``); its exit
-    status (``sys.exit``), else 0. Its SparkContext is stopped at the end."""
+def run_in_process(script: str, script_args: Sequence[str], install_modules: bool = False) -> int:
+    """Run ``script`` here as Glue would (``sys.argv``, ``import awsglue``, Glue's job
+    parameters applied first: :mod:`.job_setup`); its exit status (``sys.exit``), else 0.
+    Its SparkContext is stopped at the end."""
     path = os.path.abspath(script)
     if not os.path.isfile(path):
         raise GlueError(f"glue run: no script {script!r}")
+    from .job_setup import applied_job_parameters  # fetching and Spark's: not for the CLI
+
     install()
+    with applied_job_parameters(script_args, install=install_modules):
+        return _run_script(path, script_args)
+
+
+def _run_script(path: str, script_args: Sequence[str]) -> int:
     saved = sys.argv
     sys.argv = [path, *script_args]
     try:
@@ -123,6 +132,7 @@ def _watch_runner(fd: int, bound_s: float) -> None:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog=f"{PROG} glue run")
     parser.add_argument("--debug", action="store_true")
+    parser.add_argument(INSTALL_FLAG, dest="install_modules", action="store_true")
     parser.add_argument("script")
     parser.add_argument("script_args", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
@@ -134,7 +144,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if fd is not None:
         _watch_runner(int(fd), stop_bound_s(os.environ))
     try:
-        return run_in_process(args.script, args.script_args)
+        return run_in_process(args.script, args.script_args, args.install_modules)
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
