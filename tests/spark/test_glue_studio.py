@@ -306,13 +306,18 @@ def test_evaluate_data_quality_as_glue_studio_generates_it(glue, caplog):
     rows = SelectFromCollection.apply(dfc=node, key="rowLevelOutcomes").toDF()
     assert rows.columns[:4] == ["id", "name", "amount", "kind"]
     by_name = {r["name"]: r for r in rows.collect()}
-    assert [r["DataQualityEvaluationResult"] for r in rows.orderBy("amount").collect()] == [
-        "Failed"
-    ] * 4
+    results = [r["DataQualityEvaluationResult"] for r in rows.orderBy("amount").collect()]
+    assert results == ["Passed", "Failed", "Passed", "Failed"]  # amounts 10, 30, 50, 120
     assert 'ColumnValues "amount" between 0 and 100' in by_name[None]["DataQualityRulesFail"]
     assert 'ColumnLength "name" <= 3' in by_name["carla"]["DataQualityRulesFail"]
     assert 'IsUnique "id"' in by_name["ann"]["DataQualityRulesPass"]
-    assert by_name["ann"]["DataQualityRulesSkip"] == ['DetectAnomalies "RowCount"']
+    assert by_name["ann"]["DataQualityRulesFail"] == []
+    assert by_name["ann"]["DataQualityRulesSkip"] == [  # dataset rules, as Glue's
+        "RowCount = 4",
+        'ColumnExists "missing"',
+        'Mean "amount" > 20',
+        'DetectAnomalies "RowCount"',
+    ]
     log = caplog.text
     assert "DetectAnomalies are not evaluated" in log
     assert (

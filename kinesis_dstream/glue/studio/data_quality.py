@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from functools import reduce
 from typing import Any, Callable, Optional
 
 from ..errors import GlueError
@@ -99,9 +100,9 @@ class Evaluator:
 
     def row_level_outcomes(self, df: Any, outcomes: list) -> Any:
         """``df`` with Glue's four row-level columns: a row-level rule (a column's
-        values, completeness, uniqueness, length) passes or fails for each row, a
-        dataset rule passes or fails for every row as it did for the batch, a rule not
-        evaluated is in ``DataQualityRulesSkip``."""
+        values, completeness, uniqueness, length; a composite of them) passes or fails
+        for each row; a dataset rule (RowCount, Mean…) and a rule not evaluated are in
+        ``DataQualityRulesSkip``, as Glue does. A row without failures is ``Passed``."""
         from pyspark.sql import functions as F
 
         passes: list = []
@@ -110,10 +111,8 @@ class Evaluator:
         for outcome in outcomes:
             text = F.lit(outcome.rule.text)
             condition = _row_condition(outcome.rule, df)
-            if outcome.rule.rule_type not in RULES and outcome.rule.rule_type != "Composite":
+            if condition is None:
                 skips.append(text)
-            elif condition is None:
-                (passes if outcome.passed else fails).append(text)
             else:
                 passes.append(F.when(condition, text))
                 fails.append(F.when(~condition, text))
@@ -371,6 +370,12 @@ def _row_condition(rule: Rule, df: Any) -> Any:
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
+    if rule.rule_type == "Composite":
+        parts = [_row_condition(part, df) for part in rule.parts]
+        if any(part is None for part in parts):
+            return None
+        combine = (lambda a, b: a & b) if rule.combinator == "and" else (lambda a, b: a | b)
+        return reduce(combine, parts)
     if rule.where or not rule.parameters or rule.parameters[0] not in df.columns:
         return None
     value = _col(rule.parameters[0])

@@ -22,6 +22,34 @@ _TOKEN = re.compile(
 )
 
 
+class Keyword(Enum):
+    """DQDL's value keywords in a ColumnValues condition."""
+
+    NULL = "NULL"
+    EMPTY = "EMPTY"
+    WHITESPACES_ONLY = "WHITESPACES_ONLY"
+
+
+def _any_of(value: Any, operands: tuple) -> Any:
+    """``value`` is one of ``operands`` (strings or keywords)."""
+    from functools import reduce
+
+    from pyspark.sql import functions as F
+
+    text = value.cast("string")
+    tests = []
+    for operand in operands:
+        if operand is Keyword.NULL:
+            tests.append(value.isNull())
+        elif operand is Keyword.EMPTY:
+            tests.append(text == F.lit(""))
+        elif operand is Keyword.WHITESPACES_ONLY:
+            tests.append((F.length(F.trim(text)) == 0) & (F.length(text) > 0))
+        else:
+            tests.append(value.isNotNull() & (value == F.lit(operand)))
+    return reduce(lambda a, b: a | b, tests)
+
+
 class Operator(Enum):
     """A DQDL constraint's kind."""
 
@@ -36,6 +64,7 @@ class Operator(Enum):
     IN = "in"
     NOT_IN = "not in"
     MATCHES = "matches"
+    NOT_MATCHES = "not matches"
 
 
 @dataclass(frozen=True)
@@ -56,15 +85,22 @@ class Constraint:
             return not args[0] < value < args[1]
         if op in (Operator.IN, Operator.NOT_IN):
             return (value in args) == (op is Operator.IN)
-        if op is Operator.MATCHES:
-            return re.fullmatch(args[0], str(value)) is not None
+        if op in (Operator.MATCHES, Operator.NOT_MATCHES):
+            return (re.fullmatch(args[0], str(value)) is not None) == (op is Operator.MATCHES)
         return _COMPARE[op](value, args[0])
 
     def condition(self, value: Any) -> Any:
-        """The same test on a Spark column (null: not met)."""
+        """The same test on a Spark column, with Glue's nulls: a null value does not
+        meet a comparison, a range or ``in``, and does meet ``!=`` and ``not in``
+        (unless the operands name ``NULL``)."""
         from pyspark.sql import functions as F
 
         op, args = self.operator, self.operands
+        if op in (Operator.IN, Operator.NOT_IN, Operator.EQ, Operator.NE) and any(
+            isinstance(a, Keyword) for a in args
+        ):
+            test = _any_of(value, args)
+            return F.coalesce(test if op in (Operator.IN, Operator.EQ) else ~test, F.lit(False))
         if op is Operator.BETWEEN:
             test = (value > F.lit(args[0])) & (value < F.lit(args[1]))
         elif op is Operator.NOT_BETWEEN:
@@ -72,9 +108,13 @@ class Constraint:
         elif op is Operator.IN:
             test = value.isin(list(args))
         elif op is Operator.NOT_IN:
-            test = ~value.isin(list(args))
+            test = value.isNull() | ~value.isin(list(args))
+        elif op is Operator.NE:
+            test = value.isNull() | (value != F.lit(args[0]))
         elif op is Operator.MATCHES:
             test = value.cast("string").rlike(f"^(?:{args[0]})$")
+        elif op is Operator.NOT_MATCHES:
+            test = ~value.cast("string").rlike(f"^(?:{args[0]})$")
         else:
             test = _COMPARE[op](value, F.lit(args[0]))
         return F.coalesce(test, F.lit(False))
@@ -177,8 +217,9 @@ def _constraint(tokens: list, text: str) -> Constraint:
         if words[0] == "in" and words[1] == "[":
             values = tuple(_value(t) for t in tokens[2:-1] if t[1] != ",")
             return Constraint(Operator.NOT_IN if negated else Operator.IN, values)
-        if words[0] == "matches" and not negated:
-            return Constraint(Operator.MATCHES, (_value(tokens[1]),))
+        if words[0] == "matches":
+            op = Operator.NOT_MATCHES if negated else Operator.MATCHES
+            return Constraint(op, (_value(tokens[1]),))
     except (IndexError, ValueError):
         pass
     raise GlueError(f"DQDL rule {text!r}: cannot read the constraint {' '.join(words)!r}")
@@ -186,6 +227,8 @@ def _constraint(tokens: list, text: str) -> Constraint:
 
 def _value(token: tuple) -> Any:
     kind, value = token
+    if kind == "word" and value in Keyword.__members__:
+        return Keyword[value]
     if kind == "string":
         return _unquote(value)
     if kind == "number":
@@ -213,6 +256,8 @@ def _unquote(quoted: str) -> str:
 
 
 def _show(value: Any) -> str:
+    if isinstance(value, Keyword):
+        return value.value
     return f'"{value}"' if isinstance(value, str) else str(value)
 
 
