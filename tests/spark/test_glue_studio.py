@@ -232,6 +232,23 @@ def test_derived_uuid_identifier_and_regex_extractor(glue):
     assert rows_of(letters, "word", "number") == [("", ""), ("ab", "12"), ("cd", "34")]
 
 
+def test_extract_json_path_and_autobalance_processing(glue):
+    import gs_extract_json  # noqa: F401
+    import gs_repartition  # noqa: F401
+
+    logs = frame(
+        glue,
+        [('{"log": "started", "pod": {"app": "web"}}',), ('{"log": "x"}',)],
+        "message string",
+    )
+    out = logs.gs_extract_json(
+        colName="message", jsonPaths="log,pod.app", colList="log, pod_app", dropCol=True
+    )
+    assert out.toDF().columns == ["log", "pod_app"]
+    assert rows_of(out, "log", "pod_app") == [("started", "web"), ("x", None)]
+    assert logs.gs_repartition(numPartitionsStr="3").toDF().rdd.getNumPartitions() == 3
+
+
 def test_a_blank_frame_is_returned_as_it_is(glue):
     import gs_now  # noqa: F401
 

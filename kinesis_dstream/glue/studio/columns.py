@@ -123,3 +123,23 @@ def regex_extract(df: Any, colName: str, regex: str, newCols: Any) -> Any:
     for group, name in enumerate(names, start=1):
         df = df.withColumn(name, F.regexp_extract(source, regex, group))
     return df
+
+
+def extract_json(df: Any, colName: str, jsonPaths: Any, colList: Any, dropCol: bool = False) -> Any:
+    """Extract JSON Path: from the JSON string column, the value at each of
+    ``jsonPaths`` (``a.b``, or ``$.a.b``) into the column of ``colList`` at the same
+    place, as a string (null where the path is absent); ``dropCol`` drops the JSON."""
+    from pyspark.sql import functions as F
+
+    paths, names = column_names(jsonPaths), column_names(colList)
+    if len(paths) != len(names):
+        raise GlueError(
+            f"gs_extract_json: {len(paths)} jsonPaths ({', '.join(paths)}) but "
+            f"{len(names)} columns ({', '.join(names)})"
+        )
+    source = column(colName).cast("string")
+    for path, name in zip(paths, names):
+        df = df.withColumn(
+            name, F.get_json_object(source, path if path.startswith("$") else f"$.{path}")
+        )
+    return df.drop(unquoted(colName)) if dropCol else df

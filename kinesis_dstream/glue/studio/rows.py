@@ -102,3 +102,18 @@ def unpivot(df: Any, unpivotName: str, unpivotValue: str, cols: Any) -> Any:
     names = column_names(cols)
     ids = [c for c in df.columns if c not in names]
     return df.unpivot(ids, names, unquoted(unpivotName), unquoted(unpivotValue))
+
+
+def repartition(df: Any, numPartitionsStr: Any = "") -> Any:
+    """Autobalance Processing: the frame spread evenly over ``numPartitionsStr``
+    partitions (a number as a string; empty: Spark's default parallelism)."""
+    text = str(numPartitionsStr or "").strip()
+    if not text:
+        return df.repartition(df.sparkSession.sparkContext.defaultParallelism)
+    try:
+        count = int(text)
+    except ValueError:
+        raise GlueError(
+            f"gs_repartition: numPartitionsStr {numPartitionsStr!r} is not a number"
+        ) from None
+    return df.repartition(count)
