@@ -249,6 +249,33 @@ def test_extract_json_path_and_autobalance_processing(glue):
     assert logs.gs_repartition(numPartitionsStr="3").toDF().rdd.getNumPartitions() == 3
 
 
+def test_the_nodes_glue_studio_writes_as_script_helpers_run_on_a_batch(glue):
+    """SQL Query, Aggregate, Union, Drop Duplicates and Limit: Glue Studio defines a
+    helper in the script for each (these in that shape) over toDF and fromDF."""
+    from pyspark.sql import functions as SqlFuncs
+
+    spark = glue.spark_session
+
+    def sparkSqlQuery(glueContext, query, mapping, transformation_ctx):
+        for alias, dyf in mapping.items():
+            dyf.toDF().createOrReplaceTempView(alias)
+        return DynamicFrame.fromDF(spark.sql(query), glueContext, transformation_ctx)
+
+    def sparkAggregate(glueContext, parentFrame, groups, aggs, transformation_ctx):
+        functions = [getattr(SqlFuncs, name)(column) for column, name in aggs]
+        result = parentFrame.toDF().groupBy(*groups).agg(*functions)
+        return DynamicFrame.fromDF(result, glueContext, transformation_ctx)
+
+    source = frame(glue, [("a", 1), ("a", 2), ("b", 3), ("b", 3)], "k string, v int")
+    query = sparkSqlQuery(glue, "select k, v * 10 as v from src", {"src": source}, "q")
+    assert rows_of(query, "v") == [(10,), (20,), (30,), (30,)]
+    totals = sparkAggregate(glue, source, ["k"], [["v", "sum"]], "agg")
+    assert rows_of(totals, "k", "sum(v)") == [("a", 3), ("b", 6)]
+    unique = DynamicFrame.fromDF(source.toDF().dropDuplicates(), glue, "dedup")
+    assert unique.count() == 3
+    assert DynamicFrame.fromDF(source.toDF().limit(2), glue, "limit").count() == 2
+
+
 def test_a_blank_frame_is_returned_as_it_is(glue):
     import gs_now  # noqa: F401
 
