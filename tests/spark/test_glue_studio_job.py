@@ -5,14 +5,11 @@ its data quality verdict, and the rule outcomes land beside them."""
 
 import datetime
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from ..support.glue import create_kinesis_table, json_rows, s3_objects
+from ..support.glue import create_kinesis_table, glue_run_command, json_rows, s3_objects
 from ..support.records import put_records
 from ..support.waiting import wait_until
 from .test_glue_example import glue_job
@@ -57,13 +54,6 @@ def test_a_glue_studio_job_of_visual_transforms_and_data_quality_runs_unchanged(
         for i in range(30)
     ]
     put_records(kinesis, stream, len(sent), data=lambda i: json.dumps(sent[i]))
-    env = {
-        **os.environ,
-        **local_aws.env(),
-        "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"],
-        "PYSPARK_PYTHON": sys.executable,
-        "PYSPARK_SUBMIT_ARGS": "--master local[2] --conf spark.ui.enabled=false pyspark-shell",
-    }
     job_args = {
         "JOB_NAME": "studio_job",
         "TempDir": str(tmp_path / "temp"),
@@ -71,10 +61,7 @@ def test_a_glue_studio_job_of_visual_transforms_and_data_quality_runs_unchanged(
         "source_table": table,
         "output_path": f"s3://{bucket}/",
     }
-    arguments = [part for name, value in job_args.items() for part in (f"--{name}", value)]
-    command = subprocess.list2cmdline(
-        ["kinesis-dstream", "glue", "run", str(SCRIPT), "--", *arguments]
-    )
+    command, env = glue_run_command(local_aws, SCRIPT, job_args)
     log = tmp_path / "job.log"
     rows: list = []
 
