@@ -136,13 +136,24 @@ def test_explode_as_documented_with_and_without_nulls(glue):
     assert [r[0] for r in rows_of(inner, "product_id")] == [1, 1, 3]
 
 
-def test_flatten_unnests_structs_to_the_levels_asked(glue):
+def test_flatten_as_documented_and_to_the_levels_asked(glue):
     import gs_flatten  # noqa: F401
 
-    nested = frame(glue, [(1, ((2, 3), 4))], "id int, a struct<b:struct<c:int,d:int>,e:int>")
-    assert nested.gs_flatten().toDF().columns == ["id", "a.b.c", "a.b.d", "a.e"]
-    one = nested.gs_flatten(maxLevels=1, separator="_").toDF()
-    assert one.columns == ["id", "a_b", "a_e"] and one.first()["a_b"]["c"] == 2
+    people = frame(
+        glue,
+        [(1, (("+1", "555"), "x"))],
+        "id int, phone_numbers struct<home_phone:struct<country_code:string,number:string>,"
+        "kind:string>",
+    )
+    assert people.gs_flatten().toDF().columns == [  # AWS's example
+        "id",
+        "phone_numbers.home_phone.country_code",
+        "phone_numbers.home_phone.number",
+        "phone_numbers.kind",
+    ]
+    one = people.gs_flatten(maxLevels=1, separator="_").toDF()
+    assert one.columns == ["id", "phone_numbers_home_phone", "phone_numbers_kind"]
+    assert one.first()["phone_numbers_home_phone"]["number"] == "555"
 
 
 def test_remove_null_rows_and_its_extended_option(glue):
