@@ -66,10 +66,9 @@ class Progress:
             text = f"{self.label}: {self.done:,}/{self.total:,}{unit} ({share:.0%})"
             if self.tty:
                 filled = int(share * BAR_WIDTH)
-                text = (
-                    f"{self.label}: [{'#' * filled}{'.' * (BAR_WIDTH - filled)}] "
-                    + text[len(self.label) + 2 :]
-                )
+                text = f"{self.label}: [{'#' * filled}{'.' * (BAR_WIDTH - filled)}] " + text[
+                    len(self.label) + 2 :
+                ]
         else:
             text = f"{self.label}: {self.done:,}{unit}"
         if self.tty:

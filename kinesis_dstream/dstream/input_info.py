@@ -98,7 +98,8 @@ class InputInfoReporter:
             lag = lags.get(shard_id)
             behind = "" if lag is None else f", {lag} ms behind latest"
             lines.append(
-                f"{shard_id}: {count} records, {first[0]}/{first[1]} to {last[0]}/{last[1]}{behind}"
+                f"{shard_id}: {count} records, {first[0]}/{first[1]} to {last[0]}/{last[1]}"
+                f"{behind}"
             )
         return "\n".join(lines)
 
@@ -142,5 +143,7 @@ def report_batch(
         owner_ms,
         ranges,
         lags,
-        lambda time_ms, count, text: report_input_info(ssc, input_stream_id, time_ms, count, text),
+        lambda time_ms, count, text: report_input_info(
+            ssc, input_stream_id, time_ms, count, text
+        ),
     )

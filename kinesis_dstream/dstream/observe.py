@@ -63,7 +63,9 @@ class ReceiverObserver:
                     "ProcessTask",
                     shard,
                 )
-            add("GetRecords.Success", read.get_records_calls, "Count", "KinesisDataFetcher", shard)
+            add(
+                "GetRecords.Success", read.get_records_calls, "Count", "KinesisDataFetcher", shard
+            )
             add("GetRecords.Throttled", read.throttles, "Count", "KinesisDataFetcher", shard)
             add("AggregatesDropped", read.aggregates_dropped, "Count", "ProcessTask", shard)
             add(

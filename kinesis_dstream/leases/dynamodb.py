@@ -211,7 +211,9 @@ class LeaseTable:
             ExpressionAttributeNames={"#key": LEASE_KEY},
         )
 
-    def renew(self, lease: Lease, throughput_kbps: Optional[float] = None) -> Optional[Lease]:
+    def renew(
+        self, lease: Lease, throughput_kbps: Optional[float] = None
+    ) -> Optional[Lease]:
         """Bump the counter of a lease we own; None if it moved or changed owner.
 
         In a KCL 3.x fleet the owner also writes the lease's ``throughputKBps`` (the

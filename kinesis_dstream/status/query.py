@@ -39,8 +39,8 @@ class CheckpointLocation:
         bucket, prefix = parse_s3_url(self.location)
         base = f"{prefix.rstrip('/')}/{folder}/" if prefix else f"{folder}/"
         names = []
-        for page in (
-            self._s3().get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=base)
+        for page in self._s3().get_paginator("list_objects_v2").paginate(
+            Bucket=bucket, Prefix=base
         ):
             names += [item["Key"][len(base) :] for item in page.get("Contents", [])]
         return names
