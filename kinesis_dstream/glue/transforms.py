@@ -92,6 +92,14 @@ class RenameField(GlueTransform):
         )
 
 
+class SelectFromCollection(GlueTransform):
+    """One frame of a DynamicFrameCollection by its key (Glue Studio's code selects
+    ``ruleOutcomes``, a custom transform's output…)."""
+
+    def __call__(self, dfc: Any, key: str, transformation_ctx: str = "") -> Any:
+        return dfc.select(key, transformation_ctx)
+
+
 #: aws-glue-libs' other transforms: importable (``from awsglue.transforms import *``
 #: works), failing with their name when applied.
 NOT_PROVIDED_TRANSFORMS = (
@@ -102,7 +110,6 @@ NOT_PROVIDED_TRANSFORMS = (
     "SplitRows",
     "Join",
     "Spigot",
-    "SelectFromCollection",
     "MapToCollection",
     "FlatMap",
     "DropNullFields",
@@ -117,7 +124,7 @@ NOT_PROVIDED_TRANSFORMS = (
 _STUBS = {
     name: type(name, (GlueTransform,), {"__module__": __name__}) for name in NOT_PROVIDED_TRANSFORMS
 }
-PROVIDED_TRANSFORMS = (ApplyMapping, SelectFields, DropFields, RenameField)
+PROVIDED_TRANSFORMS = (ApplyMapping, SelectFields, DropFields, RenameField, SelectFromCollection)
 ALL_TRANSFORMS = {*PROVIDED_TRANSFORMS, *_STUBS.values()}
 
 

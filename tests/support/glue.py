@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import subprocess
+import sys
 import threading
 
 from .waiting import wait_until
@@ -40,6 +43,23 @@ def create_words_table(local_aws, table, stream, words=2):
         {"classification": "csv", "delimiter": " "},
         [(f"word{i}", "string") for i in range(1, words + 1)],
     )
+
+
+def glue_run_command(local_aws, script, job_args):
+    """``kinesis-dstream glue run SCRIPT -- --name value ...`` as a shell line, and the
+    environment it runs in: the local AWS, this Python for Spark's workers, local[2]."""
+    env = {
+        **os.environ,
+        **local_aws.env(),
+        "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"],
+        "PYSPARK_PYTHON": sys.executable,
+        "PYSPARK_SUBMIT_ARGS": "--master local[2] --conf spark.ui.enabled=false pyspark-shell",
+    }
+    arguments = [part for name, value in job_args.items() for part in (f"--{name}", value)]
+    command = subprocess.list2cmdline(
+        ["kinesis-dstream", "glue", "run", str(script), "--", *arguments]
+    )
+    return command, env
 
 
 def s3_objects(s3, bucket, prefix=""):
