@@ -41,3 +41,12 @@ def pytest_collection_modifyitems(items):
                 f"{item.nodeid} is in tests/unit but asks for {sorted(needs)}: "
                 "move it to tests/integration, tests/spark or tests/interop"
             )
+
+
+@pytest.fixture(autouse=True)
+def glue_warnings_not_yet_given(monkeypatch):
+    """The Glue writers name an ignored option once a process; a test that asserts on that
+    warning must not depend on whether an earlier test in the session gave it already."""
+    from kinesis_dstream.glue import file_target
+
+    monkeypatch.setattr(file_target, "_warned", set())
