@@ -238,7 +238,8 @@ def merge_types(a: Any, b: Any, conflicts: list, path: tuple) -> Any:
         return T.MapType(T.StringType(), merge_types(a.valueType, b.valueType, conflicts, path))
     names = (a.simpleString(), b.simpleString())
     if all(n in _WIDENING for n in names):
-        return T._parse_datatype_string(max(names, key=_WIDENING.index))
+        widest = max(names, key=_WIDENING.index)
+        return a if a.simpleString() == widest else b  # no parser: runs in workers too
     conflicts.append(path)
     return T.StringType()
 
