@@ -23,7 +23,7 @@ from typing import Any, Optional
 
 from .cast_failures import counted, failure_count, may_fail
 from .errors import GlueError
-from .fields import _find, _skipped, glue_cast_type, parse_path, top_column
+from .fields import find_field, glue_cast_type, parse_path, skipped, top_column
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +90,7 @@ def _path_parts(text: str) -> list:
     return parts
 
 
-def _at(column: Any, parts: list, change: Any) -> Any:
+def change_at(column: Any, parts: list, change: Any) -> Any:
     """``column`` with ``change`` applied at ``parts`` under it (structs, arrays)."""
     from pyspark.sql import functions as F
 
@@ -98,32 +98,33 @@ def _at(column: Any, parts: list, change: Any) -> Any:
         return change(column)
     head, rest = parts[0], parts[1:]
     if head == "[]":
-        return F.transform(column, lambda element: _at(element, rest, change))
-    return column.withField(head, _at(column.getField(head), rest, change))
+        return F.transform(column, lambda element: change_at(element, rest, change))
+    return column.withField(head, change_at(column.getField(head), rest, change))
 
 
 def _cast(df: Any, text: str, type_name: str, checks: list) -> Optional[tuple]:
     """(top-level column, its new value) casting the field at ``text``; None when the
     frame lacks it. A cast that can fail adds its count to ``checks``."""
     parts = _path_parts(text)
+    field_type = None  # known, and its cast counted, outside arrays
     if "[]" not in parts:
-        hit = _find(df.schema, tuple(parts), False)
+        hit = find_field(df.schema, tuple(parts), False)
         if hit is None:
-            _skipped("resolveChoice", text)
+            skipped("resolveChoice", text)
             return None
-        parts = list(hit[0])
+        parts, field_type = list(hit[0]), hit[1]
     elif not any(f.name == parts[0] for f in df.schema.fields):
-        _skipped("resolveChoice", text)
+        skipped("resolveChoice", text)
         return None
     target = glue_cast_type(type_name)
     if target is None:
         return None
-    if "[]" not in parts and may_fail(hit[1], target):
+    if field_type is not None and may_fail(field_type, target):
         source = top_column(parts[0])
         for name in parts[1:]:
             source = source.getField(name)
         checks.append((f"{text} -> {target}", failure_count(source, source.try_cast(target))))
-    return parts[0], _at(top_column(parts[0]), parts[1:], lambda c: c.try_cast(target))
+    return parts[0], change_at(top_column(parts[0]), parts[1:], lambda c: c.try_cast(target))
 
 
 def resolve_choice(

@@ -69,9 +69,9 @@ class DynamicFrame(ReportsNotProvided):
         """The DataFrame; ``options`` are ResolveOptions (Project/Cast: cast to the target)."""
         return choices.resolve_options(self._df, options) if options else self._df
 
-    def schema(self) -> gluetypes.StructType:
-        """The frame's schema in Glue's types; a field with no value in the batch is a
-        NullType, as Glue's schema of the records."""
+    def schema(self) -> Any:
+        """The frame's schema in Glue's types (a :class:`~.gluetypes.StructType`); a field
+        with no value in the batch is a NullType, as Glue's schema of the records."""
         return gluetypes.from_spark(self._df.schema, frame_ops.empty_paths(self._df))
 
     def count(self) -> int:
@@ -379,5 +379,7 @@ class DynamicFrame(ReportsNotProvided):
     def __repr__(self) -> str:
         return f"DynamicFrame({self.name!r}, {self._df.schema.simpleString()})"
 
+
+DynamicFrameCollection.frame_class = DynamicFrame
 
 __all__ = ["DynamicFrame", "DynamicFrameCollection", "ResolveOption"]

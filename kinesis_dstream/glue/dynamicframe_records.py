@@ -190,7 +190,7 @@ def infer_type(value: Any, hint: Any = None) -> Any:
         return hint if hint is not None else T.NullType()
     if isinstance(value, dict):
         if isinstance(hint, T.MapType):
-            values = T.NullType() if not value else None
+            values: Any = T.NullType()
             for v in value.values():
                 values = merge_types(values, infer_type(v, hint.valueType), [], ())
             return T.MapType(T.StringType(), values)

@@ -18,6 +18,8 @@ class DynamicFrameCollection(ReportsNotProvided):
     frame's ``name``), as Glue's."""
 
     glue_name = "DynamicFrameCollection"
+    #: The DynamicFrame class (set by :mod:`.dynamicframe`, which imports this module).
+    frame_class: Any = None
 
     def __init__(self, dynamic_frames: Any, glue_ctx: Any) -> None:
         if isinstance(dynamic_frames, list):
@@ -46,24 +48,20 @@ class DynamicFrameCollection(ReportsNotProvided):
             return self._frames[key]
         from pyspark.sql.types import StructType
 
-        from .dynamicframe import DynamicFrame
-
         log.warning(
             "DynamicFrameCollection.select: no frame %r (has %s); an empty frame",
             key,
             list(self._frames),
         )
         spark = self._glue_ctx.spark_session
-        return DynamicFrame(spark.createDataFrame([], StructType([])), self._glue_ctx, key)
+        return self.frame_class(spark.createDataFrame([], StructType([])), self._glue_ctx, key)
 
     def map(self, callable: Callable, transformation_ctx: str = "") -> DynamicFrameCollection:
         """``callable(frame, "<ctx>:<name>")`` for each frame, under the same names."""
-        from .dynamicframe import DynamicFrame
-
         mapped = {}
         for name, frame in self._frames.items():
             result = callable(frame, f"{transformation_ctx}:{name}")
-            if not isinstance(result, DynamicFrame):
+            if not isinstance(result, self.frame_class):
                 raise GlueError(f"callable must return a DynamicFrame. Got {type(result)}")
             mapped[name] = result
         return DynamicFrameCollection(mapped, self._glue_ctx)
@@ -71,12 +69,10 @@ class DynamicFrameCollection(ReportsNotProvided):
     def flatmap(self, f: Callable, transformation_ctx: str = "") -> DynamicFrameCollection:
         """``f(frame, "<ctx>:<name>")`` for each frame; each result (a frame, under its
         name, or a collection's frames) in the new collection."""
-        from .dynamicframe import DynamicFrame
-
         flat: dict = {}
         for frame in self._frames.values():
             result = f(frame, f"{transformation_ctx}:{frame.name}")
-            if isinstance(result, DynamicFrame):
+            if isinstance(result, self.frame_class):
                 flat[result.name] = result
             elif isinstance(result, DynamicFrameCollection):
                 flat.update(result._frames)

@@ -7,7 +7,7 @@ import logging
 from typing import Any
 
 from .errors import GlueError
-from .fields import _column, _find, _leaf_paths, parse_path
+from .fields import column_at, find_field, leaf_paths, parse_path
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +28,7 @@ def _paths(df: Any, texts: Any, side: str) -> list:
         texts = [texts]
     found = []
     for text in texts:
-        hit = _find(df.schema, parse_path(text), True)
+        hit = find_field(df.schema, parse_path(text), True)
         if hit is None:
             raise GlueError(f"Join: {side} frame has no key field {text!r} (has {df.columns})")
         found.append(hit[0])
@@ -83,7 +83,7 @@ def split_rows(df: Any, comparison_dict: Any) -> tuple:
 
     condition = F.lit(True)
     for path, comparisons in dict(comparison_dict).items():
-        hit = _find(df.schema, parse_path(path), True)
+        hit = find_field(df.schema, parse_path(path), True)
         if hit is None:
             raise GlueError(f"SplitRows: the frame has no field {path!r}")
         for operator, value in dict(comparisons).items():
@@ -92,7 +92,7 @@ def split_rows(df: Any, comparison_dict: Any) -> tuple:
                 raise GlueError(
                     f"SplitRows: {operator!r} is not a comparison ({', '.join(COMPARISONS)})"
                 )
-            condition = condition & compare(_column(hit[0]), F.lit(value))
+            condition = condition & compare(column_at(hit[0]), F.lit(value))
     matched = F.coalesce(condition, F.lit(False))
     return df.where(matched), df.where(~matched)
 
@@ -107,11 +107,11 @@ def empty_paths(df: Any) -> frozenset:
     if df.isStreaming:
         return frozenset()
     paths = [
-        p for p in _leaf_paths(df.schema, ()) if not isinstance(_type_at(df.schema, p), NullType)
+        p for p in leaf_paths(df.schema, ()) if not isinstance(_type_at(df.schema, p), NullType)
     ]
     if not paths:
         return frozenset()
-    present = [F.max(_column(p).isNotNull().cast("int")) for p in paths]
+    present = [F.max(column_at(p).isNotNull().cast("int")) for p in paths]
     seen = df.select(F.count(F.lit(1)), *present).first()
     if not seen[0]:
         return frozenset()  # no records: the declared types stand
@@ -119,5 +119,5 @@ def empty_paths(df: Any) -> frozenset:
 
 
 def _type_at(schema: Any, path: tuple) -> Any:
-    hit = _find(schema, path, True)
+    hit = find_field(schema, path, True)
     return hit[1] if hit else None

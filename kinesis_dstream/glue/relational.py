@@ -18,7 +18,7 @@ import logging
 from typing import Any
 
 from .errors import GlueError, not_provided
-from .fields import _find, parse_path, top_column
+from .fields import find_field, parse_path, top_column
 
 log = logging.getLogger(__name__)
 
@@ -81,13 +81,13 @@ def unbox(df: Any, path: str, format: str, options: dict) -> Any:
     from pyspark.sql import functions as F
     from pyspark.sql.types import StringType
 
-    from .choices import _at
-    from .infer_schema import _FAILED, _csv, _json
+    from .choices import change_at
+    from .infer_schema import UNPARSED_COLUMN, parse_texts
 
     kind = str(format).lower()
     if kind not in ("json", "csv"):
         raise not_provided(f"Unbox of format {format!r}", "json and csv are")
-    hit = _find(df.schema, parse_path(path), True)
+    hit = find_field(df.schema, parse_path(path), True)
     if hit is None:
         raise GlueError(f"Unbox: the frame has no field {path!r}")
     parts, data_type = hit
@@ -96,19 +96,14 @@ def unbox(df: Any, path: str, format: str, options: dict) -> Any:
     source = top_column(parts[0])
     for name in parts[1:]:
         source = source.getField(name)
-    texts = df.select(source.alias("value")).where(F.col("value").isNotNull())
-    lines = texts.rdd.map(lambda row: row[0])
-    if kind == "json":
-        parsed, fields = _json(df.sparkSession, lines, source)
-    else:
-        parsed, fields = _csv(df.sparkSession, lines, source, options.get("separator") or ",")
+    parsed, fields = parse_texts(df, source, kind, options.get("separator") or ",")
     value = F.struct(*[parsed.getField(f.name).alias(f.name) for f in fields])
     failed = source.isNotNull() & parsed.isNull()
     if kind == "json":
-        failed = failed | (source.isNotNull() & parsed.getField(_FAILED).isNotNull())
+        failed = failed | (source.isNotNull() & parsed.getField(UNPARSED_COLUMN).isNotNull())
     value = F.when(source.isNull() | failed, F.lit(None)).otherwise(value)
     count = df.where(failed).count()
     if count:
         log.warning("Unbox: %d values of %r are not %s; they are null", count, path, kind)
-    changed = _at(top_column(parts[0]), list(parts[1:]), lambda _: value)
+    changed = change_at(top_column(parts[0]), list(parts[1:]), lambda _: value)
     return df.withColumn(parts[0], changed)

@@ -200,7 +200,10 @@ class DropNullFields(GlueTransform):
         def find(schema: Any, path: str) -> None:
             if isinstance(schema, G.StructType):
                 for field in schema:
-                    find(field.dataType, (path + "." if path else "") + fields._text((field.name,)))
+                    find(
+                        field.dataType,
+                        (path + "." if path else "") + fields.path_text((field.name,)),
+                    )
             elif isinstance(schema, G.ArrayType) and isinstance(schema.elementType, G.StructType):
                 find(schema.elementType, path)
             elif isinstance(schema, G.NullType):

@@ -6,16 +6,13 @@ record reads back; the partitions are in the catalog at the directories holding 
 
 import io
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import fastavro
 import pyarrow.parquet as pq
 import pytest
 
-from ..support.glue import create_kinesis_table, s3_objects
+from ..support.glue import create_kinesis_table, glue_run_command, s3_objects
 from ..support.records import put_records
 from ..support.waiting import wait_until
 from .test_glue_example import glue_job
@@ -57,13 +54,6 @@ def test_a_public_script_writing_avro_and_updating_the_catalog_runs_unchanged(
     regions = ["eu", "us", "ap"]
     sent = [{"id": i, "region": regions[i % 3], "amount": i / 4} for i in range(150)]
     put_records(kinesis, stream, len(sent), data=lambda i: json.dumps(sent[i]))
-    env = {
-        **os.environ,
-        **local_aws.env(),
-        "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"],
-        "PYSPARK_PYTHON": sys.executable,
-        "PYSPARK_SUBMIT_ARGS": "--master local[2] --conf spark.ui.enabled=false pyspark-shell",
-    }
     job_args = {
         "JOB_NAME": "avro_job",
         "TempDir": str(tmp_path / "temp"),
@@ -72,10 +62,7 @@ def test_a_public_script_writing_avro_and_updating_the_catalog_runs_unchanged(
         "target_table": target,
         "output_path": f"s3://{bucket}/",
     }
-    arguments = [part for name, value in job_args.items() for part in (f"--{name}", value)]
-    command = subprocess.list2cmdline(
-        ["kinesis-dstream", "glue", "run", str(SCRIPT), "--", *arguments]
-    )
+    command, env = glue_run_command(local_aws, SCRIPT, job_args)
 
     def table_rows():
         return [

@@ -4,14 +4,11 @@ runs unchanged under `kinesis-dstream glue run` on the suite's local AWS; its ou
 the nodes' documented result on a batch checked by hand."""
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from ..support.glue import create_kinesis_table, json_rows, s3_objects
+from ..support.glue import create_kinesis_table, glue_run_command, json_rows, s3_objects
 from ..support.records import put_records
 from ..support.waiting import wait_until
 from .test_glue_example import glue_job
@@ -67,13 +64,6 @@ def test_glue_studio_s_transform_nodes_run_unchanged_and_give_the_documented_row
         key=lambda r: r["id"],
     )
     assert [r["id"] for r in expected] == [11, 12, 14, 15, 17, 18, 20, 21, 23, 24, 26, 27, 29]
-    env = {
-        **os.environ,
-        **local_aws.env(),
-        "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"],
-        "PYSPARK_PYTHON": sys.executable,
-        "PYSPARK_SUBMIT_ARGS": "--master local[2] --conf spark.ui.enabled=false pyspark-shell",
-    }
     job_args = {
         "JOB_NAME": "studio_nodes",
         "TempDir": str(tmp_path / "temp"),
@@ -81,10 +71,7 @@ def test_glue_studio_s_transform_nodes_run_unchanged_and_give_the_documented_row
         "source_table": source,
         "output_path": f"s3://{bucket}/out/",
     }
-    arguments = [part for name, value in job_args.items() for part in (f"--{name}", value)]
-    command = subprocess.list2cmdline(
-        ["kinesis-dstream", "glue", "run", str(SCRIPT), "--", *arguments]
-    )
+    command, env = glue_run_command(local_aws, SCRIPT, job_args)
 
     def written():
         return [row for _, row in json_rows(s3_objects(s3, bucket, "out/"))]

@@ -1,10 +1,13 @@
 """Helpers for the Glue layer's tests: catalog tables, S3 read-back, a forEachBatch loop
-run beside the test with a stop the test controls."""
+run beside the test with a stop the test controls, a `glue run` command line."""
 
 from __future__ import annotations
 
 import contextlib
 import json
+import os
+import subprocess
+import sys
 import threading
 
 from .waiting import wait_until
@@ -40,6 +43,21 @@ def create_words_table(local_aws, table, stream, words=2):
         {"classification": "csv", "delimiter": " "},
         [(f"word{i}", "string") for i in range(1, words + 1)],
     )
+
+
+def glue_run_command(local_aws, script, job_args):
+    """(the `kinesis-dstream glue run SCRIPT -- --name value…` line, its environment) for
+    a job on the local AWS in a local[2] Spark."""
+    env = {
+        **os.environ,
+        **local_aws.env(),
+        "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"],
+        "PYSPARK_PYTHON": sys.executable,
+        "PYSPARK_SUBMIT_ARGS": "--master local[2] --conf spark.ui.enabled=false pyspark-shell",
+    }
+    arguments = [part for name, value in job_args.items() for part in (f"--{name}", value)]
+    command = ["kinesis-dstream", "glue", "run", str(script), "--", *arguments]
+    return subprocess.list2cmdline(command), env
 
 
 def s3_objects(s3, bucket, prefix=""):

@@ -1,6 +1,6 @@
 """``awsglue.transforms``: every transform of aws-glue-libs' ``awsglue/transforms/``."""
 
-from kinesis_dstream.glue.transforms import (
+from kinesis_dstream.glue.transforms import (  # noqa: F401 (awsglue.transforms' names)
     ALL_TRANSFORMS,
     ApplyMapping,
     Coalesce,
@@ -37,29 +37,3 @@ def get_transforms() -> set:
 
 def get_transform(name: str) -> GlueTransform:
     return transform_named(name)()
-
-
-_ = (
-    ApplyMapping,
-    Coalesce,
-    DropFields,
-    DropNullFields,
-    ErrorsAsDynamicFrame,
-    Filter,
-    FlatMap,
-    Join,
-    Map,
-    MapToCollection,
-    Relationalize,
-    RenameField,
-    Repartition,
-    ResolveChoice,
-    SelectFields,
-    SelectFromCollection,
-    Spigot,
-    SplitFields,
-    SplitRows,
-    Unbox,
-    Union,
-    UnnestFrame,
-)
