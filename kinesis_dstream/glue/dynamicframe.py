@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from . import choices, dynamicframe_records, fields, frame_ops, gluetypes, relational
-from .errors import GlueError, ReportsNotProvided
+from .errors import GlueError, ReportsNotProvided, batch_only
 from .frame_collection import DynamicFrameCollection
 from .infer_schema import infer_batch
 
@@ -347,6 +347,7 @@ class DynamicFrame(ReportsNotProvided):
     ) -> DynamicFrame:
         """Writes a sample of the records as JSON to ``path`` (``topk``: the first k, 100
         by default; ``prob``: each record with that probability) and returns the frame."""
+        batch_only(self._df, "Spigot")
         options = dict(options or {})
         sample = self._df
         if "prob" in options:

@@ -29,6 +29,8 @@ import json
 import logging
 from typing import Any, Callable, Optional
 
+from .errors import batch_only
+
 log = logging.getLogger(__name__)
 
 #: The schema of a frame's error records (``errorsAsDynamicFrame``).
@@ -81,6 +83,7 @@ def _record_text(record: Any) -> str:
 
 def filter_rows(df: Any, f: Callable, where: str = "Filter") -> tuple:
     """(the rows for which ``f(record)`` is true, the error records' DataFrame or None)."""
+    batch_only(df, where)
 
     def judge(row: Any) -> tuple:
         record = to_record(row)
@@ -98,6 +101,7 @@ def filter_rows(df: Any, f: Callable, where: str = "Filter") -> tuple:
 
 def map_rows(df: Any, f: Callable, where: str = "Map") -> tuple:
     """(``f``'s results as a DataFrame of their inferred schema, the error records or None)."""
+    batch_only(df, where)
     from pyspark.sql import types as T
 
     hint = df.schema

@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from .errors import GlueError, not_provided
+from .errors import GlueError, batch_only, not_provided
 from .fields import find_field, parse_path, top_column
 
 log = logging.getLogger(__name__)
@@ -46,6 +46,7 @@ def unnest(df: Any) -> Any:
 
 def relationalize(df: Any, root_name: str) -> dict:
     """``{frame name: DataFrame}``: the root frame first, then one per pivoted array."""
+    batch_only(df, "Relationalize")
     frames: dict = {}
     _pivot(df, root_name, frames)
     return frames
@@ -84,6 +85,7 @@ def unbox(df: Any, path: str, format: str, options: dict) -> Any:
     from .choices import change_at
     from .infer_schema import UNPARSED_COLUMN, parse_texts
 
+    batch_only(df, "Unbox")
     kind = str(format).lower()
     if kind not in ("json", "csv"):
         raise not_provided(f"Unbox of format {format!r}", "json and csv are")

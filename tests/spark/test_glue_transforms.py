@@ -436,3 +436,14 @@ def test_select_fields_and_rename_on_nested_paths(glue):
         == "struct<a:struct<c:bigint>>"
     )
     assert dyf.rename_field("a.b", "a.bee").toDF().schema["a"].dataType.names == ["bee", "c"]
+
+
+def test_a_record_transform_on_the_stream_itself_is_one_line_naming_where_it_runs(glue):
+    stream = DynamicFrame(glue.spark_session.readStream.format("rate").load(), glue, "s")
+    for apply in (
+        lambda: Filter.apply(frame=stream, f=lambda row: True),
+        lambda: Map.apply(frame=stream, f=lambda rec: rec),
+        lambda: Relationalize.apply(frame=stream, name="root"),
+    ):
+        with pytest.raises(GlueError, match="runs on a batch: apply it to the frame forEachBatch"):
+            apply()
