@@ -47,16 +47,22 @@ def failure_count(source: Any, cast: Any) -> Any:
     return F.count_if(source.isNotNull() & cast.isNull())
 
 
-def counted(df: Any, checks: list) -> Any:
-    """``df``, its ApplyMapping casts that can fail counted: ``checks`` are (label,
-    count column) pairs. A batch frame is counted now; a streaming one per micro-batch."""
+def counted(df: Any, checks: list, where: str = "ApplyMapping") -> Any:
+    """``df``, the casts that can fail counted: ``checks`` are (label, count column)
+    pairs; ``where`` names the transform casting. A batch frame is counted now; a
+    streaming one per micro-batch."""
     if not checks:
         return df
     if df.isStreaming:
         aliased = [count.alias(label) for label, count in checks]
-        return observed(df, METRICS_PREFIX, _report_batch, *aliased)
+
+        def report_batch(batch_id: int, counts: dict) -> None:
+            report(f"{where}, batch {batch_id}", counts)
+
+        # one prefix a transform: a reporter is registered by its prefix
+        return observed(df, f"{METRICS_PREFIX}_{where}_", report_batch, *aliased)
     row = df.select(*[count.alias(f"c{i}") for i, (_, count) in enumerate(checks)]).first()
-    report("ApplyMapping", {label: row[i] for i, (label, _) in enumerate(checks)})
+    report(where, {label: row[i] for i, (label, _) in enumerate(checks)})
     return df
 
 
@@ -70,7 +76,3 @@ def report(where: str, counts: dict) -> None:
             sum(failed.values()),
             ", ".join(f"{label}: {n}" for label, n in failed.items()),
         )
-
-
-def _report_batch(batch_id: int, counts: dict) -> None:
-    report(f"ApplyMapping, batch {batch_id}", counts)

@@ -1,31 +1,55 @@
 """``awsglue.dynamicframe``: a DynamicFrame that is a thin wrapper over a DataFrame.
 
 Glue's DynamicFrame is a JVM structure of self-describing records with choice types and
-per-record error tracking; a streaming job meets it only to transform and write each
-batch (``DynamicFrame.fromDF`` -> transforms -> ``write_dynamic_frame``). Here it wraps
-the batch's DataFrame and provides what those jobs call: ``fromDF``, ``toDF``,
-``count``, ``show``, ``printSchema``, ``apply_mapping``, ``select_fields``,
-``drop_fields``, ``rename_field`` and ``write``. Everything else (choice types and
-``resolveChoice``, ``relationalize``, ``unbox``, ``map``/``filter`` over records,
-``join``, error records...) raises :class:`~.errors.NotProvidedError` naming it.
+per-record error tracking; a streaming job meets it to transform and write each batch
+(``DynamicFrame.fromDF`` -> transforms -> ``write_dynamic_frame``). Here it wraps the
+batch's DataFrame and provides Glue's API over it: the field transforms, the record
+functions (``filter``, ``map``: :mod:`.dynamicframe_records`), ``resolveChoice``
+(:mod:`.choices`), ``join``/``union``/``split_rows`` (:mod:`.frame_ops`), ``unnest``,
+``relationalize``, ``unbox`` (:mod:`.relational`), ``schema()`` in Glue's types
+(:mod:`.gluetypes`) and the error records of ``filter`` and ``map``. What Glue has and
+this layer does not (``mergeDynamicFrame``...) raises
+:class:`~.errors.NotProvidedError` naming it.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
 
-from . import fields
-from .errors import GlueError, ReportsNotProvided, not_provided
+from . import choices, dynamicframe_records, fields, frame_ops, gluetypes, relational
+from .errors import GlueError, ReportsNotProvided, batch_only
+from .frame_collection import DynamicFrameCollection
 from .infer_schema import infer_batch
+
+log = logging.getLogger(__name__)
+ResolveOption = choices.ResolveOption
+
+
+@dataclass(frozen=True)
+class FrameErrors:
+    """A frame's error records: those of the transform that made it (``stage``) and of
+    the transforms before it (``earlier``), each a (count, DataFrame) pair."""
+
+    stage: Optional[tuple] = None
+    earlier: tuple = ()
+
+    def then(self, stage: Optional[tuple]) -> FrameErrors:
+        """The errors of a frame made from this one by a transform that had ``stage``."""
+        return FrameErrors(stage, self.all())
+
+    def all(self) -> tuple:
+        return (*self.earlier, *([self.stage] if self.stage else []))
 
 
 class DynamicFrame(ReportsNotProvided):
-    """A batch's DataFrame under Glue's DynamicFrame API (the part streaming jobs use)."""
+    """A batch's DataFrame under Glue's DynamicFrame API."""
 
     glue_name = "DynamicFrame"
 
-    def __init__(self, df: Any, glue_ctx: Any, name: str = "") -> None:
+    def __init__(self, df: Any, glue_ctx: Any, name: str = "", errors: FrameErrors = FrameErrors()):
         from pyspark.sql import DataFrame
 
         if not isinstance(df, DataFrame):
@@ -33,6 +57,7 @@ class DynamicFrame(ReportsNotProvided):
         self._df = df
         self.glue_ctx = glue_ctx
         self.name = name
+        self._errors = errors
 
     @classmethod
     def fromDF(cls, dataframe: Any, glue_ctx: Any, name: str = "") -> DynamicFrame:
@@ -41,10 +66,13 @@ class DynamicFrame(ReportsNotProvided):
         return cls(infer_batch(dataframe), glue_ctx, name)
 
     def toDF(self, options: Any = None) -> Any:
-        """The DataFrame (ResolveOptions for choice types are not provided)."""
-        if options:
-            raise not_provided("DynamicFrame.toDF with ResolveOptions", "there are no choice types")
-        return self._df
+        """The DataFrame; ``options`` are ResolveOptions (Project/Cast: cast to the target)."""
+        return choices.resolve_options(self._df, options) if options else self._df
+
+    def schema(self) -> Any:
+        """The frame's schema in Glue's types (a :class:`~.gluetypes.StructType`); a field
+        with no value in the batch is a NullType, as Glue's schema of the records."""
+        return gluetypes.from_spark(self._df.schema, frame_ops.empty_paths(self._df))
 
     def count(self) -> int:
         return self._df.count()
@@ -55,8 +83,16 @@ class DynamicFrame(ReportsNotProvided):
     def printSchema(self) -> None:
         self._df.printSchema()
 
-    def _with(self, df: Any) -> DynamicFrame:
-        return DynamicFrame(df, self.glue_ctx, self.name)
+    def getNumPartitions(self) -> int:
+        return self._df.rdd.getNumPartitions()
+
+    def _with(
+        self, df: Any, stage: Optional[tuple] = None, name: Optional[str] = None
+    ) -> DynamicFrame:
+        errors = self._errors.then(stage)
+        return DynamicFrame(df, self.glue_ctx, self.name if name is None else name, errors)
+
+    # --- fields --------------------------------------------------------------------------
 
     def apply_mapping(
         self,
@@ -106,6 +142,225 @@ class DynamicFrame(ReportsNotProvided):
     ) -> DynamicFrame:
         return self._with(fields.rename_field(self._df, oldName, newName))
 
+    def split_fields(
+        self,
+        paths: Any,
+        name1: str,
+        name2: str,
+        transformation_ctx: str = "",
+        info: str = "",
+        stageThreshold: int = 0,
+        totalThreshold: int = 0,
+    ) -> DynamicFrameCollection:
+        """{name1: the fields at ``paths``, name2: the others}."""
+        chosen = self._with(fields.select_fields(self._df, paths), name=name1)
+        rest = self._with(fields.drop_fields(self._df, paths), name=name2)
+        return DynamicFrameCollection({name1: chosen, name2: rest}, self.glue_ctx)
+
+    def resolveChoice(
+        self,
+        specs: Any = None,
+        choice: str = "",
+        database: Optional[str] = None,
+        table_name: Optional[str] = None,
+        transformation_ctx: str = "",
+        info: str = "",
+        stageThreshold: int = 0,
+        totalThreshold: int = 0,
+        catalog_id: Optional[str] = None,
+    ) -> DynamicFrame:
+        """Glue's resolveChoice on single-typed fields (:mod:`.choices`)."""
+        parsed, default = choices.parse_specs(specs, choice)
+
+        def catalog_columns() -> list:
+            from ..aws import create_client
+            from .catalog import TableName, get_table
+
+            if not database or not table_name:
+                raise GlueError("resolveChoice: match_catalog needs database and table_name")
+            table = get_table(create_client("glue"), TableName(database, table_name, catalog_id))
+            storage = table.get("StorageDescriptor") or {}
+            return [*(storage.get("Columns") or []), *(table.get("PartitionKeys") or [])]
+
+        return self._with(choices.resolve_choice(self._df, parsed, default, catalog_columns))
+
+    # --- records -------------------------------------------------------------------------
+
+    def filter(
+        self,
+        f: Callable,
+        transformation_ctx: str = "",
+        info: str = "",
+        stageThreshold: int = 0,
+        totalThreshold: int = 0,
+    ) -> DynamicFrame:
+        """The records for which ``f(record)`` is true (:mod:`.dynamicframe_records`)."""
+        df, errors = dynamicframe_records.filter_rows(self._df, f)
+        return self._with(df, errors)
+
+    def map(
+        self,
+        f: Callable,
+        preservesPartitioning: bool = False,
+        transformation_ctx: str = "",
+        info: str = "",
+        stageThreshold: int = 0,
+        totalThreshold: int = 0,
+    ) -> DynamicFrame:
+        """``f(record)`` of each record, the schema inferred from the results."""
+        df, errors = dynamicframe_records.map_rows(self._df, f)
+        return self._with(df, errors)
+
+    def split_rows(
+        self,
+        comparison_dict: Any,
+        name1: str,
+        name2: str,
+        transformation_ctx: str = "",
+        info: str = "",
+        stageThreshold: int = 0,
+        totalThreshold: int = 0,
+    ) -> DynamicFrameCollection:
+        """{name1: the rows meeting every comparison, name2: the others}."""
+        matched, rest = frame_ops.split_rows(self._df, comparison_dict)
+        frames = {name1: self._with(matched, name=name1), name2: self._with(rest, name=name2)}
+        return DynamicFrameCollection(frames, self.glue_ctx)
+
+    def errorsAsDynamicFrame(self) -> DynamicFrame:
+        """The error records of this frame and the frames it was made from: one row each,
+        ``transformation``, ``errorMessage`` and the ``record`` as JSON."""
+        spark = self._df.sparkSession
+        frames = [df for _, df in self._errors.all()]
+        out = spark.createDataFrame([], dynamicframe_records.ERROR_SCHEMA)
+        for df in frames:
+            out = out.unionByName(df)
+        return DynamicFrame(out, self.glue_ctx, self.name)
+
+    def errorsCount(self) -> int:
+        """The error records of this frame and the frames it was made from."""
+        return sum(count for count, _ in self._errors.all())
+
+    def stageErrorsCount(self) -> int:
+        """The error records of the transform that made this frame."""
+        return self._errors.stage[0] if self._errors.stage else 0
+
+    def assertErrorThreshold(self) -> None:
+        return None
+
+    # --- frames --------------------------------------------------------------------------
+
+    def join(
+        self,
+        paths1: Any,
+        paths2: Any,
+        frame2: DynamicFrame,
+        transformation_ctx: str = "",
+        info: str = "",
+        stageThreshold: int = 0,
+        totalThreshold: int = 0,
+    ) -> DynamicFrame:
+        joined = frame_ops.join(self._df, paths1, paths2, frame2._df)
+        errors = FrameErrors(None, (*self._errors.all(), *frame2._errors.all()))
+        return DynamicFrame(joined, self.glue_ctx, self.name + frame2.name, errors)
+
+    def union(
+        self,
+        other_frame: DynamicFrame,
+        transformation_ctx: str = "",
+        info: str = "",
+        stageThreshold: int = 0,
+        totalThreshold: int = 0,
+    ) -> DynamicFrame:
+        united = frame_ops.union(self._df, other_frame._df)
+        errors = FrameErrors(None, (*self._errors.all(), *other_frame._errors.all()))
+        return DynamicFrame(united, self.glue_ctx, self.name, errors)
+
+    def repartition(
+        self,
+        num_partitions: int,
+        transformation_ctx: str = "",
+        info: str = "",
+        stageThreshold: int = 0,
+        totalThreshold: int = 0,
+    ) -> DynamicFrame:
+        return self._with(self._df.repartition(int(num_partitions)))
+
+    def coalesce(
+        self,
+        num_partitions: int,
+        shuffle: bool = False,
+        transformation_ctx: str = "",
+        info: str = "",
+        stageThreshold: int = 0,
+        totalThreshold: int = 0,
+    ) -> DynamicFrame:
+        n = int(num_partitions)
+        return self._with(self._df.repartition(n) if shuffle else self._df.coalesce(n))
+
+    def unnest(
+        self,
+        transformation_ctx: str = "",
+        info: str = "",
+        stageThreshold: int = 0,
+        totalThreshold: int = 0,
+    ) -> DynamicFrame:
+        """Nested struct fields as top-level fields named by their path (``a.b``)."""
+        return self._with(relational.unnest(self._df))
+
+    def relationalize(
+        self,
+        root_table_name: str,
+        staging_path: str = "",
+        options: Any = None,
+        transformation_ctx: str = "",
+        info: str = "",
+        stageThreshold: int = 0,
+        totalThreshold: int = 0,
+    ) -> DynamicFrameCollection:
+        """The root frame, unnested, and a frame per array (:mod:`.relational`); the
+        staging path is not needed (the frames stay in Spark)."""
+        frames = relational.relationalize(self._df, root_table_name)
+        named = {name: self._with(df, name=name) for name, df in frames.items()}
+        return DynamicFrameCollection(named, self.glue_ctx)
+
+    def unbox(
+        self,
+        path: str,
+        format: str,
+        transformation_ctx: str = "",
+        info: str = "",
+        stageThreshold: int = 0,
+        totalThreshold: int = 0,
+        **options: Any,
+    ) -> DynamicFrame:
+        """The string field at ``path`` parsed (json, csv) into its structure."""
+        return self._with(relational.unbox(self._df, path, format, options))
+
+    def spigot(
+        self,
+        path: str,
+        options: Any = None,
+        transformation_ctx: str = "",
+        info: str = "",
+        stageThreshold: int = 0,
+        totalThreshold: int = 0,
+    ) -> DynamicFrame:
+        """Writes a sample of the records as JSON to ``path`` (``topk``: the first k, 100
+        by default; ``prob``: each record with that probability) and returns the frame."""
+        batch_only(self._df, "Spigot")
+        options = dict(options or {})
+        sample = self._df
+        if "prob" in options:
+            sample = sample.sample(fraction=float(options["prob"]))
+        sample = sample.limit(int(options.get("topk", 100)))
+        self.glue_ctx.write_dynamic_frame_from_options(
+            frame=DynamicFrame(sample, self.glue_ctx, self.name),
+            connection_type="s3",
+            connection_options={"path": path},
+            format="json",
+        )
+        return self
+
     def write(
         self,
         connection_type: str,
@@ -126,26 +381,6 @@ class DynamicFrame(ReportsNotProvided):
         return f"DynamicFrame({self.name!r}, {self._df.schema.simpleString()})"
 
 
-class DynamicFrameCollection(ReportsNotProvided):
-    """Named DynamicFrames (Glue Studio's custom transforms take and return one)."""
+DynamicFrameCollection.frame_class = DynamicFrame
 
-    glue_name = "DynamicFrameCollection"
-
-    def __init__(self, dynamic_frames: Mapping[str, DynamicFrame], glue_ctx: Any) -> None:
-        self._frames = dict(dynamic_frames)
-        self._glue_ctx = glue_ctx
-
-    def __getitem__(self, key: str) -> DynamicFrame:
-        return self._frames[key]
-
-    def __len__(self) -> int:
-        return len(self._frames)
-
-    def keys(self) -> Any:
-        return self._frames.keys()
-
-    def values(self) -> Any:
-        return self._frames.values()
-
-    def select(self, key: str, transformation_ctx: str = "") -> DynamicFrame:
-        return self._frames[key]
+__all__ = ["DynamicFrame", "DynamicFrameCollection", "ResolveOption"]

@@ -55,3 +55,13 @@ class ReportsNotProvided:
         if name.startswith("_"):
             raise AttributeError(name)
         raise not_provided(f"{self.glue_name or type(self).__name__}.{name}")
+
+
+def batch_only(df: object, what: str) -> None:
+    """A :class:`GlueError` when ``what`` (a transform over a batch's records) is applied to
+    a streaming frame, which has no records yet: Glue jobs apply it in forEachBatch."""
+    if getattr(df, "isStreaming", False):
+        raise GlueError(
+            f"{what} runs on a batch: apply it to the frame forEachBatch hands the batch "
+            "function (DynamicFrame.fromDF(data_frame, ...)), not to the stream"
+        )

@@ -62,7 +62,7 @@ def parse_path(text: str) -> Path:
     return tuple(parts)
 
 
-def _find(schema: Any, path: Path, case_sensitive: bool) -> Optional[tuple]:
+def find_field(schema: Any, path: Path, case_sensitive: bool) -> Optional[tuple]:
     """The path as the frame spells it, and its type; None when the frame lacks it."""
     from pyspark.sql.types import StructType
 
@@ -88,14 +88,16 @@ def top_column(name: str) -> Any:
     return F.col("`" + name.replace("`", "``") + "`")
 
 
-def _column(path: Path) -> Any:
+def column_at(path: Path) -> Any:
+    """The column of the (nested) field at ``path``."""
     column = top_column(path[0])
     for name in path[1:]:
         column = column.getField(name)
     return column
 
 
-def _skipped(transform: str, path: str) -> None:
+def skipped(transform: str, path: str) -> None:
+    """One warning per transform, path and process: the frame has no such field."""
     key = (transform, path)
     if key not in _WARNED:
         _WARNED.add(key)
@@ -106,7 +108,7 @@ def _struct(path: Path, children: list) -> Any:
     """A rebuilt struct at ``path`` that stays null where the original is null."""
     from pyspark.sql import functions as F
 
-    original = _column(path)
+    original = column_at(path)
     return F.when(original.isNull(), F.lit(None)).otherwise(F.struct(*children))
 
 
@@ -121,7 +123,7 @@ def _rebuild(schema: Any, prefix: Path, keep: Any, rename: Optional[tuple] = Non
         name = rename[1] if rename is not None and rename[0] == path else field.name
         decision = keep(path)
         if decision is True:
-            columns.append(_column(path).alias(name))
+            columns.append(column_at(path).alias(name))
         elif decision is None and isinstance(field.dataType, StructType):
             children = _rebuild(field.dataType, path, keep, rename)
             columns.append(_struct(path, children).alias(name))
@@ -131,9 +133,9 @@ def _rebuild(schema: Any, prefix: Path, keep: Any, rename: Optional[tuple] = Non
 def _found(df: Any, transform: str, texts: Sequence[str], case_sensitive: bool = True) -> list:
     found = []
     for text in texts:
-        hit = _find(df.schema, parse_path(text), case_sensitive)
+        hit = find_field(df.schema, parse_path(text), case_sensitive)
         if hit is None:
-            _skipped(transform, text)
+            skipped(transform, text)
         else:
             found.append(hit[0])
     return found
@@ -184,17 +186,18 @@ def rename_field(df: Any, old_name: str, new_name: str) -> Any:
             return None if _under(path, [old]) else True
 
         return df.select(*_rebuild(df.schema, (), keep, rename=(old, new[-1])))
-    moving = df.withColumn(_MOVING, _column(old))
-    moved = drop_fields(moving, [_text(old)])
-    pairs = [(p, _column(p)) for p in _leaf_paths(moved.schema, ()) if p != (_MOVING,)]
-    return moved.select(*_assemble([*pairs, (new, _column((_MOVING,)))]))
+    moving = df.withColumn(_MOVING, column_at(old))
+    moved = drop_fields(moving, [path_text(old)])
+    pairs = [(p, column_at(p)) for p in leaf_paths(moved.schema, ()) if p != (_MOVING,)]
+    return moved.select(*_assemble([*pairs, (new, column_at((_MOVING,)))]))
 
 
-def _text(path: Path) -> str:
+def path_text(path: Path) -> str:
+    """A path as Glue writes it (a name with a dot or backtick in backticks)."""
     return ".".join("`" + p.replace("`", "``") + "`" if "." in p or "`" in p else p for p in path)
 
 
-def _leaf_paths(schema: Any, prefix: Path) -> list:
+def leaf_paths(schema: Any, prefix: Path) -> list:
     """Every non-struct field's path, depth first (a move regroups them)."""
     from pyspark.sql.types import StructType
 
@@ -202,7 +205,7 @@ def _leaf_paths(schema: Any, prefix: Path) -> list:
     for field in schema.fields:
         path = (*prefix, field.name)
         if isinstance(field.dataType, StructType) and field.dataType.fields:
-            paths += _leaf_paths(field.dataType, path)
+            paths += leaf_paths(field.dataType, path)
         else:
             paths.append(path)
     return paths
@@ -261,11 +264,11 @@ def apply_mapping(df: Any, mappings: Any, case_sensitive: bool = False) -> Any:
                 "give (source path, source type, target path, target type)",
             )
         source, _, target, target_type = mapping
-        hit = _find(df.schema, parse_path(source), case_sensitive)
+        hit = find_field(df.schema, parse_path(source), case_sensitive)
         if hit is None:
-            _skipped("ApplyMapping", source)
+            skipped("ApplyMapping", source)
             continue
-        column = _column(hit[0])
+        column = column_at(hit[0])
         cast = glue_cast_type(target_type)
         if cast is not None:
             converted = column.try_cast(cast)

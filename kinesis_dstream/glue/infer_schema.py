@@ -43,7 +43,7 @@ METADATA_KEY = "kinesis_dstream.glue.inferSchema"
 #: The payload options the raw records' source does not take (lower case).
 PAYLOAD_KEYS = ("classification", "inferschema", "schema", "delimiter")
 #: The parse failures' column while a batch is counted.
-_FAILED = "__kinesis_dstream_unparsed"
+UNPARSED_COLUMN = "__kinesis_dstream_unparsed"
 _PARSED = "__kinesis_dstream_parsed"
 _TEXT = "__kinesis_dstream_text"
 _WARNED: set = set()
@@ -148,39 +148,49 @@ def infer_batch(df: Any) -> Any:
     how = df.schema[column].metadata.get(METADATA_KEY) or {}
     kind = how.get("classification") or ("json" if column == JSON_TEXT_COLUMN else "csv")
     text = df[column].cast("string")
-    texts = df.select(text.alias("value")).where(F.col("value").isNotNull())
-    lines = texts.rdd.map(lambda row: row[0])
-    if kind == "json":
-        parsed, fields = _json(df.sparkSession, lines, text)
-    else:
-        parsed, fields = _csv(df.sparkSession, lines, text, how.get("delimiter") or ",")
+    parsed, fields = parse_texts(df, text, kind, how.get("delimiter") or ",")
     at = df.columns.index(column)
     before, after = [df[c] for c in df.columns[:at]], [df[c] for c in df.columns[at + 1 :]]
     staged = df.select(*before, parsed.alias(_PARSED), text.alias(_TEXT), *after)
     struct = F.col(_PARSED)
     # from_json gives no struct at all for some texts (an empty one): failed too
-    failed = F.when(struct.isNull() | struct.getField(_FAILED).isNotNull(), F.col(_TEXT))
+    failed = F.when(struct.isNull() | struct.getField(UNPARSED_COLUMN).isNotNull(), F.col(_TEXT))
     out = staged.select(
         *[staged[c] for c in df.columns[:at]],
         *[struct.getField(f.name).alias(f.name) for f in fields],
         *[staged[c] for c in df.columns[at + 1 :]],
-        *([failed.alias(_FAILED)] if kind == "json" else []),
+        *([failed.alias(UNPARSED_COLUMN)] if kind == "json" else []),
     )
     return _counted_failures(out, kind, how.get("corrupt")) if kind == "json" else out
 
 
-def _json(spark: Any, lines: Any, text: Any) -> tuple:
+def parse_texts(df: Any, text: Any, kind: str, delimiter: str) -> tuple:
+    """(the string column ``text`` of ``df`` parsed as ``kind``, json or csv, by the
+    schema Spark infers from the batch's texts; the inferred fields)."""
+    from pyspark.sql import functions as F
+
+    texts = df.select(text.alias("value")).where(F.col("value").isNotNull())
+    lines = texts.rdd.map(lambda row: row[0])
+    if kind == "json":
+        return parse_json(df.sparkSession, lines, text)
+    return parse_csv(df.sparkSession, lines, text, delimiter)
+
+
+def parse_json(spark: Any, lines: Any, text: Any) -> tuple:
+    """(``text`` parsed by the schema Spark infers from ``lines``, an RDD of the texts,
+    with :data:`UNPARSED_COLUMN` holding a text that did not parse; the inferred fields)."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import StringType, StructField, StructType
 
-    inferred = spark.read.option("columnNameOfCorruptRecord", _FAILED).json(lines).schema
-    fields = [f for f in inferred.fields if f.name != _FAILED]
-    schema = StructType([*fields, StructField(_FAILED, StringType(), True)])
-    options = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": _FAILED}
+    inferred = spark.read.option("columnNameOfCorruptRecord", UNPARSED_COLUMN).json(lines).schema
+    fields = [f for f in inferred.fields if f.name != UNPARSED_COLUMN]
+    schema = StructType([*fields, StructField(UNPARSED_COLUMN, StringType(), True)])
+    options = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": UNPARSED_COLUMN}
     return F.from_json(text, schema, options), fields
 
 
-def _csv(spark: Any, lines: Any, text: Any, delimiter: str) -> tuple:
+def parse_csv(spark: Any, lines: Any, text: Any, delimiter: str) -> tuple:
+    """(``text`` parsed as CSV by the schema inferred from ``lines``; the fields)."""
     from pyspark.sql import functions as F
 
     reader = spark.read.options(sep=delimiter, inferSchema="true", header="false")
@@ -195,7 +205,7 @@ def _counted_failures(out: Any, kind: str, corrupt_column: Optional[str]) -> Any
     error records), or kept with their text in ``corrupt_column``."""
     from pyspark.sql import functions as F
 
-    failed = F.col(_FAILED)
+    failed = F.col(UNPARSED_COLUMN)
     count, first = (
         out.where(failed.isNotNull())
         .agg(F.count("*"), F.first(F.substring(failed, 1, 80), ignorenulls=True))
@@ -213,5 +223,5 @@ def _counted_failures(out: Any, kind: str, corrupt_column: Optional[str]) -> Any
             else "are not in the frame (option columnNameOfCorruptRecord keeps them)",
         )
     if corrupt_column:
-        return out.withColumnRenamed(_FAILED, corrupt_column)
-    return out.where(F.col(_FAILED).isNull()).drop(_FAILED)
+        return out.withColumnRenamed(UNPARSED_COLUMN, corrupt_column)
+    return out.where(F.col(UNPARSED_COLUMN).isNull()).drop(UNPARSED_COLUMN)

@@ -76,7 +76,7 @@ def test_a_missing_job_argument_and_a_module_not_provided_are_one_line_each(loca
     )
     assert failed.returncode == 1, failed.stdout + failed.stderr
     last = failed.stderr.strip().splitlines()[-1]
-    assert last.startswith("kinesis-dstream: error: module awsglue.gluetypes is not provided")
+    assert last.startswith("kinesis-dstream: error: module awsglue.functions is not provided")
     assert "STREAMS" in failed.stdout  # the job ran up to there
 
 

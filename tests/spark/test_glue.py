@@ -224,14 +224,15 @@ def test_a_call_this_layer_does_not_provide_fails_the_loop_at_once_naming_it(
     put_records(kinesis, stream, 5)
     calls: list = []
 
-    def resolves_choices(data_frame, batch_id):
+    def merges_frames(data_frame, batch_id):
         calls.append(batch_id)
-        DynamicFrame.fromDF(data_frame, glue, "x").resolveChoice(specs=[("a", "cast:int")])
+        dyf = DynamicFrame.fromDF(data_frame, glue, "x")
+        dyf.mergeDynamicFrame(dyf, ["sequenceNumber"])
 
-    with running_loop(BatchLoop, frame, resolves_choices, loop_options(tmp_path)) as loop:
+    with running_loop(BatchLoop, frame, merges_frames, loop_options(tmp_path)) as loop:
         loop.wait_done(120)
     assert isinstance(loop.error, NotProvidedError)
-    assert str(loop.error).startswith("DynamicFrame.resolveChoice is not provided")
+    assert str(loop.error).startswith("DynamicFrame.mergeDynamicFrame is not provided")
     assert calls == [0]  # no restart: it would fail the same way
 
 

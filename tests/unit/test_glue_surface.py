@@ -36,8 +36,8 @@ def one_line(exc_info) -> str:
     [
         (GlueContext, "getSource"),
         (GlueContext, "purge_s3_path"),
-        (DynamicFrame, "resolveChoice"),
-        (DynamicFrame, "relationalize"),
+        (DynamicFrame, "mergeDynamicFrame"),
+        (DynamicFrame, "unnest_ddb_json"),
     ],
 )
 def test_a_method_glue_has_and_this_layer_does_not_fails_naming_it(surface, name):
@@ -48,20 +48,26 @@ def test_a_method_glue_has_and_this_layer_does_not_fails_naming_it(surface, name
     assert not hasattr(instance, name)  # an AttributeError too, as Python expects
 
 
-def test_glue_s_other_transforms_are_importable_and_fail_when_applied():
+def test_every_transform_of_awsglue_transforms_is_there_and_service_ones_refuse():
     transforms = importlib.import_module(SHIM + ".transforms")
-    assert {"ApplyMapping", "SelectFields", "DropFields", "RenameField", "ResolveChoice"} <= set(
+    assert len(transforms.__all__) == 22  # aws-glue-libs' ALL_TRANSFORMS
+    assert {"Filter", "Map", "Relationalize", "SelectFromCollection", "Union"} <= set(
         transforms.__all__
     )
-    with pytest.raises(NotProvidedError) as e:
-        transforms.Relationalize.apply(frame=None, staging_path="s3://x")
-    assert "transform Relationalize is not provided" in one_line(e)
     assert transform_named("ApplyMapping") is transforms.ApplyMapping
+    assert transforms.get_transform("dropnullfields").name() == "DropNullFields"
+    ml = importlib.import_module("kinesis_dstream.glue.shim.awsglueml.transforms")
+    with pytest.raises(NotProvidedError) as e:
+        ml.FindMatches.apply(frame=None, transformId="tfm-1")
+    assert "transform FindMatches is not provided" in one_line(e)
 
 
-def test_a_glue_module_not_provided_fails_at_import_naming_it():
-    with pytest.raises(NotProvidedError, match=r"module awsglue\.gluetypes is not provided"):
-        importlib.import_module(SHIM + ".gluetypes")
+def test_awsglue_gluetypes_imports_glue_s_type_classes():
+    gluetypes = importlib.import_module(SHIM + ".gluetypes")
+    namespace: dict = {}
+    exec(f"from {SHIM}.gluetypes import *", namespace)
+    assert {"StructType", "NullType", "ChoiceType", "Field", "DecimalType"} <= set(namespace)
+    assert gluetypes.DecimalType().jsonValue()["precision"] == 10
 
 
 def test_the_shim_is_not_awsglue_until_installed(monkeypatch):

@@ -1,5 +1,4 @@
-"""Not provided by kinesis_dstream's Glue layer (docs/glue.md): importing it fails."""
+"""``awsglue.gluetypes``: Glue's schema classes (``DynamicFrame.schema()`` returns them)."""
 
-from kinesis_dstream.glue.errors import not_provided
-
-raise not_provided("module awsglue.gluetypes")
+from kinesis_dstream.glue.gluetypes import *  # noqa: F403
+from kinesis_dstream.glue.gluetypes import __all__  # noqa: F401

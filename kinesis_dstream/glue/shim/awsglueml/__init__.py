@@ -1,0 +1,1 @@
+"""``awsglueml``: Glue's machine-learning transforms, which run on Glue's service."""
