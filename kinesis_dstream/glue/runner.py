@@ -7,13 +7,14 @@ master: the one configured (``PYSPARK_SUBMIT_ARGS``'s ``--master``, ``MASTER``,
 ``spark.master`` in spark-defaults.conf), else ``local[*]`` (spark-submit's own
 default). Glue's own job parameters among the job's arguments (``--extra-py-files``,
 ``--additional-python-modules``, ``--conf``...) are applied before the script starts
-(:mod:`.job_setup`), and still reach its ``sys.argv``. ``--local`` runs it on the embedded local AWS (Kinesis, DynamoDB, Glue, S3 on
-moto's server) and points the AWS SDK of the driver and the executors at it; without
-it the AWS SDK's usual configuration applies (credentials, region,
-``AWS_ENDPOINT_URL``). Ctrl-C or SIGTERM is passed on to the script's process alone:
-forEachBatch stops the query after the batch in progress; the next run resumes from its
-checkpoint. A second one ends the job at once; a job that has not ended within its stop
-bound is killed, and nothing it started outlives the command.
+(:mod:`.job_setup`), and still reach its ``sys.argv``. ``--local`` runs it on the
+embedded local AWS (Kinesis, DynamoDB, Glue, S3 on moto's server) and points the AWS
+SDK of the driver and the executors at it; without it the AWS SDK's usual
+configuration applies (credentials, region, ``AWS_ENDPOINT_URL``). Ctrl-C or SIGTERM
+is passed on to the script's process alone: forEachBatch stops the query after the
+batch in progress; the next run resumes from its checkpoint. A second one ends the job
+at once; a job that has not ended within its stop bound is killed, and nothing it
+started outlives the command.
 """
 
 from __future__ import annotations
