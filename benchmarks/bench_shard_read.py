@@ -1,0 +1,194 @@
+"""What one read of an idle shard costs: client CPU per call, and the server's apart.
+
+    python -m benchmarks.bench_shard_read [--servers bench,moto,kinesalite] [--calls 300]
+                                          [--rounds 5] [--profile PATH]
+
+For each local server (``bench``: :mod:`benchmarks.kinesis_server`, kept-alive and in
+memory; ``moto``: moto's server; ``kinesalite``), one stream of one empty shard, and on it,
+in ``--rounds`` interleaved rounds of ``--calls`` reads each:
+
+- ``boto3 get_records``: a plain boto3 client (botocore's defaults), ``get_records`` with
+  the page's ``NextShardIterator`` each time: the baseline;
+- ``reader, botocore``: the library's read path as it was (a :class:`ShardReader` on a
+  :func:`~kinesis_dstream.aws.create_client` client: botocore's call, the page decoder),
+  one ``read(max_calls=1)`` per read, unpaced;
+- ``reader, lean``: the same reader on a client with the lean GetRecords path
+  (:mod:`kinesis_dstream.retrieval.lean_get_records`), the library's default;
+- ``lean get_records``: the lean call alone, as the baseline's loop makes it.
+
+Printed per server and path: the medians over rounds of client CPU per read
+(``time.process_time()`` of this process only), wall time per read, and the server
+process's CPU per read (from ``/proc``, apart from ours), then each path's ratio to the
+baseline of the same run. ``--profile PATH`` writes a cProfile of the ``reader, botocore``
+path's reads on the first server (``python -m pstats PATH``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import os
+import statistics
+import time
+from typing import Any, Callable
+
+import boto3
+from botocore.config import Config
+
+from benchmarks import results
+from benchmarks.kinesis_server import BenchKinesis
+from kinesis_dstream.local import LocalAWS
+from kinesis_dstream.retrieval import lean_get_records
+from kinesis_dstream.retrieval.reader import ReaderConfig, ShardReader, StartPosition
+
+STREAM = "idle"
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def process_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` and its waited-for children."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return sum(int(value) for value in fields[11:15]) / _TICKS
+
+
+def start_server(name: str) -> LocalAWS:
+    if name == "bench":
+        return BenchKinesis().start()
+    if name == "moto":
+        return LocalAWS().start()
+    if name == "kinesalite":
+        from tests.support.npm_servers import NodeServer
+
+        return NodeServer("kinesalite").start()
+    raise SystemExit(f"unknown server {name!r}: bench, moto or kinesalite")
+
+
+def idle_shard(server: LocalAWS) -> str:
+    """Create the stream of one empty shard; its shard id once ACTIVE."""
+    client = server.client("kinesis")
+    client.create_stream(StreamName=STREAM, ShardCount=1)
+    deadline = time.monotonic() + 60
+    while True:
+        summary = client.describe_stream_summary(StreamName=STREAM)["StreamDescriptionSummary"]
+        if summary["StreamStatus"] == "ACTIVE":
+            break
+        if time.monotonic() > deadline:
+            raise SystemExit(f"stream not ACTIVE on {server.label} within 60 s")
+        time.sleep(0.05)
+    return client.list_shards(StreamName=STREAM)["Shards"][0]["ShardId"]
+
+
+def boto3_client(server: LocalAWS) -> Any:
+    return boto3.client(
+        "kinesis",
+        region_name=server.region_name,
+        endpoint_url=server.endpoint_url,
+        aws_access_key_id=server.access_key_id,
+        aws_secret_access_key=server.secret_access_key,
+        config=Config(),
+    )
+
+
+def raw_loop(client: Any, shard_id: str, call: Callable) -> Callable[[int], None]:
+    """``calls`` reads by the baseline's loop: ``call(client, iterator)`` each time."""
+    iterator = client.get_shard_iterator(
+        StreamName=STREAM, ShardId=shard_id, ShardIteratorType="LATEST"
+    )["ShardIterator"]
+
+    def run(calls: int) -> None:
+        nonlocal iterator
+        for _ in range(calls):
+            iterator = call(client, iterator)["NextShardIterator"]
+
+    return run
+
+
+def reader_loop(client: Any, shard_id: str) -> Callable[[int], None]:
+    reader = ShardReader(
+        client, STREAM, shard_id, StartPosition.latest(), config=ReaderConfig(min_call_interval_s=0)
+    )
+
+    def run(calls: int) -> None:
+        for _ in range(calls):
+            reader.read(max_calls=1)
+
+    return run
+
+
+def paths(server: LocalAWS, shard_id: str) -> dict:
+    plain = server.client("kinesis", lean_get_records=False)
+    lean = server.client("kinesis", lean_get_records=True)
+    if lean_get_records.installed(lean) is None:
+        raise SystemExit("the lean GetRecords path did not install on this client")
+    return {
+        "boto3 get_records": raw_loop(
+            boto3_client(server),
+            shard_id,
+            lambda c, it: c.get_records(ShardIterator=it, Limit=10000),
+        ),
+        "reader, botocore": reader_loop(plain, shard_id),
+        "reader, lean": reader_loop(lean, shard_id),
+        "lean get_records": raw_loop(
+            lean, shard_id, lambda c, it: lean_get_records.get_records(c, it, 10000)
+        ),
+    }
+
+
+def measure(run: Callable[[int], None], calls: int, server_pid: int) -> tuple:
+    """(client CPU, wall, server CPU) per call, in milliseconds."""
+    server_before = process_cpu_s(server_pid)
+    cpu_before, wall_before = time.process_time(), time.perf_counter()
+    run(calls)
+    cpu, wall = time.process_time() - cpu_before, time.perf_counter() - wall_before
+    server = process_cpu_s(server_pid) - server_before
+    return tuple(1000 * value / calls for value in (cpu, wall, server))
+
+
+def bench_server(name: str, calls: int, rounds: int, profile: str) -> None:
+    server = start_server(name)
+    try:
+        shard_id = idle_shard(server)
+        loops = paths(server, shard_id)
+        for run in loops.values():
+            run(20)  # warm: connections, caches, the first iterator
+        samples: dict = {path: [] for path in loops}
+        for _ in range(rounds):
+            for path, run in loops.items():
+                assert server.pid is not None
+                samples[path].append(measure(run, calls, server.pid))
+        if profile:
+            profiler = cProfile.Profile()
+            profiler.runcall(loops["reader, botocore"], calls)
+            profiler.dump_stats(profile)
+            print(f"profile of 'reader, botocore' on {name}: {profile}")
+    finally:
+        server.stop()
+    baseline = statistics.median(s[0] for s in samples["boto3 get_records"])
+    print(f"\n### {server.label}: {calls} reads x {rounds} rounds, medians\n")
+    print("| path | client CPU ms/read | / boto3 | wall ms/read | server CPU ms/read |")
+    print("| --- | --- | --- | --- | --- |")
+    for path, rows in samples.items():
+        cpu, wall, server_cpu = (statistics.median(r[i] for r in rows) for i in range(3))
+        print(f"| {path} | {cpu:.3f} | {cpu / baseline:.2f} | {wall:.3f} | {server_cpu:.3f} |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--servers", default="bench,moto,kinesalite")
+    parser.add_argument("--calls", type=int, default=300)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--profile", default="")
+    args = parser.parse_args()
+    print(
+        f"Idle-shard reads, {args.calls} per round, {args.rounds} rounds; client CPU is this "
+        f"process's (time.process_time), server CPU its process's apart. Load average at "
+        f"start: {' '.join(f'{v:.2f}' for v in os.getloadavg())} on {os.cpu_count()} cores."
+    )
+    for index, name in enumerate(args.servers.split(",")):
+        bench_server(name.strip(), args.calls, args.rounds, args.profile if index == 0 else "")
+    print(f"\nLoad average at end: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    results.run(main, "shard-read", "Idle-shard reads: CPU per read")
