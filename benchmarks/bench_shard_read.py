@@ -1,7 +1,7 @@
 """What one read of an idle shard costs: client CPU per call, and the server's apart.
 
     python -m benchmarks.bench_shard_read [--servers bench,moto,kinesalite] [--calls 300]
-                                          [--rounds 5] [--profile PATH]
+                                          [--rounds 5] [--profile]
 
 For each local server (``bench``: :mod:`benchmarks.kinesis_server`, kept-alive and in
 memory; ``moto``: moto's server; ``kinesalite``), one stream of one empty shard, and on it,
@@ -19,21 +19,26 @@ in ``--rounds`` interleaved rounds of ``--calls`` reads each:
 Printed per server and path: the medians over rounds of client CPU per read
 (``time.process_time()`` of this process only), wall time per read, and the server
 process's CPU per read (from ``/proc``, apart from ours), then each path's ratio to the
-baseline of the same run. ``--profile PATH`` writes a cProfile of the ``reader, botocore``
-path's reads on the first server (``python -m pstats PATH``).
+baseline of the same run. ``--profile`` prints where the two reader paths' time goes
+(cProfile's top functions by own time, per read) on the first server.
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
+import io
 import os
+import pstats
 import statistics
 import time
 from typing import Any, Callable
 
 import boto3
+from botocore.auth import SigV4Auth
+from botocore.awsrequest import AWSRequest
 from botocore.config import Config
+from botocore.credentials import Credentials
 
 from benchmarks import results
 from benchmarks.kinesis_server import BenchKinesis
@@ -145,7 +150,20 @@ def measure(run: Callable[[int], None], calls: int, server_pid: int) -> tuple:
     return tuple(1000 * value / calls for value in (cpu, wall, server))
 
 
-def bench_server(name: str, calls: int, rounds: int, profile: str) -> None:
+def print_profile(path: str, run: Callable[[int], None], calls: int) -> None:
+    """Where a path's time goes: cProfile's top functions by own time, per read."""
+    profiler = cProfile.Profile()
+    profiler.runcall(run, calls)
+    stats = pstats.Stats(profiler)
+    print(f"\nprofile of '{path}', {calls} reads (cProfile: its own overhead included)")
+    print("  own ms/read  function")
+    rows = sorted(stats.stats.items(), key=lambda item: -item[1][2])[:12]  # type: ignore[attr-defined]
+    for (filename, line, function), (_, _, own, _, _) in rows:
+        where = filename.rsplit("site-packages/", 1)[-1].rsplit("lib/python3", 1)[-1]
+        print(f"  {1000 * own / calls:10.3f}  {function} ({where}:{line})")
+
+
+def bench_server(name: str, calls: int, rounds: int, profile: bool) -> None:
     server = start_server(name)
     try:
         shard_id = idle_shard(server)
@@ -158,10 +176,8 @@ def bench_server(name: str, calls: int, rounds: int, profile: str) -> None:
                 assert server.pid is not None
                 samples[path].append(measure(run, calls, server.pid))
         if profile:
-            profiler = cProfile.Profile()
-            profiler.runcall(loops["reader, botocore"], calls)
-            profiler.dump_stats(profile)
-            print(f"profile of 'reader, botocore' on {name}: {profile}")
+            for path in ("reader, botocore", "reader, lean"):
+                print_profile(path, loops[path], calls)
     finally:
         server.stop()
     baseline = statistics.median(s[0] for s in samples["boto3 get_records"])
@@ -173,12 +189,76 @@ def bench_server(name: str, calls: int, rounds: int, profile: str) -> None:
         print(f"| {path} | {cpu:.3f} | {cpu / baseline:.2f} | {wall:.3f} | {server_cpu:.3f} |")
 
 
+def signing_costs(count: int = 2000) -> None:
+    """SigV4 of one GetRecords request alone: botocore's signer (the lean path's), and
+    AWS's Common Runtime (``awscrt``, not a dependency) when it is installed."""
+    body = b'{"ShardIterator":"' + b"x" * 200 + b'","Limit":10000}'
+    headers = {
+        "X-Amz-Target": "Kinesis_20131202.GetRecords",
+        "Content-Type": "application/x-amz-json-1.1",
+    }
+    frozen = Credentials("AKIDEXAMPLE", "not-a-secret").get_frozen_credentials()
+
+    def botocore_sign() -> None:
+        request = AWSRequest(
+            method="POST",
+            url="https://kinesis.us-east-1.amazonaws.com/",
+            data=body,
+            headers=dict(headers),
+        )
+        SigV4Auth(frozen, "kinesis", "us-east-1").add_auth(request)
+
+    costs = {"botocore SigV4Auth": botocore_sign}
+    try:
+        from awscrt import auth as crt_auth
+        from awscrt import http as crt_http
+    except ImportError:
+        crt_auth = None
+    if crt_auth is not None:
+        provider = crt_auth.AwsCredentialsProvider.new_static("AKIDEXAMPLE", "not-a-secret")
+
+        def crt_sign() -> None:
+            request = crt_http.HttpRequest(
+                "POST",
+                "/",
+                crt_http.HttpHeaders(
+                    [("Host", "kinesis.us-east-1.amazonaws.com"), *headers.items()]
+                ),
+                io.BytesIO(body),
+            )
+            config = crt_auth.AwsSigningConfig(
+                algorithm=crt_auth.AwsSigningAlgorithm.V4,
+                signature_type=crt_auth.AwsSignatureType.HTTP_REQUEST_HEADERS,
+                credentials_provider=provider,
+                region="us-east-1",
+                service="kinesis",
+            )
+            crt_auth.aws_sign_request(request, config).result()
+
+        costs["awscrt aws_sign_request"] = crt_sign
+    print(f"\nSigning one GetRecords request alone, {count} times, best of 3 (CPU ms/request):")
+    for name, sign in costs.items():
+        best = min(_cpu_ms(sign, count) for _ in range(3))
+        print(f"  {name:26} {best:.3f}")
+    if crt_auth is None:
+        print("  awscrt                     not installed (pip install awscrt to compare)")
+
+
+def _cpu_ms(fn: Callable[[], None], count: int) -> float:
+    before = time.process_time()
+    for _ in range(count):
+        fn()
+    return 1000 * (time.process_time() - before) / count
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--servers", default="bench,moto,kinesalite")
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--profile", default="")
+    parser.add_argument(
+        "--profile", action="store_true", help="print a profile of both reader paths"
+    )
     args = parser.parse_args()
     print(
         f"Idle-shard reads, {args.calls} per round, {args.rounds} rounds; client CPU is this "
@@ -186,7 +266,8 @@ def main() -> None:
         f"start: {' '.join(f'{v:.2f}' for v in os.getloadavg())} on {os.cpu_count()} cores."
     )
     for index, name in enumerate(args.servers.split(",")):
-        bench_server(name.strip(), args.calls, args.rounds, args.profile if index == 0 else "")
+        bench_server(name.strip(), args.calls, args.rounds, args.profile and index == 0)
+    signing_costs()
     print(f"\nLoad average at end: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
 
 
