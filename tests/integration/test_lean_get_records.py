@@ -22,17 +22,6 @@ from tests.support.faults import CallErrors
 FAST = ReaderConfig(min_call_interval_s=0.0, backoff=Backoff(0.001, 0.01, max_attempts=5))
 
 
-def client_of(server, **kwargs):
-    return create_client(
-        "kinesis",
-        region_name=server.region_name,
-        endpoint_url=server.endpoint_url,
-        aws_access_key_id=server.access_key_id,
-        aws_secret_access_key=server.secret_access_key,
-        **kwargs,
-    )
-
-
 @pytest.fixture(params=["moto", pytest.param("kinesalite", marks=pytest.mark.kinesalite)])
 def server(request):
     return request.getfixturevalue("local_aws" if request.param == "moto" else "kinesalite")
@@ -57,7 +46,7 @@ def _iterator(client, name, shard_id):
 
 
 def test_pages_are_the_clients_pages(server, unique_name):
-    client = client_of(server)
+    client = server.client("kinesis")
     lean = lean_get_records.installed(client)
     assert lean is not None
     shard_id = _stream(client, unique_name, records=25)
@@ -73,7 +62,7 @@ def test_pages_are_the_clients_pages(server, unique_name):
 
 
 def test_errors_are_the_clients_errors(server, unique_name):
-    client = client_of(server)
+    client = server.client("kinesis")
     lean = lean_get_records.installed(client)
     _stream(client, unique_name)
     bad = "AAAAAAAAAAE" + "x" * 40
@@ -90,7 +79,7 @@ def test_errors_are_the_clients_errors(server, unique_name):
 def test_injected_faults_hand_the_call_to_botocore(local_aws, unique_name):
     """A hook registered after the client was built (a test's fault, a user's hook)
     makes the reader's calls botocore's again, so the fault reaches the reader."""
-    client = client_of(local_aws)
+    client = local_aws.client("kinesis")
     lean = lean_get_records.installed(client)
     shard_id = _stream(client, unique_name, records=3)
     faults = CallErrors(
@@ -141,8 +130,8 @@ def test_refreshable_credentials_refresh_as_botocore_refreshes_them(local_aws, u
         session=session,
     )
     lean = lean_get_records.installed(client)
-    shard_id = _stream(client_of(local_aws), unique_name, records=1)
-    iterator = _iterator(client_of(local_aws), unique_name, shard_id)
+    shard_id = _stream(local_aws.client("kinesis"), unique_name, records=1)
+    iterator = _iterator(local_aws.client("kinesis"), unique_name, shard_id)
     before = len(refreshes)
     page = lean.get_records(ShardIterator=iterator, Limit=10)
     assert [r["Data"] for r in page["Records"]] == [b"r0"]
@@ -224,6 +213,6 @@ def test_a_connection_closed_while_idle_is_replaced():
 
 
 def test_off_switch(local_aws, monkeypatch):
-    assert lean_get_records.installed(client_of(local_aws, lean_get_records=False)) is None
+    assert lean_get_records.installed(local_aws.client("kinesis", lean_get_records=False)) is None
     monkeypatch.setenv(lean_get_records.ENVIRONMENT_SWITCH, "0")
-    assert lean_get_records.installed(client_of(local_aws)) is None
+    assert lean_get_records.installed(local_aws.client("kinesis")) is None
