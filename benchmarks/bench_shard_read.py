@@ -30,8 +30,10 @@ import cProfile
 import io
 import os
 import pstats
+import re
 import statistics
 import time
+from importlib import metadata
 from typing import Any, Callable
 
 import boto3
@@ -152,14 +154,17 @@ def measure(run: Callable[[int], None], calls: int, server_pid: int) -> tuple:
 
 def print_profile(path: str, run: Callable[[int], None], calls: int) -> None:
     """Where a path's time goes: cProfile's top functions by own time, per read."""
-    profiler = cProfile.Profile()
+    profiler = cProfile.Profile(time.process_time)  # CPU, not the waits on the server
     profiler.runcall(run, calls)
     stats = pstats.Stats(profiler)
-    print(f"\nprofile of '{path}', {calls} reads (cProfile: its own overhead included)")
+    print(f"\nprofile of '{path}', {calls} reads (cProfile's CPU clock: its own overhead included)")
     print("  own ms/read  function")
     rows = sorted(stats.stats.items(), key=lambda item: -item[1][2])[:12]  # type: ignore[attr-defined]
     for (filename, line, function), (_, _, own, _, _) in rows:
-        where = filename.rsplit("site-packages/", 1)[-1].rsplit("lib/python3", 1)[-1]
+        # the package's own path (site-packages, the standard library, ours), not the machine's
+        where = re.sub(
+            r"^.*(/site-packages/|/lib/python3\.\d+/|/(?=kinesis_dstream/))", "", filename
+        )
         print(f"  {1000 * own / calls:10.3f}  {function} ({where}:{line})")
 
 
@@ -265,6 +270,11 @@ def main() -> None:
         f"process's (time.process_time), server CPU its process's apart. Load average at "
         f"start: {' '.join(f'{v:.2f}' for v in os.getloadavg())} on {os.cpu_count()} cores."
     )
+    try:
+        crt = f"awscrt {metadata.version('awscrt')} installed: botocore signs with the CRT"
+    except metadata.PackageNotFoundError:
+        crt = "awscrt not installed: botocore signs with its own SigV4Auth"
+    print(crt)
     for index, name in enumerate(args.servers.split(",")):
         bench_server(name.strip(), args.calls, args.rounds, args.profile and index == 0)
     signing_costs()

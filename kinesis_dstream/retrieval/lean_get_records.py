@@ -8,8 +8,9 @@ the same call with what it needs and nothing else:
 
 - the request: ``POST`` of ``{"ShardIterator": ..., "Limit": ...}`` to the endpoint URL
   botocore resolved for the client (``client.meta.endpoint_url``), ``X-Amz-Target``
-  ``Kinesis_20131202.GetRecords``, signed by botocore's own ``SigV4Auth`` with the
-  client's own credentials object (the signer's, so refreshable credentials, an STS role,
+  ``Kinesis_20131202.GetRecords``, signed by botocore's own SigV4 signer (the class
+  botocore signs ``v4`` with: ``SigV4Auth``, or the CRT's where ``awscrt`` is installed)
+  with the client's own credentials object (the signer's, so refreshable credentials, an STS role,
   a profile, instance metadata, are refreshed exactly as botocore refreshes them: by
   ``get_frozen_credentials()`` before each signature);
 - one connection per concurrent caller, kept alive in a pool, with the client's connect
@@ -52,7 +53,7 @@ from typing import Any, Optional
 from urllib.parse import urlsplit
 
 import msgspec
-from botocore.auth import SigV4Auth, _host_from_url
+from botocore.auth import AUTH_TYPE_MAPS, _host_from_url
 from botocore.awsrequest import AWSRequest, AWSResponse, HeadersDict
 
 from . import keep_alive, page_decoder
@@ -120,6 +121,8 @@ class LeanGetRecords:
         self._region = meta.region_name
         self._signing_name = meta.service_model.signing_name
         self._credentials = client._get_credentials()
+        # The class botocore signs SigV4 with: its own, or the CRT's where awscrt is installed.
+        self._signer = AUTH_TYPE_MAPS["v4"]
         self._pool = keep_alive.Pool(
             self._endpoint_url,
             url.hostname or "",
@@ -220,11 +223,15 @@ class LeanGetRecords:
             data=body,
             headers={"X-Amz-Target": _TARGET, "Content-Type": _CONTENT_TYPE},
         )
-        SigV4Auth(
+        self._signer(
             self._credentials.get_frozen_credentials(), self._signing_name, self._region
         ).add_auth(request)
         lines = [self._request_line]
-        lines.extend(f"{name}: {value}" for name, value in request.headers.items())
+        # The CRT's signer adds the Host header it signed; ours is in the request line's
+        # block already, with the same value (botocore's rule for both).
+        lines.extend(
+            f"{name}: {value}" for name, value in request.headers.items() if name.lower() != "host"
+        )
         lines.append(f"Content-Length: {len(body)}\r\n\r\n")
         return "\r\n".join(lines).encode("latin-1") + body
 

@@ -4,12 +4,15 @@ Every test checks the lean path did answer (``calls``), or did step aside
 (``calls_handed_to_botocore``): a silent hand-over to botocore would pass any comparison.
 """
 
+import json
 import socket
 import threading
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from botocore.credentials import RefreshableCredentials
+from botocore.auth import SigV4Auth
+from botocore.awsrequest import AWSRequest
+from botocore.credentials import Credentials, RefreshableCredentials
 from botocore.exceptions import ClientError, EndpointConnectionError
 
 from kinesis_dstream.aws import create_client
@@ -160,6 +163,7 @@ class ClosingServer:
 
     def __init__(self):
         self.connections = 0
+        self.requests = []  # (head, body) as received
         self._listener = socket.create_server(("127.0.0.1", 0))
         self._listener.settimeout(0.2)
         self.endpoint_url = f"http://127.0.0.1:{self._listener.getsockname()[1]}"
@@ -183,6 +187,7 @@ class ClosingServer:
                 length = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
                 while len(body) < length:
                     body += conn.recv(65536)
+                self.requests.append((head.decode("latin-1"), body))
                 conn.sendall(
                     b"HTTP/1.1 200 OK\r\nContent-Type: application/x-amz-json-1.1\r\n"
                     b"Content-Length: %d\r\n\r\n%s" % (len(self.PAGE), self.PAGE)
@@ -210,6 +215,43 @@ def test_a_connection_closed_while_idle_is_replaced():
         assert lean.calls == 3 and server.connections == 3
     finally:
         server.stop()
+
+
+def test_the_request_on_the_wire_carries_a_valid_signature():
+    """What a SigV4 verifier computes from the bytes received (method, path, the headers
+    the request says it signed, the body, its own date) is the request's signature."""
+    server = ClosingServer()
+    try:
+        client = create_client(
+            "kinesis",
+            region_name="us-east-1",
+            endpoint_url=server.endpoint_url + "/",
+            aws_access_key_id="AKIDTESTING",
+            aws_secret_access_key="testing",
+        )
+        lean_get_records.installed(client).get_records(ShardIterator="it", Limit=7)
+    finally:
+        server.stop()
+    [(head, body)] = server.requests
+    request_line, *lines = head.split("\r\n")
+    headers = dict(line.split(": ", 1) for line in lines)
+    assert len({line.split(":")[0].lower() for line in lines}) == len(lines)  # no repeats
+    scheme, _, fields = headers["Authorization"].partition(" ")
+    parts = dict(field.strip().split("=", 1) for field in fields.split(","))
+    signed = parts["SignedHeaders"].split(";")
+    assert scheme == "AWS4-HMAC-SHA256" and {"host", "x-amz-date", "x-amz-target"} <= set(signed)
+    assert parts["Credential"].startswith("AKIDTESTING/") and parts["Credential"].endswith(
+        "/us-east-1/kinesis/aws4_request"
+    )
+    method, path, _ = request_line.split(" ")
+    kept = {name: value for name, value in headers.items() if name.lower() in signed}
+    check = AWSRequest(method=method, url=server.endpoint_url + path, data=body, headers=kept)
+    check.context["timestamp"] = headers["X-Amz-Date"]
+    verifier = SigV4Auth(Credentials("AKIDTESTING", "testing"), "kinesis", "us-east-1")
+    canonical = verifier.canonical_request(check)
+    expected = verifier.signature(verifier.string_to_sign(check, canonical), check)
+    assert parts["Signature"] == expected
+    assert json.loads(body) == {"ShardIterator": "it", "Limit": 7}
 
 
 def test_off_switch(local_aws, monkeypatch):
