@@ -100,7 +100,8 @@ def _why_not(client: Any) -> Optional[str]:
         return "a proxy"
     if urlsplit(client.meta.endpoint_url).scheme not in ("http", "https"):
         return f"endpoint {client.meta.endpoint_url}"
-    if not hasattr(client.meta.events, "_emitter"):
+    emitter = getattr(client.meta.events, "_emitter", None)
+    if not (hasattr(emitter, "_lookup_cache") and hasattr(emitter, "_handlers")):
         return "an event system this module does not know"
     return None
 
@@ -282,7 +283,10 @@ def install(client: Any) -> Optional[LeanGetRecords]:
     """Make ``client``'s GetRecords calls through :func:`get_records` lean; returns the
     caller, or None (logged at debug level, nothing changed) where it cannot stand in.
     Install after the page decoder: its handler is then one of the client's own."""
-    reason = _why_not(client)
+    try:
+        reason = _why_not(client)
+    except AttributeError as exc:  # a botocore whose internals moved: botocore's path
+        reason = f"a botocore this module does not know ({exc})"
     if reason is not None:
         log.debug("lean GetRecords not used for this client: %s", reason)
         return None
