@@ -15,6 +15,7 @@ from typing import Optional
 
 from ..backoff import call_with_retry, is_throttling
 from ..errors import DependencyError, KinesisServiceError
+from . import lean_get_records
 from .config import ReaderConfig
 from .transport import Page, ShardTransport
 
@@ -88,7 +89,7 @@ class PollingTransport(ShardTransport):
             try:
                 response = call_with_retry(
                     functools.partial(
-                        self.client.get_records, ShardIterator=self._iterator, Limit=limit
+                        lean_get_records.get_records, self.client, self._iterator, limit
                     ),
                     self._config.backoff,
                     sleep=self._sleep,

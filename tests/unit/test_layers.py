@@ -3,8 +3,9 @@
 Layers, lowest first (a module may import its own layer and those below):
 
 0. foundations: the error tree, ESN order, records, settings and Spark conf parsing,
-   backoff, KPL, the ledger, clients (``aws``, with the GetRecords page decoder it
-   installs), metrics, the local AWS server, signal handling, optional dependencies;
+   backoff, KPL, the ledger, clients (``aws``, with the GetRecords page decoder and the
+   lean GetRecords path it installs), metrics, the local AWS server, signal handling,
+   optional dependencies;
 1. reading and leasing: ``retrieval``, ``leases``, the producer and its Schema Registry
    serializer;
 2. the three front ends: ``dstream`` (createStream), ``sql`` (the source and sink),
@@ -33,6 +34,8 @@ LAYERS = [
         f"{P}.kpl.*",
         f"{P}.aws",
         f"{P}.retrieval.page_decoder",
+        f"{P}.retrieval.lean_get_records",
+        f"{P}.retrieval.keep_alive",
         f"{P}.metrics",
         f"{P}.local",
         f"{P}.stop_signals",
