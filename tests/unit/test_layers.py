@@ -24,6 +24,7 @@ LAYERS = [
     [
         f"{P}.errors",
         f"{P}.esn",
+        f"{P}.isotime",
         f"{P}.record",
         f"{P}.spark_conf",
         f"{P}.backoff",
