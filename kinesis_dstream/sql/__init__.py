@@ -13,7 +13,7 @@ PySpark gets one line naming the release the source needs.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..extras import require
 
@@ -21,6 +21,9 @@ require("pyspark", "sql", "kinesis_dstream.sql")
 require("pyarrow", "sql", "kinesis_dstream.sql")
 
 from .config.options import OptionError, SinkOptions, SourceOptions  # noqa: E402
+
+if TYPE_CHECKING:  # for type checkers and the API reference; at run time: __getattr__
+    from .source import AwsKinesisDataSource, KinesisDataSource, KinesisStreamReader
 
 _SOURCE_NAMES = ("AwsKinesisDataSource", "KinesisDataSource", "KinesisStreamReader")
 

@@ -52,7 +52,7 @@ CORRUPT_RECORD_COLUMN = "_corrupt_record"
 SOURCE_TIMESTAMP_COLUMN = "__src_timestamp"
 ARRIVAL_COLUMN = "approximateArrivalTimestamp"
 # OSError: datetime.fromtimestamp of an epoch beyond the platform's range. DecodeError is a
-# ValueError only in newer msgspec releases: named, so that on an older one a malformed
+# ValueError only from msgspec 0.21: named, so that on an older one a malformed
 # JSON payload is a corrupt record rather than a failed batch.
 _BAD_VALUE = (
     msgspec.DecodeError,
