@@ -9,7 +9,7 @@ from ..support.tiers import mark_tier
 
 # The Glue layer runs on the Structured Streaming source, which needs PySpark >= 4.2 (its
 # pyspark.sql.streaming.datasource); on an older PySpark (3.5 on Python 3.9, the version
-# matrix's lowest) the modules of these tests cannot be imported, and the header says so.
+# matrix's lowest) the modules of these tests cannot be imported; the summary says so.
 _GLUE_ON_THE_SOURCE = ["test_glue_catalog.py", "test_glue_file_sink.py", "test_glue_surface.py"]
 try:
     import pyspark.sql.streaming.datasource  # noqa: F401
@@ -19,15 +19,14 @@ except ImportError:
     collect_ignore = _GLUE_ON_THE_SOURCE
 
 
-def pytest_report_header():
+def pytest_terminal_summary(terminalreporter):
     if collect_ignore:
         import pyspark
 
-        return (
+        terminalreporter.write_line(
             f"unit tier: PySpark {pyspark.__version__} has no Data Source API with admission "
             f"control (>= 4.2): not collected: {', '.join(collect_ignore)}"
         )
-    return None
 
 
 #: Fixtures that start a server, Spark or a peer: a test asking for one belongs to another tier.
