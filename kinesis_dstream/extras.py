@@ -9,6 +9,7 @@ cluster's own PySpark.
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 
 
 class MissingExtraError(ImportError):
@@ -23,3 +24,14 @@ def require(module: str, extra: str, what: str) -> None:
         raise MissingExtraError(
             f"{what} needs {module}, which is not installed: pip install 'kinesis_dstream[{extra}]'"
         ) from None
+
+
+def missing_release(package: str, release: str, what: str, instead: str) -> MissingExtraError:
+    """The one-line error for ``what``, which needs ``package`` >= ``release``, on an older
+    one; ``instead`` says what works there. Raise it where the newer release's import
+    fails, rather than letting an ImportError from deep inside reach the user."""
+    try:
+        installed = f"{package} {importlib.metadata.version(package)}"
+    except importlib.metadata.PackageNotFoundError:
+        installed = f"{package} is not installed"
+    return MissingExtraError(f"{what} needs {package} >= {release}; this is {installed}. {instead}")

@@ -175,15 +175,14 @@ def _serve(port: int) -> None:
     # A terminal's Ctrl-C reaches every process of its group: the parent decides when the
     # server stops (a command stopping gracefully may still need it) and closes stdin then.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    from moto.moto_server.werkzeug_app import (
-        DomainDispatcherApplication,
-        MotoRequestHandler,
-        create_backend_app,
-    )
+    from moto.moto_server import werkzeug_app
     from werkzeug.serving import make_server
 
-    app = DomainDispatcherApplication(create_backend_app)
-    server = make_server("127.0.0.1", port, app, threaded=True, request_handler=MotoRequestHandler)
+    # A newer moto keeps S3 metadata keys' underscores through its own handler; an older
+    # moto serves with werkzeug's, as its ThreadedMotoServer then did.
+    handler = getattr(werkzeug_app, "MotoRequestHandler", None)
+    app = werkzeug_app.DomainDispatcherApplication(werkzeug_app.create_backend_app)
+    server = make_server("127.0.0.1", port, app, threaded=True, request_handler=handler)
     thread = threading.Thread(target=server.serve_forever, name="moto-server", daemon=True)
     thread.start()
     print(f"{READY_MARKER} {server.server_address[1]}", flush=True)

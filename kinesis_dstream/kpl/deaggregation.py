@@ -97,7 +97,9 @@ def deaggregate(
     sub-sequence number 0.
     """
     low = int(starting_hash_key) if starting_hash_key is not None else 0
-    high = int(ending_hash_key) if ending_hash_key is not None else MAX_HASH_KEY
+    # min(): moto before 5.2 ends a stream's last shard at 2**128, one past any MD5; no
+    # key lies there, and the digest below must fit 16 bytes.
+    high = min(int(ending_hash_key), MAX_HASH_KEY) if ending_hash_key is not None else MAX_HASH_KEY
     # Every MD5 is in [0, 2**128 - 1]: partition keys need hashing only for a narrower range.
     check_keys = low > 0 or high < MAX_HASH_KEY
     check_range = starting_hash_key is not None or ending_hash_key is not None

@@ -4,32 +4,28 @@
     spark.dataSource.register(KinesisDataSource)
     df = spark.readStream.format("kinesis").option("streamName", "my-stream").load()
 
-Needs PySpark >= 4.0 and pyarrow (``pip install 'kinesis_dstream[sql]'``).
+Needs PySpark >= 4.2 (its Python Data Source API with streaming admission control,
+``pyspark.sql.streaming.datasource``) and pyarrow: ``pip install 'kinesis_dstream[sql]'``.
+The data source classes load on first use, so the pure parts below them (payload parsing,
+options, starting positions) import on any PySpark the package supports, and an older
+PySpark gets one line naming the release the source needs.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from ..extras import require
 
-
-def _check_pyspark() -> None:
-    require("pyspark", "sql", "kinesis_dstream.sql")
-    require("pyarrow", "sql", "kinesis_dstream.sql")
-    import pyspark
-
-    major = int(pyspark.__version__.split(".")[0])
-    if major < 4:
-        raise ImportError(
-            f"kinesis_dstream.sql needs PySpark >= 4.0 (its Python Data Source API); this is "
-            f"PySpark {pyspark.__version__}. On PySpark 3.5 use the DStream API: "
-            "kinesis_dstream.KinesisUtils.createStream works there"
-        )
-
-
-_check_pyspark()
+require("pyspark", "sql", "kinesis_dstream.sql")
+require("pyarrow", "sql", "kinesis_dstream.sql")
 
 from .config.options import OptionError, SinkOptions, SourceOptions  # noqa: E402
-from .source import AwsKinesisDataSource, KinesisDataSource, KinesisStreamReader  # noqa: E402
+
+if TYPE_CHECKING:  # for type checkers and the API reference; at run time: __getattr__
+    from .source import AwsKinesisDataSource, KinesisDataSource, KinesisStreamReader
+
+_SOURCE_NAMES = ("AwsKinesisDataSource", "KinesisDataSource", "KinesisStreamReader")
 
 __all__ = [
     "AwsKinesisDataSource",
@@ -39,3 +35,11 @@ __all__ = [
     "SinkOptions",
     "SourceOptions",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SOURCE_NAMES:
+        from . import source
+
+        return getattr(source, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -25,6 +25,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Optional, Union
 
 from ..esn import LATEST, SHARD_END, TRIM_HORIZON
+from ..isotime import parse_datetime
 from ..retrieval.reader import StartPosition
 
 __all__ = ["LATEST", "SHARD_END", "TRIM_HORIZON"]  # re-exported sentinels (see ..esn)
@@ -151,7 +152,7 @@ def parse_iso(text: str, option: str) -> datetime:
     raw = text.strip()
     candidate = raw[:-1] + "+00:00" if raw.endswith(("Z", "z")) else raw
     try:
-        parsed = datetime.fromisoformat(candidate)
+        parsed = parse_datetime(candidate)
     except ValueError:
         raise PositionError(
             f"{option}: {text!r} is not an ISO-8601 timestamp (e.g. 2023-08-30T19:00:05Z "

@@ -17,14 +17,28 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any, Optional
 
-from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
-from pyspark.sql.streaming.datasource import (
-    ReadAllAvailable,
-    ReadLimit,
-    ReadMaxRows,
-    SupportsTriggerAvailableNow,
-)
 from pyspark.sql.types import StructType
+
+from ..extras import missing_release
+
+try:
+    from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+    from pyspark.sql.streaming.datasource import (
+        ReadAllAvailable,
+        ReadLimit,
+        ReadMaxRows,
+        SupportsTriggerAvailableNow,
+    )
+except ImportError:
+    # The Python Data Source API came in PySpark 4.0, its admission control (ReadLimit,
+    # SupportsTriggerAvailableNow) in 4.2: 4.0 and 4.1 can neither bound a micro-batch
+    # (maxFetchRecordsPerShard...) nor run Trigger.AvailableNow.
+    raise missing_release(
+        "pyspark",
+        "4.2",
+        "kinesis_dstream.sql (the Structured Streaming source and sink)",
+        "On older PySpark use the DStream API: kinesis_dstream.KinesisUtils.createStream",
+    ) from None
 
 from ..retrieval.reader import ReaderConfig
 from .config.options import OptionError, SourceOptions

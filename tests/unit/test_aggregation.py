@@ -378,3 +378,13 @@ def test_large_user_records_take_the_two_byte_length_path_and_multibyte_indexes_
 @pytest.mark.parametrize("bound", ["0", 0])
 def test_hash_range_accepts_strings_and_ints(bound):
     assert len(deaggregate([outer(good_aggregate())], bound, str(MAX_HASH_KEY))) == 2
+
+
+def test_a_last_shard_ending_one_past_the_hash_space_as_older_moto_gives_it():
+    """moto before 5.2 ends a stream's last shard at 2**128 (real Kinesis: 2**128 - 1), the
+    newest moto on Python 3.9; every record of that shard was a read failure."""
+    aggregate, low, _ = _straddling_aggregate()
+    stats = DeaggregationStats()
+    kept = deaggregate([outer(aggregate)], low, str(2**128), stats=stats)
+    assert [r.data for r in kept] == [b"in", b"out"]
+    assert stats.user_records_outside_shard == 0

@@ -116,3 +116,21 @@ def test_classification_avro_without_fastavro_names_the_extra():
             "pip install 'kinesis_dstream[sql]'"
         )
     )
+
+
+def test_the_source_on_a_pyspark_without_admission_control_names_the_release_in_one_line():
+    """PySpark 4.0 and 4.1 (and 3.5) have no pyspark.sql.streaming.datasource: the source
+    says which release it needs; the rest of kinesis_dstream.sql still imports."""
+    done = run_without(
+        "pyspark.sql.streaming.datasource",
+        "from kinesis_dstream.sql import SourceOptions\n"
+        "from kinesis_dstream.sql.parsing.payload import parse_batch\n"
+        "from kinesis_dstream.sql import KinesisDataSource",
+    )
+    assert done.returncode == 1
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith(
+        "kinesis_dstream.extras.MissingExtraError: kinesis_dstream.sql (the Structured "
+        "Streaming source and sink) needs pyspark >= 4.2; this is pyspark "
+    ), done.stderr
+    assert last.endswith("use the DStream API: kinesis_dstream.KinesisUtils.createStream")

@@ -25,6 +25,7 @@ LAYERS = [
     [
         f"{P}.errors",
         f"{P}.esn",
+        f"{P}.isotime",
         f"{P}.record",
         f"{P}.spark_conf",
         f"{P}.backoff",

@@ -51,8 +51,17 @@ decode_json = msgspec.json.decode
 CORRUPT_RECORD_COLUMN = "_corrupt_record"
 SOURCE_TIMESTAMP_COLUMN = "__src_timestamp"
 ARRIVAL_COLUMN = "approximateArrivalTimestamp"
-# OSError: datetime.fromtimestamp of an epoch beyond the platform's range.
-_BAD_VALUE = (ValueError, TypeError, OverflowError, ArithmeticError, OSError)
+# OSError: datetime.fromtimestamp of an epoch beyond the platform's range. DecodeError is a
+# ValueError only from msgspec 0.21: named, so that on an older one a malformed
+# JSON payload is a corrupt record rather than a failed batch.
+_BAD_VALUE = (
+    msgspec.DecodeError,
+    ValueError,
+    TypeError,
+    OverflowError,
+    ArithmeticError,
+    OSError,
+)
 
 
 def _tail(metadata_columns: Sequence[str], add_record_timestamp: bool) -> StructType:

@@ -34,6 +34,8 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from ...isotime import parse_date, parse_datetime
+
 Converter = Callable[[Any], Any]
 
 _INT_RANGES = {
@@ -72,7 +74,7 @@ def _to_timestamp(v: Any) -> dt.datetime:
     if isinstance(v, dt.datetime):
         stamp = v
     elif isinstance(v, str):
-        stamp = dt.datetime.fromisoformat(v.strip())
+        stamp = parse_datetime(v.strip())
     elif type(v) is not bool and isinstance(v, (int, float)):
         return dt.datetime.fromtimestamp(v, dt.timezone.utc)  # epoch seconds, as Spark casts
     else:
@@ -87,7 +89,7 @@ def _to_date(v: Any) -> dt.date:
     if isinstance(v, dt.date):
         return v
     if isinstance(v, str):
-        return dt.date.fromisoformat(v.strip())
+        return parse_date(v.strip())
     raise ValueError(f"not a date: {v!r}")
 
 
@@ -267,7 +269,7 @@ def infer_text_type(text: str) -> Optional[DataType]:
         return BooleanType()
     if len(text) >= 10 and text[4:5] == "-" and text[7:8] == "-":
         try:
-            dt.datetime.fromisoformat(text)
+            parse_datetime(text)
             return TimestampType()
         except ValueError:
             pass
