@@ -96,12 +96,16 @@ class CatalogUpdate:
     behavior: UpdateBehavior
     #: False when LOG found frame columns the table lacks: Glue then adds no partitions.
     partitions_allowed: bool = True
+    #: Where the files are written (the sink's path, which may differ from the table's
+    #: Location): the partitions added point there, so the data is seen through the table.
+    location: str = ""
 
     def prepare(self, schema: Any, fmt: str, location: str, keys: tuple, sep: str = ",") -> None:
         """Before any file is written: Glue's rule (the script's partition keys are the
         table's, in order), then the table created or its schema updated, so a write
         whose table cannot be made leaves no files the catalog does not know."""
         self.check_keys(keys)
+        self.location = location
         columns = hive_columns(schema, keys)
         if self.table is None:
             self.table = self._create(columns, fmt, location, keys, sep)
@@ -114,7 +118,8 @@ class CatalogUpdate:
         if self.table is None:
             return
         have = tuple(str(k["Name"]) for k in self.table.get("PartitionKeys") or [])
-        if have != tuple(keys):
+        # the Data Catalog keeps names in lower case (Hive's rule): "Region" is "region"
+        if tuple(k.lower() for k in have) != tuple(k.lower() for k in keys):
             raise GlueError(
                 f"enableUpdateCatalog: partitionKeys {list(keys)} are not {self.name}'s "
                 f"partition keys {list(have)} (same keys, same order, as Glue requires)"
@@ -186,7 +191,7 @@ class CatalogUpdate:
         if not self.partitions_allowed:
             return
         storage = self.table.get("StorageDescriptor") or {}
-        base = str(storage.get("Location") or "").rstrip("/")
+        base = str(self.location or storage.get("Location") or "").rstrip("/")
         inputs = []
         for values in rows:
             texts = [DEFAULT_PARTITION if v is None or v == "" else v for v in values]

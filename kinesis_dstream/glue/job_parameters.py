@@ -174,9 +174,11 @@ def parse_conf(value: str) -> list:
             continue
         key, sep, setting = part.partition("=")
         if not sep or not key.strip():
+            # only the first word: a setting mistyped "key value" may hold a secret
+            named = part.split(None, 1)[0] if part.split() else part
             raise GlueError(
-                f"glue run: --conf {part!r}: Glue takes Spark settings as key=value "
-                "(several as 'k1=v1 --conf k2=v2')"
+                f"glue run: --conf {named!r}... has no '=': Glue takes Spark settings as "
+                "key=value (several as 'k1=v1 --conf k2=v2')"
             )
         pairs.append((key.strip(), setting.strip()))
     return pairs

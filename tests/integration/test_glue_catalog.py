@@ -260,3 +260,34 @@ def test_set_catalog_info_on_a_new_table_creates_it_in_the_format_written(glue, 
     absent = CatalogUpdate(glue, TableName("no_db", "t"), None, UpdateBehavior.LOG)
     with pytest.raises(GlueError, match=r"CreateTable of table no_db.t: database 'no_db' is not"):
         absent.prepare(schema, "parquet", "s3://b/t/", ("k",))
+
+
+def test_update_catalog_partitions_point_where_the_files_went_and_keys_match_in_any_case(
+    glue, database
+):
+    """(review) A sink whose path was not the table's Location got partitions at the
+    table's Location, where no file was: the data could not be seen through the table. And
+    partitionKeys ["Region"] against the catalog's lower-case "region" failed the write."""
+    from kinesis_dstream.glue.catalog_updates import CatalogUpdate, UpdateBehavior
+
+    glue.create_table(
+        DatabaseName=database,
+        TableInput={
+            "Name": "moved",
+            "StorageDescriptor": {
+                "Location": "s3://b/old-place",
+                "Columns": [{"Name": "id", "Type": "bigint"}],
+            },
+            "PartitionKeys": [{"Name": "region", "Type": "string"}],
+            "Parameters": {"classification": "json"},
+        },
+    )
+    name = TableName(database, "moved")
+    schema = StructType([StructField("id", LongType()), StructField("Region", StringType())])
+    change = CatalogUpdate(glue, name, get_table(glue, name), UpdateBehavior.UPDATE_IN_DATABASE)
+    change.prepare(schema, "json", "s3://b/new-place/", ("Region",))
+    change.add_partitions(("Region",), [("eu",)])
+    parts = glue.get_partitions(DatabaseName=database, TableName="moved")["Partitions"]
+    assert [(p["Values"], p["StorageDescriptor"]["Location"]) for p in parts] == [
+        (["eu"], "s3://b/new-place/Region=eu/")
+    ]

@@ -58,8 +58,13 @@ def test_conf_takes_repeated_settings_and_glue_s_several_in_one_value():
         ("spark.executor.extraJavaOptions", "-Da=1 -Db=2"),
     )
     assert parse_conf("--conf a=1 --conf b==2") == [("a", "1"), ("b", "=2")]
-    with pytest.raises(GlueError, match=r"--conf .spark.sql.shuffle.partitions.: .*key=value"):
+    with pytest.raises(GlueError, match=r"--conf .spark.sql.shuffle.partitions.\.\.\. .*key=value"):
         parse_job_parameters(["--conf", "spark.sql.shuffle.partitions"])
+    # a setting mistyped with a space instead of '=' is named by its key alone (review)
+    with pytest.raises(GlueError) as refused:
+        parse_conf("spark.hadoop.fs.s3a.secret.key s3cr3t")
+    assert "spark.hadoop.fs.s3a.secret.key" in str(refused.value)
+    assert "s3cr3t" not in str(refused.value)
 
 
 def test_service_only_parameters_are_accepted_and_named_once_with_their_reason():
