@@ -190,13 +190,27 @@ def parse_json(spark: Any, lines: Any, text: Any) -> tuple:
 
 
 def parse_csv(spark: Any, lines: Any, text: Any, delimiter: str) -> tuple:
-    """(``text`` parsed as CSV by the schema inferred from ``lines``; the fields)."""
+    """(``text`` parsed as CSV by the schema inferred from ``lines``; the fields).
+
+    Spark's inference takes the number of columns from the first line and ``from_csv``
+    drops a longer line's extra fields: the batch's widest line sets it here, the columns
+    past the inferred ones strings, so no field of a later, longer record is lost."""
     from pyspark.sql import functions as F
+    from pyspark.sql.types import StringType, StructField, StructType
 
     reader = spark.read.options(sep=delimiter, inferSchema="true", header="false")
     inferred = reader.csv(lines).schema
-    ddl = struct_ddl(inferred) if inferred.fields else "`_c0` STRING"
-    return F.from_csv(text, ddl, {"sep": delimiter}), inferred.fields
+    widest = lines.map(lambda line: _csv_width(line, delimiter)).fold(0, max)
+    extra = [StructField(f"_c{i}", StringType()) for i in range(len(inferred.fields), widest)]
+    fields = [*inferred.fields, *extra]
+    ddl = struct_ddl(StructType(fields)) if fields else "`_c0` STRING"
+    return F.from_csv(text, ddl, {"sep": delimiter}), fields
+
+
+def _csv_width(line: str, delimiter: str) -> int:
+    import csv
+
+    return max((len(row) for row in csv.reader([line], delimiter=delimiter[:1] or ",")), default=0)
 
 
 def _counted_failures(out: Any, kind: str, corrupt_column: Optional[str]) -> Any:

@@ -163,6 +163,16 @@ def test_from_df_infers_each_batch_s_texts_in_place_and_keeps_bad_ones_only_on_r
         batch(CSV_TEXT_COLUMN, ["1|x", "2|y"], classification="csv", delimiter="|"), glue, "x"
     ).toDF()
     assert csv.dtypes == [("_c0", "int"), ("_c1", "string"), ("ingest_year", "string")]
+    # (review) a later line longer than the first keeps its extra fields
+    longer = DynamicFrame.fromDF(
+        batch(CSV_TEXT_COLUMN, ["1|x", "2|y|z|w"], classification="csv", delimiter="|"),
+        glue,
+        "x",
+    ).toDF()
+    assert [tuple(r)[:4] for r in longer.orderBy("_c0").collect()] == [
+        (1, "x", None, None),
+        (2, "y", "z", "w"),
+    ]
 
 
 def test_a_script_s_own_write_stream_logs_each_batch_s_records_that_did_not_parse(
