@@ -8,8 +8,9 @@ committed batch (:mod:`.checkpoint_plan`: which files, in which order). Where Sp
 a filesystem for the path (hadoop-aws, EMR, Glue), Spark writes there itself and no
 mirror runs (:func:`needs_mirror`, the rule S3 output follows too).
 
-What it guarantees: S3 holds the checkpoint as of a committed batch, never an
-``offsets/N`` or ``commits/N`` of a batch that did not commit. A crash (a kill -9, a lost
+What it guarantees: S3 holds the checkpoint as of a committed batch and the offsets the
+next batch was planned from (as Spark's own writes would), never a ``commits/N`` of a
+batch that did not commit nor an ``offsets/N+1`` before ``commits/N``. A crash (a kill -9, a lost
 machine) between a batch's commit and its upload costs that batch: the restart resumes
 after the last uploaded commit and runs the batch again (at-least-once, as Glue's
 forEachBatch is). A mirror that cannot upload (past its retries) fails the job with one

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import enum
 import logging
+import pathlib
 import re
 import threading
 import time
@@ -167,6 +168,10 @@ class BatchLoop:
                 f"forEachBatch: option 'windowSize'={opts.window_size!r} is not a Spark "
                 f'interval (e.g. "100 seconds"): {str(exc).splitlines()[0]}'
             ) from None
+        if self.mirror is not None:
+            # a file: URI, not a bare path: Spark resolves a bare one against
+            # fs.defaultFS (hdfs:// on YARN), where the mirror would never see it
+            checkpoint = pathlib.Path(checkpoint).resolve().as_uri()
         return writer.option("checkpointLocation", checkpoint)
 
     def run(self) -> LoopEnd:

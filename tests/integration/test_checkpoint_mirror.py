@@ -36,8 +36,9 @@ def test_commits_reach_s3_with_their_offsets_and_a_fresh_directory_restores_them
         "out/cp/metadata",
         "out/cp/offsets/0",
         "out/cp/commits/0",
+        "out/cp/offsets/1",
         ends,
-    }  # batch 1 runs: its offsets stay local
+    }  # batch 1 runs: its offsets go up after commits/0, as Spark's own writes go
 
     for name in ("offsets/0", "commits/0"):  # Spark's clean-up of old batches
         os.remove(f"{mirror.local_dir}/{name}")
@@ -49,12 +50,18 @@ def test_commits_reach_s3_with_their_offsets_and_a_fresh_directory_restores_them
         "out/cp/metadata",
         "out/cp/offsets/1",
         "out/cp/commits/1",
+        "out/cp/offsets/2",
         ends,
     }
     fresh = CheckpointMirror(f"s3://{bucket}/out/cp")
     assert fresh.local_dir != mirror.local_dir
-    assert fresh.restore() == 3 and fresh.committed == 1
-    assert set(local_files(fresh.local_dir)) == {"metadata", "offsets/1", "commits/1"}
+    assert fresh.restore() == 4 and fresh.committed == 1
+    assert set(local_files(fresh.local_dir)) == {
+        "metadata",
+        "offsets/1",
+        "commits/1",
+        "offsets/2",
+    }
     fresh.discard()
 
 

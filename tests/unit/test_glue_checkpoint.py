@@ -25,9 +25,13 @@ def files(*names, sig=SIG):
     return {name: sig for name in names}
 
 
-def test_nothing_goes_to_s3_before_the_first_commit():
-    plan = plan_sync(files("metadata", "offsets/0", "sources/0/0"), {})
-    assert plan.committed is None and plan.uploads == () and plan.deletes == ()
+def test_before_the_first_commit_what_batch_0_starts_from_goes_to_s3():
+    """(review) Nothing went up before the first commit, so a job killed during batch 0
+    lost offsets/0, where a pinned LATEST lives: the restart pinned LATEST again and
+    skipped the records put in between. Spark's own S3 checkpoint would have had it."""
+    plan = plan_sync(files("metadata", "offsets/0", "offsets/1", "sources/0/0"), {})
+    assert plan.committed is None and plan.deletes == ()
+    assert plan.uploads == ("metadata", "sources/0/0", "offsets/0")
 
 
 def test_a_commit_goes_last_after_its_offsets_and_the_query_s_other_files():
@@ -38,7 +42,8 @@ def test_a_commit_goes_last_after_its_offsets_and_the_query_s_other_files():
         "commits/1",
         "metadata",
         "sources/0/0",
-        "offsets/2",  # batch 2 is running: neither it nor its offsets go yet
+        "offsets/2",  # batch 2 is running: its offsets go last, after commits/1
+        "offsets/3",  # never written by Spark before commits/2; not mirrored if seen
         ".metadata.crc",
         "offsets/.1.crc",
         "commits/.2.abc.tmp",  # Hadoop's and Spark's
@@ -52,6 +57,7 @@ def test_a_commit_goes_last_after_its_offsets_and_the_query_s_other_files():
         "offsets/1",
         "commits/0",
         "commits/1",
+        "offsets/2",
     )
 
 
@@ -59,10 +65,10 @@ def test_only_what_changed_since_the_last_sync_goes_and_spark_s_clean_up_is_mirr
     uploaded = files("metadata", "offsets/0", "commits/0", "offsets/1", "commits/1")
     local = files("metadata", "offsets/1", "commits/1", "offsets/2", "commits/2", "offsets/3")
     plan = plan_sync(local, uploaded)
-    assert plan.uploads == ("offsets/2", "commits/2")
+    assert plan.uploads == ("offsets/2", "commits/2", "offsets/3")
     assert plan.deletes == ("commits/0", "offsets/0")  # a commit never outlives its offsets
     rewritten = plan_sync({**local, "metadata": (11, 2)}, {**uploaded, **files("offsets/2")})
-    assert rewritten.uploads == ("metadata", "commits/2")
+    assert rewritten.uploads == ("metadata", "commits/2", "offsets/3")
 
 
 def test_state_files_go_up_to_the_committed_batch_s_version():
