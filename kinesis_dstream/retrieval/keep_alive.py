@@ -189,8 +189,10 @@ class Pool:
     def post(self, request: bytes) -> Answer:
         """Send ``request`` (a whole HTTP/1.1 request) and read its answer."""
         for attempt in (1, 2):
-            with self._lock:
-                connection = self._idle.pop() if self._idle else None
+            connection = None
+            if attempt == 1:  # the retry is on a new connection: another idle one may be stale too
+                with self._lock:
+                    connection = self._idle.pop() if self._idle else None
             reused = connection is not None
             if connection is None:
                 connection = self._connect()

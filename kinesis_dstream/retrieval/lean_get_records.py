@@ -103,14 +103,53 @@ def _why_not(client: Any) -> Optional[str]:
     emitter = getattr(client.meta.events, "_emitter", None)
     if not (hasattr(emitter, "_lookup_cache") and hasattr(emitter, "_handlers")):
         return "an event system this module does not know"
+    foreign = _foreign_handlers(emitter)
+    if foreign:
+        # a hook the client had when it was built (moto's mock_aws answers from one,
+        # a session's own): bypassing it would send the call elsewhere
+        return f"event handlers of its own ({', '.join(foreign)})"
     return None
+
+
+#: Whose GetRecords handlers the lean path reproduces: botocore's own, the page decoder.
+_OWN_HANDLER_MODULES = ("botocore.", f"{page_decoder.__name__}")
+#: moto's stubber: on every client of a process that imported moto, answering only while
+#: a ``mock_aws`` is on (its ``enabled``), which is looked at on each call.
+_MOTO_STUBBER = "moto.core.botocore_stubber"
+
+
+def _module_of(handler: Any) -> str:
+    func = getattr(handler, "func", None)  # functools.partial
+    return str(getattr(handler, "__module__", None) or getattr(func, "__module__", None))
+
+
+def _handlers(emitter: Any) -> list:
+    return [h for event in _event_names() for h in emitter._handlers.prefix_search(event)]
+
+
+def _foreign_handlers(emitter: Any) -> list:
+    """The modules of GetRecords' handlers that are neither botocore's, the decoder's
+    nor moto's stubber."""
+    found: list = []
+    for handler in _handlers(emitter):
+        module = _module_of(handler)
+        own = module.startswith(_OWN_HANDLER_MODULES) or module == _MOTO_STUBBER
+        if not own and module not in found:
+            found.append(module)
+    return found
+
+
+def _moto_stubbers(emitter: Any) -> list:
+    return [h for h in _handlers(emitter) if _module_of(h) == _MOTO_STUBBER]
 
 
 class LeanGetRecords:
     """GetRecords of one client without botocore's per-call machinery (thread-safe)."""
 
     def __init__(self, client: Any) -> None:
-        self._client = client
+        # weakly: this object is the value of a WeakKeyDictionary keyed by the client,
+        # and a strong reference back would keep every client (and its sockets) for good
+        self._client_ref = weakref.ref(client)
         meta = client.meta
         self._endpoint_url = meta.endpoint_url
         url = urlsplit(self._endpoint_url)
@@ -138,11 +177,19 @@ class LeanGetRecords:
         self._decoder = page_decoder.installed(client)
         self._emitter = meta.events._emitter
         self._handlers = self._handler_snapshot()
+        self._stubbers = _moto_stubbers(self._emitter)
         self._checked_cache = self._emitter._lookup_cache
         self._lock = threading.Lock()
         #: Calls answered here, and calls handed to botocore because of new handlers.
         self.calls = 0
         self.calls_handed_to_botocore = 0
+
+    @property
+    def _client(self) -> Any:
+        client = self._client_ref()
+        if client is None:  # only a caller holding the client reaches this object
+            raise RuntimeError("lean GetRecords: its client is gone")
+        return client
 
     @staticmethod
     def _ssl_context(verify: Any) -> ssl.SSLContext:
@@ -174,7 +221,7 @@ class LeanGetRecords:
 
     def get_records(self, ShardIterator: str, Limit: int) -> dict:
         """What ``client.get_records(ShardIterator=..., Limit=...)`` returns or raises."""
-        if not self._hooks_unchanged():
+        if not self._hooks_unchanged() or any(s.enabled for s in self._stubbers):
             with self._lock:
                 self.calls_handed_to_botocore += 1
             return self._client.get_records(ShardIterator=ShardIterator, Limit=Limit)
@@ -233,6 +280,8 @@ class LeanGetRecords:
         lines.extend(
             f"{name}: {value}" for name, value in request.headers.items() if name.lower() != "host"
         )
+        # as http.client asks: the page decoder reads the body as it comes, never gzip
+        lines.append("Accept-Encoding: identity")
         lines.append(f"Content-Length: {len(body)}\r\n\r\n")
         return "\r\n".join(lines).encode("latin-1") + body
 

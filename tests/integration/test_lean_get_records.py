@@ -217,6 +217,69 @@ def test_a_connection_closed_while_idle_is_replaced():
         server.stop()
 
 
+def test_a_retry_after_a_stale_connection_opens_a_new_one():
+    """(review) The retry after a connection the server had closed took the next idle
+    one, stale too after the same idle spell: the call failed with ConnectionClosedError."""
+    server = ClosingServer()
+    try:
+        client = create_client(
+            "kinesis",
+            region_name="us-east-1",
+            endpoint_url=server.endpoint_url,
+            aws_access_key_id="testing",
+            aws_secret_access_key="testing",
+        )
+        lean = lean_get_records.installed(client)
+        lean.get_records(ShardIterator="first", Limit=10)  # leaves one idle, now stale
+        second = lean._pool._connect()
+        second.exchange(lean._request(b'{"ShardIterator": "x", "Limit": 1}'))
+        lean._pool._idle.append(second)  # two idle connections, both closed by the server
+        page = lean.get_records(ShardIterator="again", Limit=10)
+        assert page["NextShardIterator"] == "next" and server.connections == 3
+    finally:
+        server.stop()
+
+
+def test_hooks_a_client_has_when_it_is_built_keep_its_calls_on_botocore():
+    """(review) moto's mock_aws answers from a before-send hook the client has from the
+    start: the lean path sent GetRecords past it, to the real endpoint."""
+    from moto import mock_aws
+
+    with mock_aws():
+        client = create_client("kinesis", region_name="us-east-1")
+        client.create_stream(StreamName="mocked", ShardCount=1)
+        shard = client.list_shards(StreamName="mocked")["Shards"][0]["ShardId"]
+        iterator = client.get_shard_iterator(
+            StreamName="mocked", ShardId=shard, ShardIteratorType="TRIM_HORIZON"
+        )["ShardIterator"]
+        client.put_record(StreamName="mocked", Data=b"x", PartitionKey="k")
+        assert [r["Data"] for r in client.get_records(ShardIterator=iterator)["Records"]] == [b"x"]
+        lean = lean_get_records.installed(client)
+        if lean is not None:  # moto's stubber is on every client once moto is imported
+            page = lean_get_records.get_records(client, iterator, 10)
+            assert [r["Data"] for r in page["Records"]] == [b"x"]
+            assert lean.calls == 0 and lean.calls_handed_to_botocore >= 1
+
+
+def test_a_client_with_the_lean_path_is_freed_with_its_connections():
+    """(review) The registry of lean callers held each client for good."""
+    import gc
+    import weakref
+
+    client = create_client(
+        "kinesis",
+        region_name="us-east-1",
+        endpoint_url="http://127.0.0.1:9",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
+    assert lean_get_records.installed(client) is not None
+    gone = weakref.ref(client)
+    del client
+    gc.collect()
+    assert gone() is None
+
+
 def test_the_request_on_the_wire_carries_a_valid_signature():
     """What a SigV4 verifier computes from the bytes received (method, path, the headers
     the request says it signed, the body, its own date) is the request's signature."""
