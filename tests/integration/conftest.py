@@ -41,3 +41,8 @@ def no_credentials(monkeypatch, tmp_path):
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
     monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    # clients an earlier test built with credentials are kept per process and spec: a
+    # test of the chain finding nothing must not be handed one of them
+    from kinesis_dstream import aws
+
+    monkeypatch.setattr(aws, "_CLIENTS", {})
