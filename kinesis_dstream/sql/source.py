@@ -34,7 +34,6 @@ from .positions import now_utc
 from .reading import read_settings, shaped
 from .schema import OutputColumns
 
-
 log = logging.getLogger(__name__)
 
 
