@@ -60,8 +60,8 @@ def plan_read(options: SourceOptions, bounds: BatchBounds, planned: datetime) ->
         listed = list_shards(client, stream, max_results=options.max_shards_per_describe)
         shards = [ShardInfo.from_list_shards(s) for s in listed]
         check_retention(client, stream, bounds.start, planned, options.fail_on_data_loss)
-        missing = sorted(s for st, s in named if st == stream)
-        _check_named(stream, set(missing) - {s.shard_id for s in shards}, options)
+        named_here = {shard_id for st, shard_id in named if st == stream}
+        _check_named(stream, named_here - {s.shard_id for s in shards}, options)
         for shard in shards:
             slices.append(
                 ShardSlice(
@@ -72,8 +72,8 @@ def plan_read(options: SourceOptions, bounds: BatchBounds, planned: datetime) ->
                     shard.hash_key_range,
                 )
             )
-    log.info("batch read of %s: %d shard(s), planned at %s", options.connection.where,
-             len(slices), planned.isoformat())  # fmt: skip
+    where, count = options.connection.where, len(slices)
+    log.info("batch read of %s: %d shard(s), planned at %s", where, count, planned.isoformat())
     return slices
 
 
