@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import signal
-from collections import Counter
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any, Optional
@@ -40,20 +39,16 @@ except ImportError:
         "On older PySpark use the DStream API: kinesis_dstream.KinesisUtils.createStream",
     ) from None
 
-from ..retrieval.reader import ReaderConfig
 from .config.options import OptionError, SourceOptions
 from .ends.opening import build_end_store
 from .ends.store import DynamoDBEndStore, EndStore
 from .executor.group import plan_tasks, read_task
-from .executor.partition import ReadSettings
-from .parsing.payload import CORRUPT_RECORD_COLUMN, PayloadParser, infer_schema, output_ddl
+from .parsing.payload import PayloadParser, infer_schema, output_ddl
 from .positions import now_utc
+from .reading import read_settings, shaped
 from .schema import OutputColumns
 
 log = logging.getLogger(__name__)
-
-#: How many corrupt records a read task's log line names by sequence number.
-NAMED_CORRUPT_RECORDS = 5
 
 
 class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
@@ -70,22 +65,7 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         #: Glue's payload parsing: the parsed columns instead of the record columns.
         self.parser = parser
         self.store: EndStore = build_end_store(options)
-        config = ReaderConfig(
-            min_call_interval_s=options.min_fetch_period_ms / 1000.0,
-            max_records_per_call=options.max_records_per_fetch,
-            drop_outside_shard=options.drop_aggregates_outside_shard,
-        )
-        if options.client_backoff is not None:
-            config = replace(config, backoff=options.client_backoff)
-        rate = options.max_fetch_rate_mb_s
-        time_ms = options.max_fetch_time_ms
-        self.settings = ReadSettings(
-            client_spec=options.connection.client_spec(),
-            config=config,
-            fail_on_data_loss=options.fail_on_data_loss,
-            max_fetch_time_s=None if time_ms is None else time_ms / 1000.0,
-            max_fetch_rate_bytes_s=None if rate is None else rate * 1024 * 1024,
-        )
+        self.settings = read_settings(options)
         if options.fan_out is not None:
             self.settings = replace(self.settings, fanout=options.fan_out.subscribe)
         self._runner: Any = None
@@ -132,36 +112,8 @@ class KinesisStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         )
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
-        if self.parser is not None:
-            yield from self._parsed(partition)
-            return
-        shape = self.columns.shape
-        for batch in read_task(partition, self.store, self.settings):
-            yield shape(batch)
-
-    def _parsed(self, partition: InputPartition) -> Iterator[Any]:
-        """Glue's classification: payload columns; a record that does not parse is kept,
-        raw, in ``_corrupt_record`` with its other columns null, and counted in the log
-        with the first ones named (stream/shard#sequence number)."""
-        assert self.parser is not None
-        reasons: Counter = Counter()
-        named: list = []
-        for batch in read_task(partition, self.store, self.settings):
-            parsed, bad = self.parser.parse_counted(batch)
-            reasons.update(bad)
-            if bad and len(named) < NAMED_CORRUPT_RECORDS:
-                named += _corrupt_records(batch, parsed, NAMED_CORRUPT_RECORDS - len(named))
-            yield parsed
-        if reasons:
-            log.warning(
-                "%d records of %s did not parse as %s: kept in column %s (%s; first: %s)",
-                sum(reasons.values()),
-                _describe(partition),
-                self.parser.fmt.classification,
-                CORRUPT_RECORD_COLUMN,
-                "; ".join(f"{n}: {reason}" for reason, n in reasons.most_common(5)),
-                ", ".join(named),
-            )
+        batches = read_task(partition, self.store, self.settings)
+        yield from shaped(batches, self.columns, self.parser, _describe(partition))
 
     def commit(self, end: dict) -> None:
         self.runner.commit(end)
@@ -185,16 +137,6 @@ def _same_reader_schema(fmt: Any, schema: StructType) -> None:
             f"{schema.simpleString()}: the schema changed since load(); load() again or "
             "name the version (schemaVersionNumber)"
         )
-
-
-def _corrupt_records(batch: Any, parsed: Any, limit: int) -> list:
-    """``stream/shard#sequenceNumber`` of up to ``limit`` corrupt records of ``batch``."""
-    corrupt = parsed.column(CORRUPT_RECORD_COLUMN).is_valid().to_pylist()
-    rows = [i for i, bad in enumerate(corrupt) if bad][:limit]
-    streams, shards, numbers = (
-        batch.column(c).to_pylist() for c in ("stream", "shardId", "sequenceNumber")
-    )
-    return [f"{streams[i]}/{shards[i]}#{numbers[i]}" for i in rows]
 
 
 def _describe(partition: Any) -> str:
@@ -268,8 +210,10 @@ class KinesisDataSource(DataSource):
                 )
         return output_ddl(ddl, (), options.add_record_timestamp)
 
-    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
-        options = SourceOptions.parse(self.options)
+    def _shape(self, options: SourceOptions, schema: StructType, how: str) -> tuple:
+        """(columns, parser) of a read into ``schema``: the record columns, or the
+        payload's parsed columns (``parser``, None without a classification)."""
+        columns = self._columns(options)
         fmt = self._payload(options)
         if fmt is not None:
             parser = PayloadParser(fmt, schema, (), options.add_record_timestamp)
@@ -279,15 +223,31 @@ class KinesisDataSource(DataSource):
                     _same_reader_schema(fmt, schema)
             except ValueError as exc:
                 raise OptionError(str(exc)) from None
-            return KinesisStreamReader(options, parser=parser)
-        columns = self._columns(options)
+            return columns, parser
         if schema != columns.spark_schema:
             raise OptionError(
-                f"the Kinesis source has a fixed schema; do not pass one to readStream "
+                f"the Kinesis source has a fixed schema; do not pass one to {how} "
                 f"(got {schema.simpleString()}, the source gives "
                 f"{columns.spark_schema.simpleString()})"
             )
-        return KinesisStreamReader(options, columns)
+        return columns, None
+
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        from .batch.bounds import refuse_batch_options
+
+        refuse_batch_options(self.options)
+        options = SourceOptions.parse(self.options)
+        columns, parser = self._shape(options, schema, "readStream")
+        return KinesisStreamReader(options, columns, parser)
+
+    def reader(self, schema: StructType) -> Any:
+        """``spark.read.format("kinesis")``: a batch read between two positions (see
+        :mod:`.batch`)."""
+        from .batch.reader import KinesisBatchReader
+
+        options = SourceOptions.parse(self.options)
+        columns, parser = self._shape(options, schema, "read")
+        return KinesisBatchReader(options, self.options, columns, parser)
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> Any:
         from .sink import KinesisStreamWriter

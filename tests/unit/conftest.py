@@ -16,7 +16,8 @@ try:
 
     collect_ignore_glob: list = []
 except ImportError:
-    collect_ignore_glob = ["test_glue_*.py"]
+    # the batch reader too: its plan's partitions are the Data Source API's
+    collect_ignore_glob = ["test_glue_*.py", "test_batch_*.py"]
 
 
 def pytest_terminal_summary(terminalreporter):
@@ -25,7 +26,8 @@ def pytest_terminal_summary(terminalreporter):
 
         terminalreporter.write_line(
             f"unit tier: PySpark {pyspark.__version__} has no Data Source API with admission "
-            f"control (>= 4.2), which the Glue layer needs: {collect_ignore_glob[0]} not collected"
+            "control (>= 4.2), which the Glue layer and batch reads need: "
+            f"{', '.join(collect_ignore_glob)} not collected"
         )
 
 

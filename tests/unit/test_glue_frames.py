@@ -9,8 +9,8 @@ import pyarrow as pa
 
 from kinesis_dstream.glue.corrupt_records import pop_corrupt_column
 from kinesis_dstream.glue.infer_schema import payload_text, raw_options, text_kind
+from kinesis_dstream.sql.reading import corrupt_records
 from kinesis_dstream.sql.schema import records_to_arrow
-from kinesis_dstream.sql.source import _corrupt_records
 
 
 def test_infer_schema_asks_glue_s_text_frame_for_json_and_csv_only():
@@ -51,5 +51,5 @@ def test_the_source_names_its_corrupt_records_by_stream_shard_and_sequence_numbe
     parsed = pa.RecordBatch.from_arrays(
         [pa.array([None, b"x", None, b"x"], pa.binary())], names=["_corrupt_record"]
     )
-    assert _corrupt_records(batch, parsed, 5) == ["s/shardId-1#001", "s/shardId-1#003"]
-    assert _corrupt_records(batch, parsed, 1) == ["s/shardId-1#001"]
+    assert corrupt_records(batch, parsed, 5) == ["s/shardId-1#001", "s/shardId-1#003"]
+    assert corrupt_records(batch, parsed, 1) == ["s/shardId-1#001"]

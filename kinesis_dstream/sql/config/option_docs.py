@@ -90,6 +90,27 @@ OPTION_DOCS = {
         "where a new query starts: `latest` (pinned to the query's first start), "
         "`trim_horizon`, `earliest`, or AT_TIMESTAMP in each connector's spelling",
     ),
+    "startingOffsets": (
+        "earliest (batch reads only)",
+        "a batch read's start, Kafka's name: `earliest` or JSON "
+        '`{"stream": {"shardId-…": "<sequence number>"}}` (inclusive; shards left out: '
+        "earliest); see [Batch reads](../batch-reads.md)",
+    ),
+    "startingTimestamp": (
+        "none (batch reads only)",
+        "a batch read's start: records that arrived at or after it (epoch milliseconds as "
+        "Kafka's, or ISO-8601); wins over startingOffsets and initialPosition",
+    ),
+    "endingOffsets": (
+        "latest (batch reads only)",
+        "a batch read's end, exclusive: `latest` (records that arrived before the read was "
+        "planned) or JSON of sequence numbers (shards left out: latest)",
+    ),
+    "endingTimestamp": (
+        "none (batch reads only)",
+        "a batch read's end: records that arrived before it (exclusive, as Kafka's); wins "
+        "over endingOffsets",
+    ),
     "maxRecordsPerFetch": ("10000", "records per GetRecords call"),
     "maxFetchRecordsPerShard": ("100000", "records per shard per micro-batch"),
     "maxRecordsPerBatch": (

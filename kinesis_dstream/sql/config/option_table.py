@@ -31,6 +31,11 @@ _SHARED = {
 SOURCE_ALIASES = {
     **_SHARED,
     "initialPosition": ("initialPosition", "startingPosition"),
+    # a batch read's bounds (spark.read), Kafka's names
+    "startingOffsets": ("startingOffsets",),
+    "startingTimestamp": ("startingTimestamp",),
+    "endingOffsets": ("endingOffsets",),
+    "endingTimestamp": ("endingTimestamp",),
     "maxRecordsPerFetch": (
         "maxRecordsPerFetch",
         "getRecords.numberOfRecordsPerFetch",

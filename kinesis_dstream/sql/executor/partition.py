@@ -121,11 +121,19 @@ def discard(prepared: Any) -> None:
 
 def _reader(part: RangePartition, settings: ReadSettings) -> ShardReader:
     """The range's reader: GetRecords, or SubscribeToShard when it names a consumer."""
-    start = start_position(part.shard_range.start)
+    return shard_reader(part, part.shard_range.start, settings, part.consumer_arn)
+
+
+def shard_reader(
+    part: Any, position: Any, settings: ReadSettings, consumer_arn: Optional[str] = None
+) -> ShardReader:
+    """A reader of ``part``'s shard (its ``stream_name``, ``shard_id`` and
+    ``hash_key_range``) from ``position`` (see :mod:`..positions`), in an executor."""
+    start = start_position(position)
     assert start is not None
     transport = None
-    if part.consumer_arn is not None:
-        transport = FanOutTransport(part.consumer_arn, settings.fanout)
+    if consumer_arn is not None:
+        transport = FanOutTransport(consumer_arn, settings.fanout)
     return ShardReader(
         settings.client_spec.client(),
         part.stream_name,
@@ -192,11 +200,7 @@ def _read_range(
         millis = chunk.millis_behind_latest
         records = chunk.records
         if cutoff is not None:
-            for index, record in enumerate(records):
-                arrival = record.approximate_arrival_timestamp
-                if arrival is not None and arrival > cutoff:
-                    records, at_cutoff = records[:index], True
-                    break
+            records, at_cutoff = cut_at_arrival(records, cutoff, inclusive=True)
         for index, record in enumerate(records):
             size += len(record.data)
             if size >= max_bytes and index + 1 < len(records):
@@ -214,8 +218,8 @@ def _read_range(
             break
         if chunk.resume_after is not None:
             resume = seq_position(str(chunk.resume_after[0]), chunk.resume_after[1])
-        if len(chunk.records) < wanted and not millis:
-            caught_up = True  # with the shard's tip
+        if at_tip(chunk, wanted):
+            caught_up = True
             break
     end_flag = reader.shard_ended and not (at_cutoff or throttled or full)
     end = RangeEnd(
@@ -235,6 +239,26 @@ def _read_range(
         subscribed_at=reader.transport.subscribed_at,
     )
     return end
+
+
+def cut_at_arrival(records: list, bound: datetime, inclusive: bool) -> tuple:
+    """(the records before the first that arrived after ``bound``, whether one did).
+
+    ``inclusive``: a record that arrived exactly at ``bound`` is kept (a micro-batch's
+    cutoff); else it is cut (a batch read's exclusive end, as Kafka's endingTimestamp).
+    A shard's arrival times grow with its sequence numbers, so the first one past the
+    bound ends the read.
+    """
+    for index, record in enumerate(records):
+        arrival = record.approximate_arrival_timestamp
+        if arrival is not None and (arrival > bound or (not inclusive and arrival == bound)):
+            return records[:index], True
+    return records, False
+
+
+def at_tip(chunk: Any, wanted: int) -> bool:
+    """The read reached the shard's tip: a short page with nothing behind it."""
+    return len(chunk.records) < wanted and not chunk.millis_behind_latest
 
 
 def _pace_bytes(settings: ReadSettings, size: int, started: float, deadline: Any) -> None:

@@ -1,0 +1,86 @@
+"""A backlog read as a batch (``spark.read.format("kinesis")``) against the raw reader.
+
+    python -m benchmarks.bench_batch_read [--records 200000]
+
+One local server (moto's, in a child process) and one preloaded stream of N records of
+~100 bytes over 4 shards, then in one run:
+
+(a) a raw boto3 reader, one thread per shard, GetRecords(Limit=10000) from TRIM_HORIZON
+    until it has read its shard (``bench_stream.raw_boto3``);
+(b) ``spark.read.format("kinesis")`` from the trim horizon to ``latest`` on local[2],
+    ``count()``, twice: the first pays the JVM's first Python data source read, the
+    second runs on the warm session.
+
+Prints records/s of each and the ratios (b)/(a); both reads must count exactly N.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+import uuid
+
+from benchmarks import results
+from kinesis_dstream.local import LocalAWS
+from kinesis_dstream.retrieval.streams import ensure_stream
+
+from .bench_stream import SHARDS, preload, raw_boto3
+
+
+def batch_count(spark, aws, stream: str) -> tuple:
+    """(seconds, records counted) of one batch read of the whole stream."""
+    from kinesis_dstream.sql import KinesisDataSource
+
+    spark.dataSource.register(KinesisDataSource)
+    start = time.perf_counter()
+    count = (
+        spark.read.format("kinesis")
+        .option("streamName", stream)
+        .option("endpointUrl", aws.endpoint_url)
+        .option("region", aws.region_name)
+        .load()
+        .count()
+    )
+    return time.perf_counter() - start, count
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--records", type=int, default=200_000)
+    args = parser.parse_args()
+    n = args.records
+    with LocalAWS() as aws:
+        os.environ.update({k: v for k, v in aws.env().items() if k != "AWS_ENDPOINT_URL"})
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        from pyspark.sql import SparkSession
+
+        spark = (
+            SparkSession.builder.master("local[2]")
+            .appName("bench-batch-read")
+            .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
+            .getOrCreate()
+        )
+        spark.sparkContext.setLogLevel("ERROR")
+        kinesis = aws.client("kinesis")
+        stream = f"bench-batch-{uuid.uuid4().hex[:8]}"
+        ensure_stream(kinesis, stream, SHARDS)
+        print(f"server: moto (local, child process); {n} records of ~100 bytes, {SHARDS} shards")
+        preload(kinesis, stream, n)
+        raw_s = raw_boto3(kinesis, stream, n)
+        first_s, first_n = batch_count(spark, aws, stream)
+        warm_s, warm_n = batch_count(spark, aws, stream)
+        spark.stop()
+    if first_n != n or warm_n != n:
+        raise SystemExit(f"the batch reads counted {first_n} and {warm_n}, not {n}")
+    raw, first, warm = n / raw_s, n / first_s, n / warm_s
+    print(f"raw boto3, thread per shard:        {raw:10,.0f} records/s ({raw_s:.1f} s)")
+    print(f"spark.read.format('kinesis') first: {first:10,.0f} records/s ({first_s:.1f} s)")
+    print(f"the same read again, warm session:  {warm:10,.0f} records/s ({warm_s:.1f} s)")
+    print(f"batch / raw reader: first {first / raw:.2f}, warm {warm / raw:.2f} (target >= 0.9)")
+
+
+if __name__ == "__main__":
+    results.run(main, "batch-read", "A backlog read as a batch against the raw reader")

@@ -1,0 +1,54 @@
+"""``spark.read.format("kinesis")``: the batch reader of the data source.
+
+Spark plans the read on the driver (:meth:`KinesisBatchReader.partitions`, in a Python
+worker: metadata only, ListShards and DescribeStreamSummary) and runs one task per shard
+slice on the executors (:meth:`KinesisBatchReader.read`), so it works wherever the Python
+data source does, Spark Connect included. The reader holds only picklable settings.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Mapping
+from typing import Any, Optional
+
+from pyspark.sql.datasource import DataSourceReader, InputPartition
+
+from ..config.options import SourceOptions
+from ..parsing.payload import PayloadParser
+from ..reading import read_settings, shaped
+from ..schema import OutputColumns
+from .bounds import BatchBounds
+from .plan import plan_read, planning_moment
+from .read import read_slice
+
+log = logging.getLogger(__name__)
+
+
+class KinesisBatchReader(DataSourceReader):
+    """A range of records of one or more streams, read once (see :mod:`.bounds`)."""
+
+    def __init__(
+        self,
+        options: SourceOptions,
+        given: Mapping[str, Any],
+        columns: OutputColumns,
+        parser: Optional[PayloadParser] = None,
+    ) -> None:
+        self.options = options
+        self.bounds = BatchBounds.parse(given, options.connection.stream_names)
+        self.columns = columns
+        self.parser = parser
+        self.settings = read_settings(options)
+        if options.fan_out is not None:
+            log.warning(
+                "batch reads poll with GetRecords: the enhanced fan-out options are ignored "
+                "(they change how records arrive, not which)"
+            )
+
+    def partitions(self) -> list:
+        return plan_read(self.options, self.bounds, planning_moment())
+
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        what = partition.describe()  # type: ignore[attr-defined]
+        yield from shaped(read_slice(partition, self.settings), self.columns, self.parser, what)  # type: ignore[arg-type]
