@@ -390,6 +390,7 @@ def owners(local_aws, app: str) -> Counter:
     return Counter(lease.lease_owner for lease in leases(local_aws, app).values())
 
 
+@pytest.mark.slow  # a kill scenario (16 s), with the other kills in CI's long step
 def test_two_daemons_balance_and_one_killed_hands_over_at_its_checkpoints(
     aws_env, kclpy, unique_name, tmp_path
 ):

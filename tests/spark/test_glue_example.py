@@ -140,6 +140,7 @@ def test_the_glue_page_runs_the_example_and_it_resumes_after_ctrl_c(local_aws, t
     assert totals(shown, "Totals for the words written to S3") == sent
 
 
-# 63 s, but the one run of the Glue page's commands and of a Glue job's stop and resume:
-# kept in the README's command (two soak-like interop races are marked slow instead).
-pytestmark = pytest.mark.spark
+# 63-77 s: in CI's long step since the README's command passed 20 minutes (20:27 on a
+# loaded machine). The default run keeps a Glue job under `kinesis-dstream glue run`
+# (test_glue_job_parameters) and a stop and resume from the checkpoint (test_glue_checkpoint).
+pytestmark = [pytest.mark.spark, pytest.mark.slow]

@@ -150,6 +150,7 @@ def test_the_source_through_every_reshard(session, efo_kinesalite, unique_name, 
     )
 
 
+@pytest.mark.slow  # 32 s; the source's polling case through every reshard stays by default
 def test_the_source_stopped_mid_reshard_resumes_from_its_checkpoint(
     session, efo_kinesalite, unique_name, tmp_path
 ):
