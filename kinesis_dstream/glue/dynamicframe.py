@@ -63,6 +63,7 @@ class DynamicFrame(ReportsNotProvided):
     def fromDF(cls, dataframe: Any, glue_ctx: Any, name: str = "") -> DynamicFrame:
         """A DynamicFrame of ``dataframe`` (no copy); a batch of an ``inferSchema`` stream
         (Glue's text column) gets the schema inferred from its own records, as on Glue."""
+        cls(dataframe, glue_ctx, name)  # what is not a DataFrame: its one-line refusal first
         return cls(infer_batch(dataframe), glue_ctx, name)
 
     def toDF(self, options: Any = None) -> Any:

@@ -138,9 +138,8 @@ def record_text(
 def infer_batch(df: Any) -> Any:
     """A batch of a text frame with its own schema (``DynamicFrame.fromDF``): the text
     column replaced, in place, by the columns Spark infers from the batch's texts. Any
-    other frame (and a streaming one, whose schema is fixed) is returned as it is, so
-    what is not a DataFrame reaches DynamicFrame's own one-line refusal."""
-    column = next((c for c in getattr(df, "columns", ()) if c in TEXT_COLUMNS.values()), None)
+    other frame (and a streaming one, whose schema is fixed) is returned as it is."""
+    column = next((c for c in df.columns if c in TEXT_COLUMNS.values()), None)
     if column is None or df.isStreaming:
         return df
     from pyspark.sql import functions as F
