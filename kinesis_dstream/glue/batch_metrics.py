@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import itertools
 import threading
+import weakref
 from typing import Any, Callable
 
 #: ``reporter(batch_id, {metric: value})`` of each name prefix.
 Reporter = Callable[[int, dict], None]
 _REPORTERS: dict = {}
 _NAMES = itertools.count()
-_LISTENING: set = set()
+#: Sessions with the listener (weak: a new session must not inherit a dead one's id).
+_LISTENING: Any = weakref.WeakSet()
 _LOCK = threading.Lock()
 
 
@@ -56,7 +58,7 @@ def _listen(session: Any) -> None:
             pass
 
     with _LOCK:
-        if id(session) in _LISTENING:
+        if session in _LISTENING:
             return
-        _LISTENING.add(id(session))
+        _LISTENING.add(session)
     session.streams.addListener(BatchMetricsLog())
