@@ -93,8 +93,8 @@ KEYWORD_DOCS = {
         "16 shards a task)"
     ),
     "idleShardPollMs": (
-        "the longest (0 to 60000) an idle shard waits for its next read; the wait doubles per "
-        "idle read from `fetchIntervalMs`, the first record resets it"
+        "the longest (0 to 60000; default 0, off) an idle shard waits for its next read; the "
+        "wait doubles per idle read from `fetchIntervalMs`, the first record resets it"
     ),
     "retrievalMode": (
         "`POLLING` (GetRecords) or `FANOUT` (enhanced fan-out: a round subscribes per shard, "

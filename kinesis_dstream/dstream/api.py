@@ -223,8 +223,9 @@ class KinesisUtils:
         fetch rounds this far apart (by default the batch interval, within 200-1000 ms),
         the last before each batch time timed to end just before it. ``idleShardPollMs``: the
         longest a shard that returned nothing while at its tip waits for its next read (the
-        wait doubles per idle round up to it; the first record resets it; at or below
-        ``fetchIntervalMs`` every round reads every shard). ``retrievalMode="FANOUT"``
+        wait doubles per idle round up to it; the first record resets it; by default 0, and
+        at or below ``fetchIntervalMs`` every round reads every shard, as the KCL reads an
+        idle shard every ``idleTimeBetweenReadsInMillis``). ``retrievalMode="FANOUT"``
         (the KCL's name) reads with enhanced fan-out through the consumer ``consumerArn``,
         else found or registered by ``consumerName`` (default: ``kinesisAppName``, as the
         KCL); a round then subscribes per shard, at most once every 5 s per shard (the

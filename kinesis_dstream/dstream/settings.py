@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any, Callable, Optional
 
 from ..leases.timing import DEFAULT_FAILOVER_TIME_S, DEFAULT_SHARD_SYNC_INTERVAL_S
+from ..retrieval.idle import DEFAULT_MAX_IDLE_WAIT_S
 
 #: createStream's default fetch interval is the batch interval within these bounds
 #: (:func:`default_fetch_interval_s`); 1 s is the KCL's idle time between reads.
@@ -23,8 +24,6 @@ DEFAULT_MAX_BUFFER_RECORDS = 200_000
 DEFAULT_MAX_BUFFER_BYTES = 256 * 1024 * 1024
 DEFAULT_RETAIN_S = 60.0
 DEFAULT_METRICS_INTERVAL_S = 10.0
-#: The longest an idle shard (nothing read, not behind) goes unread (see retrieval.idle).
-DEFAULT_MAX_IDLE_WAIT_S = 2.0
 #: The default grouping's largest group (the fetch task's read threads).
 MAX_AUTO_SHARDS_PER_TASK = 16
 #: retrievalMode: how rounds read (the KCL's names).

@@ -15,8 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-#: Default longest wait of an idle shard between two reads.
-DEFAULT_MAX_IDLE_WAIT_S = 2.0
+#: Default longest wait of an idle shard between two reads: 0, off. An idle shard is read
+#: every period, as the KCL reads it every ``idleTimeBetweenReadsInMillis``; reading quiet
+#: shards less often saves calls but delays a waking shard's first record by up to the
+#: wait, so it is the user's choice (``idleShardPollMs``), not the default.
+DEFAULT_MAX_IDLE_WAIT_S = 0.0
 #: The largest allowed: shard iterators expire after 5 minutes, and an iterator renewed
 #: from a position that never moved (LATEST) would skip what arrived meanwhile.
 MAX_IDLE_WAIT_S = 60.0

@@ -28,6 +28,21 @@ def test_a_cap_at_or_below_the_period_turns_it_off():
         assert {idle.wait_s(k) for k in range(50)} == {0.5}
 
 
+def test_idle_polling_is_off_unless_asked_for():
+    """Like the KCL (an idle shard read every idleTimeBetweenReadsInMillis), every path
+    reads an idle shard every period by default: a waking shard is never delayed."""
+    import inspect
+
+    from kinesis_dstream.dstream.api import KinesisUtils
+    from kinesis_dstream.sql import SourceOptions
+
+    assert {IdlePolling(period_s=0.5).wait_s(k) for k in range(50)} == {0.5}
+    create = inspect.signature(KinesisUtils.createStream).parameters
+    assert create["idleShardPollMs"].default == 0
+    options = SourceOptions.parse({"streamName": "s", "region": "us-east-1"})
+    assert options.idle_shard_poll_ms == 0
+
+
 def test_bad_settings_name_the_value():
     for cap in (-1, 61):
         with pytest.raises(ValueError, match=str(cap)):

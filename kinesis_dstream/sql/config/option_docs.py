@@ -239,9 +239,9 @@ OPTION_DOCS = {
         "library's name)",
     ),
     "idleShardPollMs": (
-        "2000 (at most 60000; 0: every trigger peeks every shard)",
+        "0 (off: every trigger peeks every shard; at most 60000)",
         "the longest an idle shard goes unpeeked; the wait doubles from minFetchPeriod per "
-        "idle peek (this library's name)",
+        "idle peek, so a waking shard's first record may wait that long (this library's name)",
     ),
     "consumerMode": (
         "polling",
