@@ -12,6 +12,13 @@ of ~100 bytes over 4 shards, then in one run:
     ``count()``, twice: the first pays the JVM's first Python data source read, the
     second runs on the warm session.
 
+(c) Spark's own floor: a Python data source with the same schema and tasks that yields
+    the same number of records from memory (one Arrow batch of 10,000 built once per
+    task, yielded again and again: no Kinesis, no decoding), ``count()`` on the warm
+    session; and the same with no records, Spark's fixed cost of a Python data source
+    read (its planning workers and tasks). What (c) takes is what Spark spends on tasks,
+    Python workers and Arrow batches to the JVM, which no reader can save.
+
 Prints records/s of each and the ratios (b)/(a), with the server's CPU during each apart
 from the client's; both reads must count exactly N.
 """
@@ -23,6 +30,8 @@ import os
 import sys
 import time
 import uuid
+
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 from benchmarks import results
 from kinesis_dstream.local import LocalAWS
@@ -36,6 +45,57 @@ from .bench_stream import (
     preload,
     raw_boto3,
 )
+
+PAGE = 10_000
+
+
+class InMemorySource(DataSource):
+    """(c): ``spark.read.format("bench-in-memory")``, N records over SHARDS tasks."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "bench-in-memory"
+
+    def schema(self):
+        from kinesis_dstream.sql.schema import SCHEMA
+
+        return SCHEMA
+
+    def reader(self, schema):
+        return InMemoryReader(int(self.options["records"]))
+
+
+class InMemoryReader(DataSourceReader):
+    def __init__(self, records: int) -> None:
+        self.records = records
+
+    def partitions(self) -> list:
+        return [InputPartition(i) for i in range(SHARDS)]
+
+    def read(self, partition):
+        from datetime import datetime, timezone
+
+        from kinesis_dstream.record import KinesisRecord
+        from kinesis_dstream.sql.schema import records_to_arrow
+
+        shard = f"shardId-{partition.value:012d}"
+        now = datetime.now(timezone.utc)
+        page = [
+            KinesisRecord(b"x" * 99, f"k{i}", str(10**20 + i), 0, None, now) for i in range(PAGE)
+        ]
+        batch = records_to_arrow(page, "in-memory", shard)
+        left = self.records // SHARDS + (partition.value < self.records % SHARDS)
+        while left > 0:
+            yield batch if left >= PAGE else batch.slice(0, left)
+            left -= PAGE
+
+
+def in_memory_count(spark, n: int) -> tuple:
+    """(seconds, records counted) of (c)."""
+    spark.dataSource.register(InMemorySource)
+    start = time.perf_counter()
+    count = spark.read.format("bench-in-memory").option("records", str(n)).load().count()
+    return time.perf_counter() - start, count
 
 
 def batch_count(spark, aws, stream: str) -> tuple:
@@ -86,9 +146,12 @@ def main() -> None:
         first_cpu = cpu.since_last()
         warm_s, warm_n = batch_count(spark, aws, stream)
         warm_cpu = cpu.since_last()
+        in_memory_count(spark, n)  # its first read pays for registering the source
+        floor_s, floor_n = in_memory_count(spark, n)
+        fixed_s, _ = in_memory_count(spark, 0)
         spark.stop()
-    if first_n != n or warm_n != n:
-        raise SystemExit(f"the batch reads counted {first_n} and {warm_n}, not {n}")
+    if first_n != n or warm_n != n or floor_n != n:
+        raise SystemExit(f"the batch reads counted {first_n}, {warm_n} and {floor_n}, not {n}")
     raw, first, warm = n / raw_s, n / first_s, n / warm_s
     print(
         f"raw boto3, thread per shard:        {raw:10,.0f} records/s ({raw_s:.2f} s; "
@@ -101,6 +164,15 @@ def main() -> None:
     print(
         f"the same read again, warm session:  {warm:10,.0f} records/s ({warm_s:.2f} s; "
         f"server CPU {warm_cpu:.2f} s)"
+    )
+    floor = n / floor_s
+    print(
+        f"Spark's floor, the same tasks from memory: {floor:10,.0f} records/s ({floor_s:.2f} s; "
+        f"{floor / raw:.2f} of raw; the batch read took {warm_s - floor_s:.2f} s more)"
+    )
+    print(
+        f"  of which fixed (the same read of 0 records): {fixed_s:.2f} s; per record "
+        f"{(floor_s - fixed_s) / n * 1e6:.1f} us"
     )
     met = "met" if warm / raw >= 0.9 else "not met"
     print(
