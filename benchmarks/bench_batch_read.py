@@ -8,7 +8,9 @@ benchmark server, :mod:`benchmarks.kinesis_server`) and one preloaded stream of 
 of ~100 bytes over 4 shards, then in one run:
 
 (a) a raw boto3 reader, one thread per shard, GetRecords(Limit=10000) from TRIM_HORIZON
-    until it has read its shard (``bench_stream.raw_boto3``);
+    until it has read its shard (``bench_stream.raw_boto3``); and once more with its calls
+    on a shard 200 ms apart, as Kinesis allows and as the batch read keeps them
+    (``minFetchPeriod``);
 (b) ``spark.read.format("kinesis")`` from the trim horizon to ``latest`` on local[2],
     ``count()``, twice: the first pays the JVM's first Python data source read, the
     second runs on the warm session.
@@ -39,6 +41,7 @@ from kinesis_dstream.local import LocalAWS
 from kinesis_dstream.retrieval.streams import ensure_stream
 
 from .bench_stream import (
+    KINESIS_CALL_GAP_S,
     SHARDS,
     ServerCPU,
     add_server_option,
@@ -148,6 +151,8 @@ def main() -> None:
         print(f"server: {cpu.label} (local, child process); {n} records of ~100 B, {SHARDS} shards")
         raw_s = raw_boto3(kinesis, stream, n)
         raw_cpu = cpu.since_last()
+        paced_s = raw_boto3(kinesis, stream, n, paced=True)
+        cpu.since_last()
         if args.floor_first:
             cold_floor_s, _ = in_memory_count(spark, n)
         first_s, first_n = batch_count(spark, aws, stream)
@@ -192,6 +197,12 @@ def main() -> None:
     print(
         f"batch / raw reader: first {first / raw:.2f}, warm {warm / raw:.2f} "
         f"(target >= 0.9 warm: {met})"
+    )
+    paced = n / paced_s
+    print(
+        f"raw boto3 paced as Kinesis allows ({KINESIS_CALL_GAP_S * 1000:.0f} ms between a "
+        f"shard's calls): {paced:,.0f} records/s ({paced_s:.2f} s); warm batch / paced raw "
+        f"{warm / paced:.2f}"
     )
 
 

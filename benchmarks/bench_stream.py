@@ -11,7 +11,8 @@ printed apart from the client's.
 
 1. Throughput: N records of ~100 bytes preloaded over 4 shards, then in one run
    (a) a raw boto3 reader, one thread per shard, GetRecords(Limit=10000) from
-       TRIM_HORIZON until it has read its shard;
+       TRIM_HORIZON until it has read its shard; and once more with its calls on a shard
+       200 ms apart, as Kinesis allows (5 a second) and as createStream's rounds keep them;
    (b) ``KinesisUtils.createStream`` from TRIM_HORIZON on local[2] with 1 s batches,
        from ``ssc.start()`` until a ``foreachRDD`` has counted all N.
    Prints records/s for both and (b)/(a); then (b) once more under a new application
@@ -87,8 +88,15 @@ def preload(kinesis, stream: str, n: int) -> None:
             producer.put(f"{i:09d}{payload}", f"key-{i}")
 
 
-def raw_boto3(kinesis, stream: str, n: int) -> float:
-    """Seconds for one thread per shard to read the whole stream."""
+#: Kinesis allows 5 GetRecords a second per shard: the Spark paths keep their calls on a
+#: shard this far apart (the source's and batch read's minFetchPeriod, createStream's
+#: shortest round interval); the raw reader does only when asked (``paced``).
+KINESIS_CALL_GAP_S = 0.2
+
+
+def raw_boto3(kinesis, stream: str, n: int, paced: bool = False) -> float:
+    """Seconds for one thread per shard to read the whole stream; ``paced``: its calls on
+    a shard at least :data:`KINESIS_CALL_GAP_S` apart, start to start, as Kinesis allows."""
     counts: dict = {}
 
     def read(shard_id: str) -> None:
@@ -96,7 +104,11 @@ def raw_boto3(kinesis, stream: str, n: int) -> float:
             StreamName=stream, ShardId=shard_id, ShardIteratorType="TRIM_HORIZON"
         )["ShardIterator"]
         got = 0
+        last_call = None
         while iterator:
+            if paced and last_call is not None:
+                time.sleep(max(0.0, last_call + KINESIS_CALL_GAP_S - time.monotonic()))
+            last_call = time.monotonic()
             page = kinesis.get_records(ShardIterator=iterator, Limit=10_000)
             got += len(page["Records"])
             iterator = page.get("NextShardIterator")
@@ -258,6 +270,8 @@ def main() -> None:
         cpu = ServerCPU(kinesis_at)
         raw_s = raw_boto3(kinesis, stream, n)
         raw_cpu = cpu.since_last()
+        paced_s = raw_boto3(kinesis, stream, n, paced=True)
+        cpu.since_last()
         ours_s, started, first_output, steady = streaming(sc, aws, stream, n, kinesis_at)
         ours_cpu = cpu.since_last()
         # The same stream again under a new application name (its own leases, from
@@ -298,6 +312,12 @@ def main() -> None:
                 if warm_steady
                 else ""
             )
+        )
+        paced = n / paced_s
+        print(
+            f"  raw boto3 paced as Kinesis allows ({KINESIS_CALL_GAP_S * 1000:.0f} ms between "
+            f"a shard's calls): {paced:,.0f} records/s ({paced_s:.1f} s); warm createStream / "
+            f"paced raw {warm_rate / paced:.2f}"
         )
         if args.latency_seconds:
             measured = latency(sc, aws, kinesis_at, args.latency_seconds, 1000)

@@ -9,7 +9,8 @@ createStream's leases) and one preloaded stream for all three, on this 2-core ma
 N records of ~100 bytes over 4 shards, then in one run
 
 (a) a raw boto3 reader, one thread per shard, GetRecords(Limit=10000) from TRIM_HORIZON
-    until it has read its shard (``bench_stream.raw_boto3``);
+    until it has read its shard (``bench_stream.raw_boto3``); and once more with its calls
+    on a shard 200 ms apart, as Kinesis allows and as the source keeps them;
 (b) ``spark.readStream.format("kinesis")`` from TRIM_HORIZON on local[2] into the
     ``noop`` sink, from ``start()`` until the query's progress counts all N;
 (c) ``KinesisUtils.createStream`` from TRIM_HORIZON, 1 s batches, until a foreachRDD has
@@ -39,6 +40,7 @@ from kinesis_dstream.local import LocalAWS
 from kinesis_dstream.retrieval.streams import ensure_stream
 
 from .bench_stream import (
+    KINESIS_CALL_GAP_S,
     SHARDS,
     ServerCPU,
     add_server_option,
@@ -128,6 +130,8 @@ def main() -> None:
         cpu = ServerCPU(aws)
         raw_s = raw_boto3(kinesis, stream, n)
         raw_cpu = cpu.since_last()
+        paced_s = raw_boto3(kinesis, stream, n, paced=True)
+        cpu.since_last()
         source_s, sizes = structured(spark, aws, stream, n, work)
         source_cpu = cpu.since_last()
         # The same query again (its own checkpoint, from TRIM_HORIZON) on the now warm
@@ -155,6 +159,12 @@ def main() -> None:
         f"the same query again, warm session: {warm:,.0f} records/s ({warm_s:.1f} s, "
         f"{len(warm_sizes)} micro-batches; server CPU {warm_cpu:.1f} s), {warm / raw:.2f} of raw "
         f"(target >= 0.9 warm: {met})"
+    )
+    paced = n / paced_s
+    print(
+        f"raw boto3 paced as Kinesis allows ({KINESIS_CALL_GAP_S * 1000:.0f} ms between a "
+        f"shard's calls): {paced:,.0f} records/s ({paced_s:.1f} s); warm source / paced raw "
+        f"{warm / paced:.2f}"
     )
     if args.server == "ministack":
         efo = n / efo_s
