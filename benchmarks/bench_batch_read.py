@@ -1,7 +1,7 @@
 """A backlog read as a batch (``spark.read.format("kinesis")``) against the raw reader.
 
     python -m benchmarks.bench_batch_read [--records 200000] [--kinesis-server moto|bench]
-        [--floor-first]
+        [--floor-first] [--task-slots 2]
 
 One local server (moto's, in a child process; with ``--kinesis-server bench`` the in-memory
 benchmark server, :mod:`benchmarks.kinesis_server`) and one preloaded stream of N records
@@ -123,6 +123,12 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--records", type=int, default=200_000)
     parser.add_argument(
+        "--task-slots",
+        type=int,
+        default=2,
+        help="local[N]: task slots; more than the cores lets paced shards wait together",
+    )
+    parser.add_argument(
         "--floor-first",
         action="store_true",
         help="read (c) first, on the fresh session: is a first read's cost Spark's own?",
@@ -136,7 +142,7 @@ def main() -> None:
         from pyspark.sql import SparkSession
 
         spark = (
-            SparkSession.builder.master("local[2]")
+            SparkSession.builder.master(f"local[{args.task_slots}]")
             .appName("bench-batch-read")
             .config("spark.ui.enabled", "false")
             .config("spark.ui.showConsoleProgress", "false")
@@ -148,7 +154,10 @@ def main() -> None:
         ensure_stream(kinesis, stream, SHARDS)
         preload(kinesis, stream, n)
         cpu = ServerCPU(aws)
-        print(f"server: {cpu.label} (local, child process); {n} records of ~100 B, {SHARDS} shards")
+        print(
+            f"server: {cpu.label} (local, child process); {n} records of ~100 B, {SHARDS} "
+            f"shards; local[{args.task_slots}] on {os.cpu_count()} cores"
+        )
         raw_s = raw_boto3(kinesis, stream, n)
         raw_cpu = cpu.since_last()
         paced_s = raw_boto3(kinesis, stream, n, paced=True)
