@@ -42,13 +42,15 @@ from kinesis_dstream.local import LocalAWS
 from kinesis_dstream.retrieval.streams import ensure_stream
 
 from .bench_stream import (
-    KINESIS_CALL_GAP_S,
     SHARDS,
     ServerCPU,
     add_server_option,
+    grouped_line,
     kinesis_server,
+    met,
+    paced_line,
     preload,
-    raw_boto3,
+    raw_baselines,
 )
 
 PAGE = 10_000
@@ -160,10 +162,7 @@ def main() -> None:
             f"server: {cpu.label} (local, child process); {n} records of ~100 B, {SHARDS} "
             f"shards; local[{args.task_slots}] on {os.cpu_count()} cores"
         )
-        raw_s = raw_boto3(kinesis, stream, n)
-        raw_cpu = cpu.since_last()
-        paced_s = raw_boto3(kinesis, stream, n, paced=True)
-        cpu.since_last()
+        raw_s, raw_cpu, paced_s = raw_baselines(kinesis, stream, n, cpu)
         if args.floor_first:
             cold_floor_s, _ = in_memory_count(spark, n)
         first_s, first_n = batch_count(spark, aws, stream)
@@ -207,23 +206,12 @@ def main() -> None:
         f"  of which fixed (the same read of 0 records): {fixed_s:.2f} s; per record "
         f"{(floor_s - fixed_s) / n * 1e6:.1f} us"
     )
-    met = "met" if warm / raw >= 0.9 else "not met"
     print(
         f"batch / raw reader: first {first / raw:.2f}, warm {warm / raw:.2f} "
-        f"(target >= 0.9 warm: {met})"
+        f"(target >= 0.9 warm: {met(warm / raw)})"
     )
-    grouped = n / grouped_s
-    met = "met" if grouped / raw >= 0.9 else "not met"
-    print(
-        f"warm, shardsPerTask={per_task} (one wave of tasks): {grouped:,.0f} records/s "
-        f"({grouped_s:.2f} s), {grouped / raw:.2f} of raw (target >= 0.9: {met})"
-    )
-    paced = n / paced_s
-    print(
-        f"raw boto3 paced as Kinesis allows ({KINESIS_CALL_GAP_S * 1000:.0f} ms between a "
-        f"shard's calls): {paced:,.0f} records/s ({paced_s:.2f} s); warm batch / paced raw "
-        f"{warm / paced:.2f}"
-    )
+    print(grouped_line("warm", per_task, n, grouped_s, raw))
+    print(paced_line(n, paced_s, warm, "warm batch"))
 
 
 if __name__ == "__main__":

@@ -129,6 +129,38 @@ def raw_boto3(kinesis, stream: str, n: int, paced: bool = False) -> float:
     return elapsed
 
 
+def raw_baselines(kinesis, stream: str, n: int, cpu: ServerCPU) -> tuple:
+    """(seconds, the server's CPU seconds) of the raw reader, and seconds of it paced."""
+    raw_s = raw_boto3(kinesis, stream, n)
+    raw_cpu = cpu.since_last()
+    paced_s = raw_boto3(kinesis, stream, n, paced=True)
+    cpu.since_last()
+    return raw_s, raw_cpu, paced_s
+
+
+def met(ratio: float) -> str:
+    return "met" if ratio >= 0.9 else "not met"
+
+
+def paced_line(n: int, paced_s: float, ours_rate: float, ours: str) -> str:
+    """The paced raw reader's rate and ``ours`` (records/s ``ours_rate``) against it."""
+    paced = n / paced_s
+    return (
+        f"raw boto3 paced as Kinesis allows ({KINESIS_CALL_GAP_S * 1000:.0f} ms between a "
+        f"shard's calls): {paced:,.0f} records/s ({paced_s:.2f} s); {ours} / paced raw "
+        f"{ours_rate / paced:.2f}"
+    )
+
+
+def grouped_line(lead: str, per_task: str, n: int, seconds: float, raw_rate: float) -> str:
+    """A read with ``shardsPerTask`` against the raw reader."""
+    rate = n / seconds
+    return (
+        f"{lead}, shardsPerTask={per_task} (one wave of tasks): {rate:,.0f} records/s "
+        f"({seconds:.2f} s), {rate / raw_rate:.2f} of raw (target >= 0.9: {met(rate / raw_rate)})"
+    )
+
+
 def streaming(sc, aws, stream: str, n: int, kinesis_at=None) -> tuple:
     """(seconds from ssc.start() until createStream delivered all n records, start, first
     output, steady records/s); Kinesis at ``kinesis_at`` (default ``aws``), leases on ``aws``."""
@@ -268,10 +300,7 @@ def main() -> None:
         ensure_stream(kinesis, stream, SHARDS)
         preload(kinesis, stream, n)
         cpu = ServerCPU(kinesis_at)
-        raw_s = raw_boto3(kinesis, stream, n)
-        raw_cpu = cpu.since_last()
-        paced_s = raw_boto3(kinesis, stream, n, paced=True)
-        cpu.since_last()
+        raw_s, raw_cpu, paced_s = raw_baselines(kinesis, stream, n, cpu)
         ours_s, started, first_output, steady = streaming(sc, aws, stream, n, kinesis_at)
         ours_cpu = cpu.since_last()
         # The same stream again under a new application name (its own leases, from
@@ -302,7 +331,7 @@ def main() -> None:
         print(
             f"  the same again on the warm SparkContext: {warm_rate:,.0f} records/s "
             f"({warm_s:.1f} s; server CPU {warm_cpu:.1f} s), ratio {ratio:.2f} "
-            f"(target >= 0.9: {'met' if ratio >= 0.9 else 'not met'})"
+            f"(target >= 0.9: {met(ratio)})"
         )
         print(
             f"  warm: first output with records {first_delay:.2f} s after ssc.start() "
@@ -313,12 +342,7 @@ def main() -> None:
                 else ""
             )
         )
-        paced = n / paced_s
-        print(
-            f"  raw boto3 paced as Kinesis allows ({KINESIS_CALL_GAP_S * 1000:.0f} ms between "
-            f"a shard's calls): {paced:,.0f} records/s ({paced_s:.1f} s); warm createStream / "
-            f"paced raw {warm_rate / paced:.2f}"
-        )
+        print("  " + paced_line(n, paced_s, warm_rate, "warm createStream"))
         if args.latency_seconds:
             measured = latency(sc, aws, kinesis_at, args.latency_seconds, 1000)
             print_latency(measured)

@@ -41,13 +41,15 @@ from kinesis_dstream.local import LocalAWS
 from kinesis_dstream.retrieval.streams import ensure_stream
 
 from .bench_stream import (
-    KINESIS_CALL_GAP_S,
     SHARDS,
     ServerCPU,
     add_server_option,
+    grouped_line,
     kinesis_server,
+    met,
+    paced_line,
     preload,
-    raw_boto3,
+    raw_baselines,
     streaming,
 )
 
@@ -129,10 +131,7 @@ def main() -> None:
         print(f"server: {label} (local, child process); {n} records of ~100 bytes, {SHARDS} shards")
         preload(kinesis, stream, n)
         cpu = ServerCPU(aws)
-        raw_s = raw_boto3(kinesis, stream, n)
-        raw_cpu = cpu.since_last()
-        paced_s = raw_boto3(kinesis, stream, n, paced=True)
-        cpu.since_last()
+        raw_s, raw_cpu, paced_s = raw_baselines(kinesis, stream, n, cpu)
         source_s, sizes = structured(spark, aws, stream, n, work)
         source_cpu = cpu.since_last()
         # The same query again (its own checkpoint, from TRIM_HORIZON) on the now warm
@@ -158,24 +157,13 @@ def main() -> None:
         f"{len(sizes)} micro-batches, largest {max(sizes)}; server CPU {source_cpu:.1f} s)"
     )
     print(f"source / raw reader:    {source / raw:.2f} (target >= 0.9)")
-    met = "met" if warm / raw >= 0.9 else "not met"
     print(
         f"the same query again, warm session: {warm:,.0f} records/s ({warm_s:.1f} s, "
         f"{len(warm_sizes)} micro-batches; server CPU {warm_cpu:.1f} s), {warm / raw:.2f} of raw "
-        f"(target >= 0.9 warm: {met})"
+        f"(target >= 0.9 warm: {met(warm / raw)})"
     )
-    grouped = n / grouped_s
-    met = "met" if grouped / raw >= 0.9 else "not met"
-    print(
-        f"the same, shardsPerTask={per_task} (one wave of tasks): {grouped:,.0f} records/s "
-        f"({grouped_s:.1f} s), {grouped / raw:.2f} of raw (target >= 0.9: {met})"
-    )
-    paced = n / paced_s
-    print(
-        f"raw boto3 paced as Kinesis allows ({KINESIS_CALL_GAP_S * 1000:.0f} ms between a "
-        f"shard's calls): {paced:,.0f} records/s ({paced_s:.1f} s); warm source / paced raw "
-        f"{warm / paced:.2f}"
-    )
+    print(grouped_line("the same", per_task, n, grouped_s, raw))
+    print(paced_line(n, paced_s, warm, "warm source"))
     if args.server == "ministack":
         efo = n / efo_s
         print(
