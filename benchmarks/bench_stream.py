@@ -1,16 +1,23 @@
 """createStream end to end against a raw boto3 reader, and latency at a steady rate.
 
     python -m benchmarks.bench_stream [--records 200000] [--latency-seconds 20]
+        [--kinesis-server moto|bench]
 
-One local server (moto's, in a child process) for everything, on this 2-core machine.
+One local server (moto's, in a child process) for everything, on this 2-core machine; with
+``--kinesis-server bench`` Kinesis is the in-memory benchmark server
+(:mod:`benchmarks.kinesis_server`) and moto serves only DynamoDB and CloudWatch (the
+leases), for the raw reader and createStream alike. The server's CPU during each read is
+printed apart from the client's.
 
 1. Throughput: N records of ~100 bytes preloaded over 4 shards, then in one run
    (a) a raw boto3 reader, one thread per shard, GetRecords(Limit=10000) from
-       TRIM_HORIZON until it has read its shard;
+       TRIM_HORIZON until it has read its shard; and once more with its calls on a shard
+       200 ms apart, as Kinesis allows (5 a second) and as createStream's rounds keep them;
    (b) ``KinesisUtils.createStream`` from TRIM_HORIZON on local[2] with 1 s batches,
        from ``ssc.start()`` until a ``foreachRDD`` has counted all N.
    Prints records/s for both and (b)/(a); then (b) once more under a new application
-   name on the now warm SparkContext, without the JVM's first-job start.
+   name on the now warm SparkContext, without the JVM's first-job start, and how long
+   after its ``ssc.start()`` the first ``foreachRDD`` with records ran (target <= 2 s).
 2. Latency: a producer puts 1,000 records/s, each carrying its put time, into a fresh
    4-shard stream read by createStream (LATEST, 1 s batches); the output operation
    records now - put time for every record. Prints p50/p99/max of every record, and of
@@ -21,6 +28,7 @@ One local server (moto's, in a child process) for everything, on this 2-core mac
 from __future__ import annotations
 
 import argparse
+import contextlib
 import multiprocessing
 import os
 import statistics
@@ -30,11 +38,47 @@ import time
 import uuid
 
 from benchmarks import results
+from benchmarks.bench_shard_read import process_cpu_s
+from benchmarks.kinesis_server import BenchKinesis
 from kinesis_dstream import InitialPositionInStream, KinesisProducer, KinesisUtils
 from kinesis_dstream.local import LocalAWS
 from kinesis_dstream.retrieval.streams import ensure_stream, list_shard_ids
 
 SHARDS = 4
+KINESIS_SERVERS = ("moto", "bench")
+
+
+def add_server_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--kinesis-server",
+        choices=KINESIS_SERVERS,
+        default="moto",
+        help="Kinesis served by moto (with DynamoDB) or by the in-memory benchmark server",
+    )
+
+
+@contextlib.contextmanager
+def kinesis_server(kind: str, aws: LocalAWS):
+    """The server Kinesis' calls go to: moto's (``aws`` itself) or the benchmark server."""
+    if kind == "moto":
+        yield aws
+        return
+    with BenchKinesis() as bench:
+        yield bench
+
+
+class ServerCPU:
+    """CPU seconds the Kinesis server spent between two marks (apart from the client's)."""
+
+    def __init__(self, server: LocalAWS) -> None:
+        self.pid = server.pid
+        self.label = "moto" if not isinstance(server, BenchKinesis) else "benchmark server"
+        self.last = process_cpu_s(self.pid) if self.pid else 0.0
+
+    def since_last(self) -> float:
+        now = process_cpu_s(self.pid) if self.pid else 0.0
+        spent, self.last = now - self.last, now
+        return spent
 
 
 def preload(kinesis, stream: str, n: int) -> None:
@@ -44,8 +88,15 @@ def preload(kinesis, stream: str, n: int) -> None:
             producer.put(f"{i:09d}{payload}", f"key-{i}")
 
 
-def raw_boto3(kinesis, stream: str, n: int) -> float:
-    """Seconds for one thread per shard to read the whole stream."""
+#: Kinesis allows 5 GetRecords a second per shard: the Spark paths keep their calls on a
+#: shard this far apart (the source's and batch read's minFetchPeriod, createStream's
+#: shortest round interval); the raw reader does only when asked (``paced``).
+KINESIS_CALL_GAP_S = 0.2
+
+
+def raw_boto3(kinesis, stream: str, n: int, paced: bool = False) -> float:
+    """Seconds for one thread per shard to read the whole stream; ``paced``: its calls on
+    a shard at least :data:`KINESIS_CALL_GAP_S` apart, start to start, as Kinesis allows."""
     counts: dict = {}
 
     def read(shard_id: str) -> None:
@@ -53,7 +104,11 @@ def raw_boto3(kinesis, stream: str, n: int) -> float:
             StreamName=stream, ShardId=shard_id, ShardIteratorType="TRIM_HORIZON"
         )["ShardIterator"]
         got = 0
+        last_call = None
         while iterator:
+            if paced and last_call is not None:
+                time.sleep(max(0.0, last_call + KINESIS_CALL_GAP_S - time.monotonic()))
+            last_call = time.monotonic()
             page = kinesis.get_records(ShardIterator=iterator, Limit=10_000)
             got += len(page["Records"])
             iterator = page.get("NextShardIterator")
@@ -74,16 +129,50 @@ def raw_boto3(kinesis, stream: str, n: int) -> float:
     return elapsed
 
 
-def streaming(sc, aws, stream: str, n: int) -> float:
-    """Seconds from ssc.start() until createStream delivered all n records."""
+def raw_baselines(kinesis, stream: str, n: int, cpu: ServerCPU) -> tuple:
+    """(seconds, the server's CPU seconds) of the raw reader, and seconds of it paced."""
+    raw_s = raw_boto3(kinesis, stream, n)
+    raw_cpu = cpu.since_last()
+    paced_s = raw_boto3(kinesis, stream, n, paced=True)
+    cpu.since_last()
+    return raw_s, raw_cpu, paced_s
+
+
+def met(ratio: float) -> str:
+    return "met" if ratio >= 0.9 else "not met"
+
+
+def paced_line(n: int, paced_s: float, ours_rate: float, ours: str) -> str:
+    """The paced raw reader's rate and ``ours`` (records/s ``ours_rate``) against it."""
+    paced = n / paced_s
+    return (
+        f"raw boto3 paced as Kinesis allows ({KINESIS_CALL_GAP_S * 1000:.0f} ms between a "
+        f"shard's calls): {paced:,.0f} records/s ({paced_s:.2f} s); {ours} / paced raw "
+        f"{ours_rate / paced:.2f}"
+    )
+
+
+def grouped_line(lead: str, per_task: str, n: int, seconds: float, raw_rate: float) -> str:
+    """A read with ``shardsPerTask`` against the raw reader."""
+    rate = n / seconds
+    return (
+        f"{lead}, shardsPerTask={per_task} (one wave of tasks): {rate:,.0f} records/s "
+        f"({seconds:.2f} s), {rate / raw_rate:.2f} of raw (target >= 0.9: {met(rate / raw_rate)})"
+    )
+
+
+def streaming(sc, aws, stream: str, n: int, kinesis_at=None) -> tuple:
+    """(seconds from ssc.start() until createStream delivered all n records, start, first
+    output, steady records/s); Kinesis at ``kinesis_at`` (default ``aws``), leases on ``aws``."""
     from pyspark.streaming import StreamingContext
 
+    kinesis_at = kinesis_at or aws
     ssc = StreamingContext(sc, 1)
     lines = KinesisUtils.createStream(
         ssc,
         f"bench-{uuid.uuid4().hex[:8]}",
         stream,
-        aws.endpoint_url,
+        kinesis_at.endpoint_url,
         aws.region_name,
         InitialPositionInStream.TRIM_HORIZON,
         5,
@@ -131,9 +220,10 @@ def produce_steady(env: dict, stream: str, seconds: int, rate: int) -> None:
                     time.sleep(wait)
 
 
-def latency(sc, aws, kinesis, seconds: int, rate: int) -> list:
+def latency(sc, aws, kinesis_at, seconds: int, rate: int) -> list:
     from pyspark.streaming import StreamingContext
 
+    kinesis = kinesis_at.client("kinesis")
     stream = f"bench-latency-{uuid.uuid4().hex[:8]}"
     ensure_stream(kinesis, stream, SHARDS)
     ssc = StreamingContext(sc, 1)
@@ -142,7 +232,7 @@ def latency(sc, aws, kinesis, seconds: int, rate: int) -> list:
         ssc,
         app,
         stream,
-        aws.endpoint_url,
+        kinesis_at.endpoint_url,
         aws.region_name,
         InitialPositionInStream.LATEST,
         2,
@@ -172,7 +262,7 @@ def latency(sc, aws, kinesis, seconds: int, rate: int) -> list:
     # The producer runs in its own process, as producers do: in this one it would compete
     # for the driver's GIL with Spark's callbacks and skew what is measured.
     producer = multiprocessing.get_context("spawn").Process(
-        target=produce_steady, args=(aws.env(), stream, seconds, rate)
+        target=produce_steady, args=(kinesis_at.env(), stream, seconds, rate)
     )
     producer.start()
     producer.join(seconds + 120)
@@ -188,9 +278,11 @@ def latency(sc, aws, kinesis, seconds: int, rate: int) -> list:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--records", type=int, default=200_000)
-    parser.add_argument("--latency-seconds", type=int, default=20)
+    parser.add_argument("--latency-seconds", type=int, default=20, help="0: no latency run")
+    add_server_option(parser)
     args = parser.parse_args()
-    with LocalAWS() as aws:
+    n = args.records
+    with LocalAWS() as aws, kinesis_server(args.kinesis_server, aws) as kinesis_at:
         os.environ.update({k: v for k, v in aws.env().items() if k != "AWS_ENDPOINT_URL"})
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         from pyspark import SparkConf, SparkContext
@@ -203,21 +295,30 @@ def main() -> None:
             .set("spark.ui.showConsoleProgress", "false")
         )
         sc.setLogLevel("ERROR")
-        kinesis = aws.client("kinesis")
+        kinesis = kinesis_at.client("kinesis")
         stream = f"bench-{uuid.uuid4().hex[:8]}"
         ensure_stream(kinesis, stream, SHARDS)
-        preload(kinesis, stream, args.records)
-        raw_s = raw_boto3(kinesis, stream, args.records)
-        ours_s, started, first_output, steady = streaming(sc, aws, stream, args.records)
+        preload(kinesis, stream, n)
+        cpu = ServerCPU(kinesis_at)
+        raw_s, raw_cpu, paced_s = raw_baselines(kinesis, stream, n, cpu)
+        ours_s, started, first_output, steady = streaming(sc, aws, stream, n, kinesis_at)
+        ours_cpu = cpu.since_last()
         # The same stream again under a new application name (its own leases, from
         # TRIM_HORIZON) on the now warm SparkContext: what a second stream of one
         # application pays, without the JVM's and PySpark's first-job start.
-        warm_s, warm_started, warm_first, _ = streaming(sc, aws, stream, args.records)
-        raw_rate, ours_rate = args.records / raw_s, args.records / ours_s
-        warm_rate = args.records / warm_s
-        print(f"{args.records:,} records of ~100 B over {SHARDS} shards, moto's server, local[2]")
-        print(f"  raw boto3, a thread per shard: {raw_rate:>9,.0f} records/s ({raw_s:.1f} s)")
-        print(f"  createStream, 1 s batches:     {ours_rate:>9,.0f} records/s ({ours_s:.1f} s)")
+        warm_s, warm_started, warm_first, warm_steady = streaming(sc, aws, stream, n, kinesis_at)
+        warm_cpu = cpu.since_last()
+        raw_rate, ours_rate, warm_rate = n / raw_s, n / ours_s, n / warm_s
+        first_delay = warm_first - warm_started
+        print(f"{n:,} records of ~100 B over {SHARDS} shards, {cpu.label}, local[2]")
+        print(
+            f"  raw boto3, a thread per shard: {raw_rate:>9,.0f} records/s ({raw_s:.1f} s; "
+            f"server CPU {raw_cpu:.1f} s)"
+        )
+        print(
+            f"  createStream, 1 s batches:     {ours_rate:>9,.0f} records/s ({ours_s:.1f} s; "
+            f"server CPU {ours_cpu:.1f} s)"
+        )
         print(f"  ratio createStream / raw: {ours_rate / raw_rate:.2f} (target >= 0.9)")
         print(
             f"  of which {first_output - started:.1f} s until the first batch output "
@@ -226,23 +327,39 @@ def main() -> None:
             if steady
             else "  (all records arrived in one batch: no steady-state figure)"
         )
+        ratio = warm_rate / raw_rate
         print(
             f"  the same again on the warm SparkContext: {warm_rate:,.0f} records/s "
-            f"({warm_s:.1f} s, first output after {warm_first - warm_started:.1f} s), "
-            f"ratio {warm_rate / raw_rate:.2f}"
+            f"({warm_s:.1f} s; server CPU {warm_cpu:.1f} s), ratio {ratio:.2f} "
+            f"(target >= 0.9: {met(ratio)})"
         )
-        measured = latency(sc, aws, kinesis, args.latency_seconds, 1000)
-        first_put = min(t for t, _ in measured)
-        print("latency put -> batch output at 1,000 records/s, 1 s batches (target p99 <= 1.5 s)")
-        for label, cut in (("every record", first_put), ("after the first 2 s", first_put + 2)):
-            delays = sorted(d for t, d in measured if t >= cut)
-            p50 = statistics.median(delays)
-            p99 = delays[int(len(delays) * 0.99) - 1]
-            print(
-                f"  {label} ({len(delays):,} records): p50 {p50:.2f} s, p99 {p99:.2f} s, "
-                f"max {delays[-1]:.2f} s"
+        print(
+            f"  warm: first output with records {first_delay:.2f} s after ssc.start() "
+            f"(target <= 2 s: {'met' if first_delay <= 2 else 'not met'})"
+            + (
+                f"; after it {warm_steady:,.0f} records/s (ratio {warm_steady / raw_rate:.2f})"
+                if warm_steady
+                else ""
             )
+        )
+        print("  " + paced_line(n, paced_s, warm_rate, "warm createStream"))
+        if args.latency_seconds:
+            measured = latency(sc, aws, kinesis_at, args.latency_seconds, 1000)
+            print_latency(measured)
         sc.stop()
+
+
+def print_latency(measured: list) -> None:
+    first_put = min(t for t, _ in measured)
+    print("latency put -> batch output at 1,000 records/s, 1 s batches (target p99 <= 1.5 s)")
+    for label, cut in (("every record", first_put), ("after the first 2 s", first_put + 2)):
+        delays = sorted(d for t, d in measured if t >= cut)
+        p50 = statistics.median(delays)
+        p99 = delays[int(len(delays) * 0.99) - 1]
+        print(
+            f"  {label} ({len(delays):,} records): p50 {p50:.2f} s, p99 {p99:.2f} s, "
+            f"max {delays[-1]:.2f} s"
+        )
 
 
 if __name__ == "__main__":

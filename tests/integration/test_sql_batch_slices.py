@@ -14,7 +14,7 @@ from kinesis_dstream.sql.config.options import SourceOptions
 from kinesis_dstream.sql.schema import OutputColumns
 
 
-def read(local_aws, stream, **bounds):
+def batch_reader(local_aws, stream, **given_options):
     from kinesis_dstream.sql.batch.reader import KinesisBatchReader
 
     given = {
@@ -23,10 +23,14 @@ def read(local_aws, stream, **bounds):
         "region": local_aws.region_name,
         "awsAccessKeyId": local_aws.access_key_id,
         "awsSecretKey": local_aws.secret_access_key,
-        **bounds,
+        **given_options,
     }
     options = SourceOptions.parse(given)
-    reader = KinesisBatchReader(options, given, OutputColumns.for_source("kinesis", False))
+    return KinesisBatchReader(options, given, OutputColumns.for_source("kinesis", False))
+
+
+def read(local_aws, stream, **bounds):
+    reader = batch_reader(local_aws, stream, **bounds)
     return [
         (row["data"].decode(), row["sequenceNumber"])
         for part in reader.partitions()
@@ -60,3 +64,42 @@ def test_a_shard_the_offsets_name_that_the_stream_does_not_list_is_reported(
         RecordsLostError, match=r"does not list shard\(s\) \['shardId-000000000042'\]"
     ):
         read(local_aws, stream, startingOffsets=start, failOnDataLoss="true")
+
+
+def test_shards_per_task_reads_a_tasks_shards_together_every_record_once(
+    local_aws, kinesis, unique_name
+):
+    from kinesis_dstream.sql.batch.group import SliceGroup
+
+    ensure_stream(kinesis, unique_name, 3)
+    with KinesisProducer(unique_name, client=kinesis) as producer:
+        for i in range(60):
+            producer.put(f"r{i}", f"key-{i}")
+    alone = read(local_aws, unique_name)
+    grouped = read(local_aws, unique_name, shardsPerTask="2")
+    assert sorted(d for d, _ in grouped) == sorted(f"r{i}" for i in range(60))
+    assert sorted(grouped) == sorted(alone)
+    tasks = batch_reader(local_aws, unique_name, shardsPerTask="2")
+    kinds = [type(t).__name__ for t in tasks.partitions()]
+    assert kinds == [SliceGroup.__name__, "ShardSlice"]
+
+
+def test_a_slice_that_fails_fails_its_group_task_and_stops_the_others(
+    local_aws, kinesis, unique_name
+):
+    import threading
+    from dataclasses import replace
+
+    from kinesis_dstream.errors import KinesisDStreamError
+    from kinesis_dstream.sql.batch.group import SliceGroup
+
+    ensure_stream(kinesis, unique_name, 1)
+    with KinesisProducer(unique_name, client=kinesis) as producer:
+        for i in range(5):
+            producer.put(f"r{i}", "one-key")
+    reader = batch_reader(local_aws, unique_name)
+    (real,) = reader.partitions()
+    gone = replace(real, shard_id="shardId-000000000099")
+    with pytest.raises(KinesisDStreamError, match="shardId-000000000099"):
+        list(reader.read(SliceGroup((real, gone))))
+    assert not [t for t in threading.enumerate() if t.name.startswith("kinesis-slice-")]

@@ -217,6 +217,18 @@ def test_a_batch_read_parses_payloads_into_the_streaming_sources_columns(
     ]
 
 
+def test_shards_per_task_reads_a_tasks_shards_together_through_spark(
+    session, local_aws, kinesis, unique_name
+):
+    ensure_stream(kinesis, unique_name, 3)
+    sent = put(kinesis, unique_name, "g", 30)
+    df = batch(session, local_aws, unique_name, shardsPerTask="2")
+    assert df.rdd.getNumPartitions() == 2  # a task of two shards, a task of one
+    rows = df.select("data", "shardId").collect()
+    assert sorted(r.data.decode() for r in rows) == sorted(sent)
+    assert len({r.shardId for r in rows}) == 3
+
+
 @pytest.mark.slow  # a Spark application of its own: a minute on a loaded machine
 def test_the_backfill_example_writes_a_day_as_parquet_as_documented(tmp_path):
     example = Path(__file__).resolve().parents[2] / "examples" / "kinesis_batch_backfill.py"

@@ -2,8 +2,9 @@
 
 Spark plans the read on the driver (:meth:`KinesisBatchReader.partitions`, in a Python
 worker: metadata only, ListShards and DescribeStreamSummary) and runs one task per shard
-slice on the executors (:meth:`KinesisBatchReader.read`), so it works wherever the Python
-data source does, Spark Connect included. The reader holds only picklable settings.
+slice on the executors (:meth:`KinesisBatchReader.read`), or per ``shardsPerTask`` slices
+read concurrently (:mod:`.group`), so it works wherever the Python data source does, Spark
+Connect included. The reader holds only picklable settings.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from ..parsing.payload import PayloadParser
 from ..reading import read_settings, shaped
 from ..schema import OutputColumns
 from .bounds import BatchBounds
+from .group import SliceGroup, group_slices, read_group
 from .plan import plan_read, planning_moment
 from .read import read_slice
 
@@ -47,8 +49,13 @@ class KinesisBatchReader(DataSourceReader):
             )
 
     def partitions(self) -> list:
-        return plan_read(self.options, self.bounds, planning_moment())
+        slices = plan_read(self.options, self.bounds, planning_moment())
+        return group_slices(slices, self.options.shards_per_task)
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
         what = partition.describe()  # type: ignore[attr-defined]
-        yield from shaped(read_slice(partition, self.settings), self.columns, self.parser, what)  # type: ignore[arg-type]
+        if isinstance(partition, SliceGroup):
+            batches = read_group(partition, lambda part: read_slice(part, self.settings))
+        else:
+            batches = read_slice(partition, self.settings)  # type: ignore[arg-type]
+        yield from shaped(batches, self.columns, self.parser, what)
