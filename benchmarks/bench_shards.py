@@ -2,19 +2,33 @@
 
     python -m benchmarks.bench_shards [--shards 4,32,128] [--rate 500] [--seconds 30]
                                       [--warmup 5] [--paths createStream,source]
+                                      [--kinesis-server bench|moto]
                                       [--idle-poll-ms 2000] [--fetch-interval-ms N]
                                       [--free-rounds] [--lease-server]
                                       [--no-heap-freeze]
 
-One local server (moto's, in a child process). For each shard count, a producer in its
-own process puts ``--rate`` records a second (spread over every shard by key), each
-carrying its put time, for ``--seconds``; the reader under test runs from LATEST with 1 s
-batches (createStream) or a 1 s trigger (the source, into foreachBatch). Printed per shard
-count: records put and delivered, latency put -> output p50/p99 of the records put after
-the first ``--warmup`` seconds (the reader's first rounds, Python workers and JIT are not
-the steady state), the CPU seconds per second of our processes apart from the server's
-(in total, and for this driver, its JVM and the Python workers), and GetRecords calls
-(createStream: shard reads in rounds; the source: the driver's peeks) per second.
+Kinesis is served by ``--kinesis-server``: ``bench`` (the default),
+:mod:`benchmarks.kinesis_server`, in memory with kept-alive connections, so that the
+figures measure the library rather than the test server; ``moto``, moto's server (the
+figures of the pages before 2026-11-27). createStream's DynamoDB (the lease table) and
+CloudWatch calls go to a moto server: a second one with ``bench`` (or with
+``--lease-server``), else Kinesis' own. Every server runs in a child process, and its CPU
+is printed apart from ours.
+
+For each shard count and each ``--rate`` (a list: ``0,500`` measures the idle shards and
+then the trickle), a producer in its own process puts ``--rate`` records a second (spread
+over every shard by key), each carrying its put time, for ``--seconds``; the reader under
+test runs from LATEST with 1 s batches (createStream) or a 1 s trigger (the source, into
+foreachBatch). Printed per path, shard count and rate: records put and delivered, latency
+put -> output p50/p99 of the records put after the first ``--warmup`` seconds (the
+reader's first rounds, Python workers and JIT are not the steady state), the CPU seconds
+per second of our processes (in total, and for this driver, its JVM and the Python
+workers) and of each server apart, the library's shard reads per second (createStream:
+shard reads in rounds; the source: the driver's peeks) and, on the benchmark server, every
+GetRecords call it served per second. Then, derived: our CPU ms per 1,000 GetRecords calls
+at rate 0 (every read is an idle shard's, Spark's empty batches included; with two shard
+counts at rate 0, also the slope between them, which leaves Spark's fixed cost out) and per 1,000
+records (all-in, and above the same path's rate-0 run: the records' own cost).
 ``--idle-poll-ms 0`` reads every shard every round (the baseline for idle polling: run
 both in one session).
 ``--free-rounds`` runs createStream's rounds unaligned to batch times, with
@@ -48,8 +62,11 @@ import tempfile
 import threading
 import time
 import uuid
+from typing import Optional
 
 from benchmarks import results
+from benchmarks.bench_shard_read import process_cpu_s
+from benchmarks.kinesis_server import BenchKinesis
 from kinesis_dstream import InitialPositionInStream, KinesisProducer, KinesisUtils
 from kinesis_dstream.executor_heap import FREEZE_ENV
 from kinesis_dstream.local import LocalAWS
@@ -153,10 +170,10 @@ class Run:
     """One shard count on one path: delays of delivered records and the CPU spent."""
 
     def __init__(
-        self, aws, shards: int, rate: int, seconds: int, warmup: float, servers: set
+        self, aws, shards: int, rate: int, seconds: int, warmup: float, servers: dict
     ) -> None:
         self.aws, self.shards, self.rate, self.seconds = aws, shards, rate, seconds
-        self.servers = servers  # pids of the local servers: not our CPU
+        self.servers = servers  # name -> pid of each local server: not our CPU
         self.warmup = warmup
         self.measure_from = float("inf")  # put time (epoch s) of the first measured record
         self.delivered = 0
@@ -177,20 +194,22 @@ class Run:
         if not started.wait(120):
             raise SystemExit(f"{self.stream}: the reader did not start within 120 s")
         time.sleep(2.0)  # the reader is past its start-up
-        server = set(self.servers)
+        server = set(self.servers.values())
         with self.lock:
             self.delivered = 0
             self.delays.clear()
         self.measure_from = time.time() + self.warmup
         sampler = CpuSampler(os.getpid(), server).start()
-        t0, reads0 = time.monotonic(), self.reads()
+        served0 = {name: process_cpu_s(pid) for name, pid in self.servers.items()}
+        t0, reads0, calls0 = time.monotonic(), self.reads(), _get_records_served(self.aws)
         producer = multiprocessing.get_context("spawn").Process(
             target=produce, args=(self.aws.env(), self.stream, self.seconds, self.rate)
         )
         producer.start()
         producer.join(self.seconds + 120)
         spent, t1 = sampler.stop({producer.pid}), time.monotonic()
-        reads1 = self.reads()
+        served = {n: process_cpu_s(pid) - served0[n] for n, pid in self.servers.items()}
+        reads1, calls1 = self.reads(), _get_records_served(self.aws)
         sent = self.seconds * self.rate
         deadline = time.monotonic() + 30
         while self.delivered < sent and time.monotonic() < deadline:
@@ -202,6 +221,10 @@ class Run:
             "sent": sent,
             "delivered": delivered,
             "reads_per_s": (reads1 - reads0) / (t1 - t0),
+            "get_records_per_s": (
+                None if calls0 is None else (calls1 - calls0) / (t1 - t0)  # type: ignore[operator]
+            ),
+            "server_cpu": {name: seconds / (t1 - t0) for name, seconds in served.items()},
             "p50": statistics.median(delays) if delays else float("nan"),
             "p99": delays[max(0, int(len(delays) * 0.99) - 1)] if delays else float("nan"),
             "cpu_per_s": sum(spent.values()) / (t1 - t0),
@@ -209,12 +232,23 @@ class Run:
         }
 
 
-def run_create_stream(sc, aws, lease_aws, shards: int, args) -> dict:
+def _get_records_served(aws) -> Optional[int]:
+    """GetRecords calls the server has served, where it counts them (the benchmark server)."""
+    return aws.calls().get("GetRecords", 0) if isinstance(aws, BenchKinesis) else None
+
+
+def _servers(aws, lease_aws) -> dict:
+    if lease_aws is aws:
+        return {"server": aws.pid}
+    return {"Kinesis server": aws.pid, "lease server": lease_aws.pid}
+
+
+def run_create_stream(sc, aws, lease_aws, shards: int, rate: int, args) -> dict:
     from pyspark.streaming import StreamingContext
 
     from kinesis_dstream.dstream.context import progress
 
-    run = Run(aws, shards, args.rate, args.seconds, args.warmup, {aws.pid, lease_aws.pid})
+    run = Run(aws, shards, rate, args.seconds, args.warmup, _servers(aws, lease_aws))
     ssc = StreamingContext(sc, 1)
     app = f"bench-{uuid.uuid4().hex[:8]}"
     lines = KinesisUtils.createStream(
@@ -257,8 +291,8 @@ def run_create_stream(sc, aws, lease_aws, shards: int, args) -> dict:
         ssc.stop(stopSparkContext=False, stopGraceFully=False)
 
 
-def run_source(spark, aws, shards: int, args) -> dict:
-    run = Run(aws, shards, args.rate, args.seconds, args.warmup, {aws.pid})
+def run_source(spark, aws, lease_aws, shards: int, rate: int, args) -> dict:
+    run = Run(aws, shards, rate, args.seconds, args.warmup, _servers(aws, lease_aws))
     started = threading.Event()
 
     def each(batch_df, _batch_id):
@@ -317,11 +351,19 @@ def _peeks(query) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--shards", default="4,32,128")
-    parser.add_argument("--rate", type=int, default=500)
+    parser.add_argument(
+        "--rate", default="500", help="records a second in all; a list (0,500) runs each"
+    )
     parser.add_argument("--seconds", type=int, default=30)
     parser.add_argument("--warmup", type=float, default=5.0)
     parser.add_argument("--idle-poll-ms", type=int, default=2000)
     parser.add_argument("--paths", default="createStream,source")
+    parser.add_argument(
+        "--kinesis-server",
+        choices=("bench", "moto"),
+        default="bench",
+        help="Kinesis on the in-memory benchmark server (default) or on moto's",
+    )
     parser.add_argument(
         "--fetch-interval-ms", type=int, default=None, help="default: the library's"
     )
@@ -338,7 +380,7 @@ def main() -> None:
     parser.add_argument(
         "--lease-server",
         action="store_true",
-        help="createStream's DynamoDB and CloudWatch on a second moto server",
+        help="with --kinesis-server moto: DynamoDB and CloudWatch on a second moto server",
     )
     args = parser.parse_args()
     if args.free_rounds:
@@ -346,9 +388,11 @@ def main() -> None:
 
         RoundPacer.align = lambda self, batch_interval_s: None  # type: ignore[method-assign]
     counts = [int(n) for n in args.shards.split(",")]
+    rates = [int(n) for n in args.rate.split(",")]
     with contextlib.ExitStack() as servers:
-        aws = servers.enter_context(LocalAWS())
-        lease_aws = servers.enter_context(LocalAWS()) if args.lease_server else aws
+        bench = args.kinesis_server == "bench"
+        aws = servers.enter_context(BenchKinesis() if bench else LocalAWS())
+        lease_aws = servers.enter_context(LocalAWS()) if bench or args.lease_server else aws
         os.environ.update({k: v for k, v in aws.env().items() if k != "AWS_ENDPOINT_URL"})
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         if args.no_heap_freeze:  # inherited by the JVM and its Python workers
@@ -370,31 +414,79 @@ def main() -> None:
         spark.dataSource.register(KinesisDataSource)
         print(
             f"{args.rate} records/s for {args.seconds} s (latency after the first "
-            f"{args.warmup:g} s), moto's server, local[2], 1 s batches, idleShardPollMs="
-            f"{args.idle_poll_ms}; createStream: fetchIntervalMs="
-            f"{args.fetch_interval_ms or 'default'}, rounds "
-            f"{'free-running' if args.free_rounds else 'aligned to batch times'}, leases on "
-            f"{'a second server' if args.lease_server else 'the same server'}, worker heaps "
-            f"{'not frozen' if args.no_heap_freeze else 'frozen'}"
+            f"{args.warmup:g} s), Kinesis on {aws.label}, leases and metrics on "
+            f"{lease_aws.label if lease_aws is not aws else 'the same server'}, local[2], "
+            f"1 s batches, idleShardPollMs={args.idle_poll_ms}; createStream: "
+            f"fetchIntervalMs={args.fetch_interval_ms or 'default'}, rounds "
+            f"{'free-running' if args.free_rounds else 'aligned to batch times'}, worker "
+            f"heaps {'not frozen' if args.no_heap_freeze else 'frozen'}. Load average at "
+            f"start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores."
         )
         print(
-            "path          shards      put  delivered   p50 s   p99 s   our CPU s/s  reads/s"
-            "   of which (CPU s/s)"
+            "path          shards rate      put  delivered   p50 s   p99 s   our CPU s/s  "
+            "reads/s  GetRecords/s   of which (CPU s/s); servers apart (CPU s/s)"
         )
+        measured: dict = {}
         for path in args.paths.split(","):
             for shards in counts:
-                if path == "createStream":
-                    result = run_create_stream(sc, aws, lease_aws, shards, args)
-                else:
-                    result = run_source(spark, aws, shards, args)
-                print(
-                    f"{path:<13} {shards:>6} {result['sent']:>8,} {result['delivered']:>10,} "
-                    f"{result['p50']:>7.2f} {result['p99']:>7.2f} {result['cpu_per_s']:>13.2f} "
-                    f"{result['reads_per_s']:>8.0f}   "
-                    + ", ".join(f"{k} {v:.2f}" for k, v in result["cpu_roles"].items()),
-                    flush=True,
-                )
+                for rate in rates:
+                    if path == "createStream":
+                        result = run_create_stream(sc, aws, lease_aws, shards, rate, args)
+                    else:
+                        result = run_source(spark, aws, lease_aws, shards, rate, args)
+                    measured[path, shards, rate] = result
+                    print(_row(path, shards, rate, result), flush=True)
+        _print_derived(measured)
+        print(f"Load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         sc.stop()
+
+
+def _row(path: str, shards: int, rate: int, result: dict) -> str:
+    calls = result["get_records_per_s"]
+    return (
+        f"{path:<13} {shards:>6} {rate:>4} {result['sent']:>8,} {result['delivered']:>10,} "
+        f"{result['p50']:>7.2f} {result['p99']:>7.2f} {result['cpu_per_s']:>13.2f} "
+        f"{result['reads_per_s']:>8.0f} {'-' if calls is None else f'{calls:.0f}':>13}   "
+        + ", ".join(f"{k} {v:.2f}" for k, v in result["cpu_roles"].items())
+        + "; "
+        + ", ".join(f"{k} {v:.2f}" for k, v in result["server_cpu"].items())
+    )
+
+
+def _print_derived(measured: dict) -> None:
+    """Our CPU per 1,000 idle reads (rate-0 runs) and per 1,000 records (the others)."""
+    if not measured:
+        return
+    print(
+        "\nDerived, our CPU (driver, JVM, Python workers; servers apart):\n"
+        "path          shards rate   ms/1,000 GetRecords   ms/1,000 records (all-in, "
+        "above rate 0)"
+    )
+    for (path, shards, rate), result in measured.items():
+        calls = result["get_records_per_s"] or result["reads_per_s"]
+        per_read = 1e3 * result["cpu_per_s"] / calls * 1000 if calls else float("nan")
+        per_records = "-"
+        if rate:
+            all_in = 1e3 * result["cpu_per_s"] / rate * 1000
+            idle = measured.get((path, shards, 0))
+            above = (
+                f"{1e3 * (result['cpu_per_s'] - idle['cpu_per_s']) / rate * 1000:.0f}"
+                if idle
+                else "-"
+            )
+            per_records = f"{all_in:.0f}, {above}"
+        print(f"{path:<13} {shards:>6} {rate:>4} {per_read:>21.1f}   {per_records}")
+    for path in dict.fromkeys(path for path, _, _ in measured):
+        idle = sorted((s, r) for (p, s, rate), r in measured.items() if p == path and not rate)
+        if len(idle) >= 2:  # the slope: Spark's fixed cost of empty batches cancels out
+            (few, low), (many, high) = idle[0], idle[-1]
+            calls = [r["get_records_per_s"] or r["reads_per_s"] for r in (low, high)]
+            if calls[1] > calls[0]:
+                slope = 1e6 * (high["cpu_per_s"] - low["cpu_per_s"]) / (calls[1] - calls[0])
+                print(
+                    f"{path}: {slope:.1f} ms of our CPU per 1,000 idle GetRecords more, "
+                    f"{few} -> {many} shards at rate 0"
+                )
 
 
 if __name__ == "__main__":

@@ -6,11 +6,17 @@ moto's server spends ~2 ms of CPU a call and closes every connection; on a 2-cor
 the library's benchmarks then measure the test server as much as the library. This one
 answers Kinesis' JSON protocol (``application/x-amz-json-1.1``, the ``X-Amz-Target``
 header) over HTTP/1.1 with kept-alive connections, for the calls the readers and the
-producer make: ``CreateStream``, ``DescribeStreamSummary``, ``ListShards``,
-``GetShardIterator``, ``GetRecords``, ``PutRecord`` and ``PutRecords``. It checks no
-signature and models no limits (no throttling, no iterator expiry, no resharding): the
-test suite keeps testing against moto and kinesalite, which are faithful; this server is
-for figures only. Every benchmark that uses it reports its CPU apart from the client's.
+producer make: ``CreateStream``, ``DescribeStream`` and ``DescribeStreamSummary``,
+``ListShards`` (pages of ``MaxResults`` with ``NextToken``; a ``ShardFilter`` is taken and
+changes nothing, as every shard is open from the stream's creation), ``GetShardIterator``,
+``GetRecords``, ``PutRecord`` and ``PutRecords``. It checks no signature and models no
+limits (no throttling, no iterator expiry, no resharding): the test suite keeps testing
+against moto and kinesalite, which are faithful; this server is for figures only. Every
+benchmark that uses it reports its CPU apart from the client's.
+
+``GET /calls`` answers the count of calls served per operation (unknown ones under their
+target), so a benchmark reads the GetRecords calls every client made, and sees a call it
+does not serve.
 
 It runs like :class:`kinesis_dstream.local.LocalAWS`'s child (:class:`BenchKinesis` starts
 it): it prints the ready line with its port and exits when its stdin closes.
@@ -24,6 +30,8 @@ import json
 import sys
 import threading
 import time
+import urllib.request
+from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Optional
 
@@ -60,13 +68,18 @@ class Stream:
         self.name = name
         self.arn = f"arn:aws:kinesis:us-east-1:123456789012:stream/{name}"
         self.shards = [Shard(i, shard_count) for i in range(shard_count)]
+        self.by_id = {shard.shard_id: shard for shard in self.shards}
         self.created = time.time()
 
     def shard(self, shard_id: str) -> Shard:
-        for shard in self.shards:
-            if shard.shard_id == shard_id:
-                return shard
-        raise ServiceError("ResourceNotFoundException", f"Shard {shard_id} not found")
+        shard = self.by_id.get(shard_id)
+        if shard is None:
+            raise ServiceError("ResourceNotFoundException", f"Shard {shard_id} not found")
+        return shard
+
+    def shards_after(self, shard_id: Optional[str]) -> list:
+        """The shards after ``shard_id`` in id order (all of them for None)."""
+        return [s for s in self.shards if shard_id is None or s.shard_id > shard_id]
 
     def shard_for(self, partition_key: str, explicit: Optional[str]) -> Shard:
         key = (
@@ -81,6 +94,7 @@ class Store:
 
     def __init__(self) -> None:
         self.streams: dict = {}
+        self.calls: Counter = Counter()  # operation (or unknown target) -> calls served
         self.lock = threading.Lock()
         self._sequence = 10**20  # sequence numbers: increasing decimal strings, 21 digits
 
@@ -115,21 +129,48 @@ class Store:
             }
         }
 
-    def list_shards(self, body: dict) -> dict:
+    def describe_stream(self, body: dict) -> dict:
         stream = self.stream(body)
+        limit = _bounded(body, "Limit", 100, 10000)
+        after = stream.shards_after(body.get("ExclusiveStartShardId"))
+        summary = self.describe_stream_summary(body)["StreamDescriptionSummary"]
+        for key in ("OpenShardCount", "ConsumerCount"):
+            del summary[key]
         return {
-            "Shards": [
-                {
-                    "ShardId": shard.shard_id,
-                    "HashKeyRange": {
-                        "StartingHashKey": str(shard.start_key),
-                        "EndingHashKey": str(shard.end_key),
-                    },
-                    "SequenceNumberRange": {"StartingSequenceNumber": "0"},
-                }
-                for shard in stream.shards
-            ]
+            "StreamDescription": {
+                **summary,
+                "Shards": [_shard_entry(shard) for shard in after[:limit]],
+                "HasMoreShards": len(after) > limit,
+            }
         }
+
+    def list_shards(self, body: dict) -> dict:
+        """A page of ``MaxResults`` shards (default 1,000, as Kinesis) and a ``NextToken``
+        while more follow; a token names its stream, so ``StreamName`` is refused beside it
+        (as Kinesis does)."""
+        token = body.get("NextToken")
+        if token is not None:
+            if body.get("StreamName") or body.get("StreamARN"):
+                raise ServiceError(
+                    "InvalidArgumentException", "NextToken and StreamName cannot be combined"
+                )
+            try:
+                name, last = base64.b64decode(token).decode().split("|")
+            except (ValueError, UnicodeDecodeError) as exc:
+                raise ServiceError("InvalidArgumentException", "Invalid NextToken") from exc
+            stream = self.stream({"StreamName": name})
+        else:
+            stream = self.stream(body)
+            last = body.get("ExclusiveStartShardId")
+        limit = _bounded(body, "MaxResults", 1000, 10000)
+        after = stream.shards_after(last or None)
+        page = after[:limit]
+        answer: dict = {"Shards": [_shard_entry(shard) for shard in page]}
+        if len(after) > limit:
+            answer["NextToken"] = base64.b64encode(
+                f"{stream.name}|{page[-1].shard_id}".encode()
+            ).decode()
+        return answer
 
     def get_shard_iterator(self, body: dict) -> dict:
         stream = self.stream(body)
@@ -203,12 +244,33 @@ class Store:
         }
 
 
+def _shard_entry(shard: Shard) -> dict:
+    return {
+        "ShardId": shard.shard_id,
+        "HashKeyRange": {
+            "StartingHashKey": str(shard.start_key),
+            "EndingHashKey": str(shard.end_key),
+        },
+        "SequenceNumberRange": {"StartingSequenceNumber": "0"},
+    }
+
+
+def _bounded(body: dict, field: str, default: int, most: int) -> int:
+    value = body.get(field)
+    if value is None:
+        return default
+    if not 1 <= int(value) <= most:
+        raise ServiceError("InvalidArgumentException", f"{field} must be 1-{most}, got {value}")
+    return int(value)
+
+
 def _iterator(stream_name: str, shard_id: str, position: int) -> str:
     return base64.b64encode(f"{stream_name}|{shard_id}|{position}".encode()).decode()
 
 
 _OPERATIONS: dict = {
     "CreateStream": Store.create_stream,
+    "DescribeStream": Store.describe_stream,
     "DescribeStreamSummary": Store.describe_stream_summary,
     "ListShards": Store.list_shards,
     "GetShardIterator": Store.get_shard_iterator,
@@ -234,12 +296,27 @@ def make_handler(store: Store) -> type:
             )
             status = 200
             try:
-                if operation is None:
-                    raise ServiceError("UnknownOperationException", f"unknown target {target!r}")
                 with store.lock:
+                    store.calls[target.removeprefix(_TARGET_PREFIX)] += 1
+                    if operation is None:
+                        raise ServiceError(
+                            "UnknownOperationException", f"unknown target {target!r}"
+                        )
                     answer: Any = operation(store, json.loads(raw or b"{}"))
             except ServiceError as exc:
                 status, answer = 400, {"__type": exc.code, "message": str(exc)}
+            self._answer(status, answer)
+
+        def do_GET(self) -> None:
+            """``/calls``: the calls served so far, per operation."""
+            if self.path != "/calls":
+                self._answer(404, {"message": f"no {self.path}"})
+                return
+            with store.lock:
+                calls = dict(store.calls)
+            self._answer(200, calls)
+
+        def _answer(self, status: int, answer: Any) -> None:
             payload = json.dumps(answer).encode()
             self.send_response(status)
             self.send_header("Content-Type", _CONTENT_TYPE)
@@ -276,6 +353,11 @@ class BenchKinesis(LocalAWS):
 
     def command(self, port: int) -> list:
         return [sys.executable, "-m", "benchmarks.kinesis_server", str(port)]
+
+    def calls(self) -> dict:
+        """Calls served so far, per operation (``GET /calls``)."""
+        with urllib.request.urlopen(f"{self.endpoint_url}/calls", timeout=10) as answer:
+            return json.loads(answer.read())
 
 
 if __name__ == "__main__":

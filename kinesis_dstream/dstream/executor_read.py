@@ -21,6 +21,7 @@ same records, never to "whatever is there now".
 
 from __future__ import annotations
 
+import collections
 import functools
 import itertools
 import logging
@@ -120,9 +121,9 @@ class FetchPlan:
 def fetch(groups: Iterable[list], ranges: Any = None) -> Iterator:
     """mapPartitions function of a round: the shard's range, then its records, per plan.
 
-    A partition holds one group of plans (shards): they are read concurrently, one thread
-    each (at most :data:`MAX_READ_THREADS`), then yielded in the group's order. Reading
-    many shards in one task is what keeps a round of hundreds of mostly quiet shards
+    A partition holds one group of plans (shards): they are read concurrently (at most
+    :data:`MAX_READ_THREADS` at a time, see :func:`_read_group`) and yielded in the group's
+    order. Reading many shards in one task is what keeps a round of hundreds of mostly quiet shards
     cheap: a task's launch and its Python worker's round trip are paid once a group.
     ``ranges`` is a Spark accumulator of lists: each range is also added there, so the
     driver learns the ranges from the job that caches the data, with no second job
@@ -130,20 +131,38 @@ def fetch(groups: Iterable[list], ranges: Any = None) -> Iterator:
     not reuse).
     """
     for group in groups:
-        if len(group) == 1:
-            results = [_read_one(group[0])]
-        else:
-            # Threads read and de-aggregate; the user's message handler runs here, in the
-            # task's own thread, one record after another as it always did.
-            threads = min(len(group), MAX_READ_THREADS)
-            with ThreadPoolExecutor(threads, thread_name_prefix="kinesis-read") as pool:
-                raw = list(pool.map(functools.partial(_read_one, with_handler=False), group))
-            results = [_handle(plan, result) for plan, result in zip(group, raw)]
+        results = [_read_one(group[0])] if len(group) == 1 else _read_group(group)
         for header, records in results:
             if ranges is not None:
                 ranges.add([header])
             yield header
             yield from records
+
+
+def _read_group(group: list) -> Iterator:
+    """(header, records) of each plan of ``group``, in its order, read by threads with at
+    most :data:`MAX_READ_THREADS` reads in flight or waiting to be yielded.
+
+    A read starts when an earlier one is yielded, so a task holds at most that many pages
+    (up to 10 MiB each) however many shards its group has: a group of hundreds of quiet
+    shards is one task, not one per 16. Threads read and de-aggregate; the user's message
+    handler runs here, in the task's own thread, one record after another as it always
+    did. Leaving early (the task killed) waits for the reads in flight (each bounded by
+    its plan's ``max_time_s``).
+    """
+    read = functools.partial(_read_one, with_handler=False)
+    plans = iter(group)
+    threads = min(len(group), MAX_READ_THREADS)
+    with ThreadPoolExecutor(threads, thread_name_prefix="kinesis-read") as pool:
+        window = collections.deque(
+            (plan, pool.submit(read, plan)) for plan in itertools.islice(plans, threads)
+        )
+        while window:
+            plan, future = window.popleft()
+            yield _handle(plan, future.result())
+            following = next(plans, None)  # once this page is yielded: the bound holds
+            if following is not None:
+                window.append((following, pool.submit(read, following)))
 
 
 def _handle(plan: FetchPlan, result: tuple) -> tuple:

@@ -245,14 +245,17 @@ def test_by_default_ranges_near_their_tip_are_grouped_and_a_backlog_reads_wide()
     quiet = _ranges("s", 128)
     lags = {("s", p.shard_id): 200 for p in quiet}
     tasks = plan_tasks(quiet, None, None, lags)
-    assert [len(t.parts) for t in tasks] == [16] * 8  # 128 quiet shards: 8 tasks
+    assert [len(t.parts) for t in tasks] == [32] * 4  # 128 quiet shards: 4 tasks
     assert [p for t in tasks for p in t.parts] == quiet  # each range once, in order
     few = _ranges("s", 4)
     assert plan_tasks(few, None, None, {("s", p.shard_id): 0 for p in few}) == few
     behind = {("s", p.shard_id): (60_000 if i < 3 else 0) for i, p in enumerate(quiet)}
     tasks = plan_tasks(quiet, None, None, behind)
     assert tasks[:3] == quiet[:3]  # catching up: a task each
-    assert [len(t.parts) for t in tasks[3:]] == [15, 16, 15, 16, 16, 15, 16, 16]
+    assert [len(t.parts) for t in tasks[3:]] == [31, 31, 31, 32]
+    many = _ranges("s", 512)
+    grouped = plan_tasks(many, None, None, {("s", p.shard_id): 0 for p in many})
+    assert [len(t.parts) for t in grouped] == [128] * 4  # 512 quiet shards: 4 tasks
     assert [p for t in tasks[3:] for p in t.parts] == quiet[3:]
     for count, sizes in ((5, [1, 1, 1, 2]), (9, [2, 2, 2, 3]), (20, [5, 5, 5, 5])):
         parts = _ranges("s", count)  # at least 4 tasks, as even as can be

@@ -89,3 +89,35 @@ def test_a_group_applies_the_message_handler_after_reading_and_a_failure_is_perm
     assert failed.error_type == "MessageHandlerError" and "shardId-1" in failed.error
     assert "2/4" in failed.error
     assert failed.next_iterator == "it-0"  # the shard is read again from where it was
+
+
+def test_a_large_group_is_read_in_order_with_a_bounded_window_of_pages(monkeypatch):
+    """A task of hundreds of shards holds at most MAX_READ_THREADS pages at a time."""
+    import threading
+    from types import SimpleNamespace
+
+    from kinesis_dstream.dstream import executor_read
+    from kinesis_dstream.dstream.settings import shards_per_task
+
+    lock = threading.Lock()
+    started: list = []
+
+    def read_one(plan, with_handler=True):
+        with lock:
+            started.append(plan)
+        return header(plan, 1), [f"{plan}-record"]
+
+    monkeypatch.setattr(executor_read, "_read_one", read_one)
+    monkeypatch.setattr(executor_read, "_handle", lambda plan, result: result)
+    plans = [f"shardId-{n:03d}" for n in range(100)]
+    held = []
+    out = []
+    for item in executor_read.fetch([plans]):
+        if isinstance(item, ShardRange):
+            with lock:  # reads started, not yet yielded (this one included)
+                held.append(len(started) - len(out))
+            out.append(item.shard_id)
+    assert out == plans
+    assert max(held) <= executor_read.MAX_READ_THREADS
+    default = SimpleNamespace(shards_per_task=None)
+    assert shards_per_task(default, 512, 2) == 256  # one task per core, however many
