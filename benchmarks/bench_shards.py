@@ -3,7 +3,7 @@
     python -m benchmarks.bench_shards [--shards 4,32,128] [--rate 500] [--seconds 30]
                                       [--warmup 5] [--paths createStream,source]
                                       [--kinesis-server bench|moto]
-                                      [--idle-poll-ms 2000] [--fetch-interval-ms N]
+                                      [--idle-poll-ms 0] [--fetch-interval-ms N]
                                       [--free-rounds] [--lease-server]
                                       [--no-heap-freeze]
 
@@ -29,8 +29,9 @@ GetRecords call it served per second. Then, derived: our CPU ms per 1,000 GetRec
 at rate 0 (every read is an idle shard's, Spark's empty batches included; with two shard
 counts at rate 0, also the slope between them, which leaves Spark's fixed cost out) and per 1,000
 records (all-in, and above the same path's rate-0 run: the records' own cost).
-``--idle-poll-ms 0`` reads every shard every round (the baseline for idle polling: run
-both in one session).
+``--idle-poll-ms 0`` (the library's default) reads every shard every round; ``--idle-poll-ms
+2000`` reads quiet shards less often (the option: run both in one session to see what it
+saves and what it costs in latency).
 ``--free-rounds`` runs createStream's rounds unaligned to batch times, with
 ``--fetch-interval-ms 500`` the library's behaviour before the round pacer (the baseline
 for it); by default rounds come once per 1 s batch, timed to end just before it.
@@ -356,7 +357,7 @@ def main() -> None:
     )
     parser.add_argument("--seconds", type=int, default=30)
     parser.add_argument("--warmup", type=float, default=5.0)
-    parser.add_argument("--idle-poll-ms", type=int, default=2000)
+    parser.add_argument("--idle-poll-ms", type=int, default=0)
     parser.add_argument("--paths", default="createStream,source")
     parser.add_argument(
         "--kinesis-server",
