@@ -12,6 +12,9 @@ signature and models no limits (no throttling, no iterator expiry, no resharding
 test suite keeps testing against moto and kinesalite, which are faithful; this server is
 for figures only. Every benchmark that uses it reports its CPU apart from the client's.
 
+``GET /calls`` answers the calls served so far by operation (a JSON object), so a
+benchmark can count what a client asked for in a window (:meth:`BenchKinesis.calls`).
+
 It runs like :class:`kinesis_dstream.local.LocalAWS`'s child (:class:`BenchKinesis` starts
 it): it prints the ready line with its port and exits when its stdin closes.
 """
@@ -24,6 +27,7 @@ import json
 import sys
 import threading
 import time
+import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Optional
 
@@ -82,6 +86,8 @@ class Store:
     def __init__(self) -> None:
         self.streams: dict = {}
         self.lock = threading.Lock()
+        #: Calls answered, by the operation's method name (``get_records``, ...).
+        self.calls: dict = {}
         self._sequence = 10**20  # sequence numbers: increasing decimal strings, 21 digits
 
     def stream(self, body: dict) -> Stream:
@@ -237,9 +243,21 @@ def make_handler(store: Store) -> type:
                 if operation is None:
                     raise ServiceError("UnknownOperationException", f"unknown target {target!r}")
                 with store.lock:
+                    store.calls[operation.__name__] = store.calls.get(operation.__name__, 0) + 1
                     answer: Any = operation(store, json.loads(raw or b"{}"))
             except ServiceError as exc:
                 status, answer = 400, {"__type": exc.code, "message": str(exc)}
+            self._answer(status, answer)
+
+        def do_GET(self) -> None:
+            if self.path != "/calls":
+                self._answer(404, {"message": "only GET /calls is served"})
+                return
+            with store.lock:
+                counts = dict(store.calls)
+            self._answer(200, counts)
+
+        def _answer(self, status: int, answer: Any) -> None:
             payload = json.dumps(answer).encode()
             self.send_response(status)
             self.send_header("Content-Type", _CONTENT_TYPE)
@@ -254,9 +272,16 @@ def make_handler(store: Store) -> type:
     return Handler
 
 
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that closes its kept-alive connection (a daemon stopped) is no error."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 def serve(port: int = 0) -> None:
     """Serve on 127.0.0.1:``port`` until stdin closes; prints the ready line."""
-    server = ThreadingHTTPServer(("127.0.0.1", port), make_handler(Store()))
+    server = _Server(("127.0.0.1", port), make_handler(Store()))
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, name="bench-kinesis", daemon=True)
     thread.start()
@@ -276,6 +301,11 @@ class BenchKinesis(LocalAWS):
 
     def command(self, port: int) -> list:
         return [sys.executable, "-m", "benchmarks.kinesis_server", str(port)]
+
+    def calls(self) -> dict:
+        """Calls answered so far, by the operation's method name (``get_records``, ...)."""
+        with urllib.request.urlopen(f"{self.endpoint_url}/calls", timeout=10) as answer:
+            return json.loads(answer.read())
 
 
 if __name__ == "__main__":
