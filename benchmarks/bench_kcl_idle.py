@@ -30,10 +30,10 @@ process):
 - the children alive at the end: a lease lost in the window ends its child (that daemon
   then polls fewer shards, and the run gives no verdict).
 
-moto renews leases slowly: on 2 shared cores both daemons lost leases at 256 shards and
-more with the KCL's ``failoverTimeMillis`` of 10 s (a renewal every 3.3 s a lease);
-``--failover-ms`` sets it for both (renewals every third of it). ``--profile`` samples our
-daemon with py-spy (the thread holding the GIL) in the window.
+moto renews leases slowly: on 2 shared cores the Java daemon lost leases at 256 shards
+with the KCL's ``failoverTimeMillis`` of 10 s (a renewal every 3.3 s a lease), and both
+did at 1,024; ``--failover-ms`` sets it for both (renewals every third of it).
+``--profile`` samples our daemon with py-spy (the thread holding the GIL) in the window.
 """
 
 from __future__ import annotations
