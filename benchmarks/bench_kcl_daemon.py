@@ -75,7 +75,12 @@ def put_backlog(kinesis, stream: str, records: int, aggregated: bool) -> set:
     return {key for _, key in users}
 
 
-def properties(path: Path, stream: str, app: str, idle_ms: int, local_aws, proxy) -> Path:
+def properties(
+    path: Path, stream: str, app: str, local_aws, kinesis_endpoint: str, **settings: str
+) -> Path:
+    """The one properties file both daemons run on: DynamoDB (and CloudWatch, unused with
+    ``metricsLevel = NONE``) on ``local_aws``, Kinesis at ``kinesis_endpoint``, POLLING,
+    and ``settings`` on top (KCL property names)."""
     props = {
         "executableName": f"{sys.executable} {APP}",
         "streamName": stream,
@@ -84,16 +89,44 @@ def properties(path: Path, stream: str, app: str, idle_ms: int, local_aws, proxy
         "processingLanguage": "python/3.11",
         "initialPositionInStream": "TRIM_HORIZON",
         "regionName": local_aws.region_name,
-        "kinesisEndpoint": proxy.endpoint_url,  # h2c for Java, HTTP/1.1 for ours
+        "kinesisEndpoint": kinesis_endpoint,
         "dynamoDBEndpoint": local_aws.endpoint_url,
         "cloudWatchEndpoint": local_aws.endpoint_url,
         "metricsLevel": "NONE",
         "retrievalMode": "POLLING",
-        "maxRecords": "1000",
-        "idleTimeBetweenReadsInMillis": str(idle_ms),
+        **settings,
     }
     path.write_text("".join(f"{k} = {v}\n" for k, v in props.items()))
     return path
+
+
+def daemon_env(local_aws, kclpy: Path, out_dir: Path) -> dict:
+    """A daemon's environment: ``local_aws``'s credentials and region (not its endpoint:
+    the properties name each service's), amazon_kclpy and this checkout for the child,
+    which writes under ``out_dir``."""
+    env = {**os.environ, **local_aws.env(), "DRAIN_OUT_DIR": str(out_dir)}
+    env.pop("AWS_ENDPOINT_URL")
+    env["PYTHONPATH"] = os.pathsep.join([str(kclpy), str(ROOT)])
+    return env
+
+
+def start_daemon(kind: str, props: Path, env: dict, jars: Path, log_path: Path):
+    """The Java MultiLangDaemon or ``kinesis-dstream kcl`` on ``props``, in its own
+    process group (:func:`tests.support.java_kcl.stop_process_group` stops it)."""
+    from tests.support.java_kcl import start_java_daemon
+
+    if kind == "java":
+        return start_java_daemon(jars, props, env, log_path)
+    with open(log_path, "ab") as log:
+        return subprocess.Popen(
+            [sys.executable, "-m", "kinesis_dstream.cli", "kcl", "--properties", str(props)],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            cwd=str(ROOT),
+            start_new_session=True,
+        )
 
 
 def read_deliveries(out_dir: Path) -> tuple:
@@ -112,23 +145,11 @@ def read_deliveries(out_dir: Path) -> tuple:
 
 def drain(kind: str, props: Path, out_dir: Path, env: dict, jars: Path, keys: set) -> dict:
     """Run one daemon until every record is delivered; its figures."""
-    from tests.support.java_kcl import start_java_daemon, stop_process_group
+    from tests.support.java_kcl import stop_process_group
 
     log_path = out_dir / f"{kind}.log"
     started = time.time()
-    if kind == "java":
-        process = start_java_daemon(jars, props, env, log_path)
-    else:
-        with open(log_path, "ab") as log:
-            process = subprocess.Popen(
-                [sys.executable, "-m", "kinesis_dstream.cli", "kcl", "--properties", str(props)],
-                env=env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                cwd=str(ROOT),
-                start_new_session=True,
-            )
+    process = start_daemon(kind, props, env, jars, log_path)
     try:
         deadline = time.monotonic() + DRAIN_TIMEOUT_S
         while True:
@@ -192,11 +213,16 @@ def run_shape(shape: str, args, local_aws, proxy, jars: Path, kclpy: Path, work:
             app = f"{stream}-{daemon}-{run}"
             out = work / app
             out.mkdir()
-            props = properties(out / "app.properties", stream, app, int(idle), local_aws, proxy)
-            env = {**os.environ, **local_aws.env(), "DRAIN_OUT_DIR": str(out)}
-            env.pop("AWS_ENDPOINT_URL")
-            env["PYTHONPATH"] = os.pathsep.join([str(kclpy), str(ROOT)])
-            row[daemon] = drain(daemon, props, out, env, jars, keys)
+            props = properties(
+                out / "app.properties",
+                stream,
+                app,
+                local_aws,
+                proxy.endpoint_url,  # h2c for Java, HTTP/1.1 for ours
+                maxRecords="1000",
+                idleTimeBetweenReadsInMillis=idle,
+            )
+            row[daemon] = drain(daemon, props, out, daemon_env(local_aws, kclpy, out), jars, keys)
             complete &= row[daemon]["missing"] == 0
             print(f"  {shape} run {run + 1} {daemon}: {describe(row[daemon])}", flush=True)
         if "java" in row and "ours" in row:

@@ -331,9 +331,16 @@ def make_handler(store: Store) -> type:
     return Handler
 
 
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that closes its kept-alive connection (a daemon stopped) is no error."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 def serve(port: int = 0) -> None:
     """Serve on 127.0.0.1:``port`` until stdin closes; prints the ready line."""
-    server = ThreadingHTTPServer(("127.0.0.1", port), make_handler(Store()))
+    server = _Server(("127.0.0.1", port), make_handler(Store()))
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, name="bench-kinesis", daemon=True)
     thread.start()

@@ -239,6 +239,15 @@ class LeaseCoordinator:
         self._fence()
         return self._held.leases()
 
+    def holds(self, key: str) -> bool:
+        """Whether ``key`` is among :meth:`held_leases`, looking at that lease alone (a
+        reader's loop asks this of its own shard; copying every held lease there cost
+        a 1,024-shard daemon most of its CPU)."""
+        if self._held.holds(key):
+            return True
+        self._fence()  # past the failover time: given up, and the listener told
+        return False
+
     def ready_leases(self) -> dict:
         """Held leases whose parents are absent or finished: the shards to read now."""
         self._fence()

@@ -100,6 +100,13 @@ class HeldLeases:
         with self._lock:
             return self._held.get(entry.key) is entry
 
+    def holds(self, key: str) -> bool:
+        """Whether ``key`` is held and its last write is within the failover time."""
+        now = self._clock()
+        with self._lock:
+            entry = self._held.get(key)
+            return entry is not None and now - entry.renewed_at <= self.failover_time_s
+
     def keys(self) -> set:
         with self._lock:
             return set(self._held)

@@ -108,6 +108,7 @@ class ShardPrefetch:
         self._bytes = 0  # their data bytes
         self._changed = threading.Condition()
         self._stop = threading.Event()
+        self._interrupted = False  # under _changed: the next take returns at once
         self._last_call_end: Optional[float] = None
         self.state = PrefetchState.READING
         #: GetRecords pages read, batches queued, records dropped by :meth:`close`.
@@ -134,10 +135,14 @@ class ShardPrefetch:
         """The next batch, waiting up to ``timeout_s``; None if none came (or the shard's
         last batch was taken). Raises the read's error in its place in the order."""
         with self._changed:
-            if not self._queue and self.state is not PrefetchState.ENDED:
+            if not self._queue and self.state is not PrefetchState.ENDED and not self._interrupted:
                 self._changed.wait_for(
-                    lambda: bool(self._queue) or self.state is PrefetchState.ENDED, timeout_s
+                    lambda: bool(self._queue)
+                    or self.state is PrefetchState.ENDED
+                    or self._interrupted,
+                    timeout_s,
                 )
+            self._interrupted = False
             if not self._queue:
                 return None
             item = self._queue.popleft()
@@ -150,6 +155,14 @@ class ShardPrefetch:
         if isinstance(item, BaseException):
             raise item
         return item
+
+    def interrupt(self) -> None:
+        """Make the :meth:`take` under way, or the next one, return at once (None if
+        nothing is queued): the consumer has a signal of its own to look at (a lost
+        lease, a stop), so it can wait long on an idle shard and still answer at once."""
+        with self._changed:
+            self._interrupted = True
+            self._changed.notify_all()
 
     @property
     def queued_records(self) -> int:

@@ -129,6 +129,10 @@ class Nghttpx:
     def endpoint_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def pid(self) -> Optional[int]:
+        return None if self._proc is None else self._proc.pid
+
     def stop(self) -> None:
         proc, self._proc = self._proc, None
         if proc is not None:

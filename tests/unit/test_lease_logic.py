@@ -200,9 +200,10 @@ def test_held_leases_move_only_along_the_state_table_and_fence_beyond_the_failov
     assert held.move(entry, LeaseState.READY)
     assert not held.move(entry, LeaseState.WAITING_ON_PARENTS)
     clock.now += 10.0
-    assert held.fence() == []
+    assert held.fence() == [] and held.holds("s0") and not held.holds("s1")
     assert held.written(entry, owned("s0", "me", 2), sent_at=clock.now - 1)
     clock.now += 9.0 + 1e-6
+    assert not held.holds("s0")  # one lease's look judges as the fence does
     assert held.fence() == [entry] and held.counts()["lost"] == 1
     assert not held.written(entry, owned("s0", "me", 3), sent_at=clock.now)  # gone
     assert held.close() == [] and not held.add(entry, stolen=False)  # closed at stop

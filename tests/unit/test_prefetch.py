@@ -278,6 +278,21 @@ def test_idle_time_is_counted_between_calls_not_from_the_end_of_processing():
         assert transport.calls_at[3] == pytest.approx(5.4)  # back to back: 0.2 s apart
 
 
+def test_an_interrupt_ends_the_wait_for_an_idle_shards_next_batch_at_once():
+    prefetch = prefetch_on(Scripted([]), idle_between_calls_s=60.0)  # an idle shard
+    with prefetch:
+        taken = []
+        taker = threading.Thread(target=lambda: taken.append(prefetch.take(BOUND_S)))
+        started = time.monotonic()
+        taker.start()
+        prefetch.interrupt()  # before or during the wait: the take returns at once
+        taker.join(BOUND_S)
+        assert taken == [None] and time.monotonic() - started < BOUND_S / 2
+        started = time.monotonic()
+        assert prefetch.take(0.2) is None  # the interrupt is spent: a take waits again
+        assert time.monotonic() - started >= 0.2
+
+
 @pytest.mark.parametrize(
     "field, value",
     [
