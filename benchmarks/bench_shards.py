@@ -184,8 +184,11 @@ class Run:
         self.lock = threading.Lock()
         ensure_stream(aws.client("kinesis"), self.stream, shards)
 
-    def add(self, put_times: list) -> None:
+    def add(self, texts: list) -> None:
+        """Records delivered, as their texts: "<put time> <n>" (the source's warm-up
+        records, "<put time> w", are not the producer's and are not counted)."""
         now = time.time()
+        put_times = [float(t.split(" ")[0]) for t in texts if not t.endswith(" w")]
         with self.lock:
             self.delivered += len(put_times)
             self.delays.extend(now - t for t in put_times if t >= self.measure_from)
@@ -273,7 +276,7 @@ def run_create_stream(sc, aws, lease_aws, shards: int, rate: int, args) -> dict:
         return sum(p["shard_reads"] for p in mine)
 
     run.reads = reads
-    lines.foreachRDD(lambda rdd: run.add(rdd.map(lambda x: float(x.split(" ")[0])).collect()))
+    lines.foreachRDD(lambda rdd: run.add(rdd.collect()))
     started = threading.Event()
     ssc.start()
     dynamodb = lease_aws.client("dynamodb")
@@ -298,12 +301,7 @@ def run_source(spark, aws, lease_aws, shards: int, rate: int, args) -> dict:
 
     def each(batch_df, _batch_id):
         started.set()
-        run.add(
-            [
-                float(r[0].split(" ")[0])
-                for r in batch_df.selectExpr("cast(data as string)").collect()
-            ]
-        )
+        run.add([r[0] for r in batch_df.selectExpr("cast(data as string)").collect()])
 
     ends = tempfile.mkdtemp(prefix="bench-shards-")
     df = (

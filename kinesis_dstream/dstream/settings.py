@@ -24,6 +24,10 @@ DEFAULT_MAX_BUFFER_RECORDS = 200_000
 DEFAULT_MAX_BUFFER_BYTES = 256 * 1024 * 1024
 DEFAULT_RETAIN_S = 60.0
 DEFAULT_METRICS_INTERVAL_S = 10.0
+#: The default grouping's largest group: a round partition is one cached block of its
+#: group's pages (up to 10 MiB a shard in a catch-up); 16 made 32 tasks (16 waves on 2
+#: cores) of a 512-shard round.
+MAX_AUTO_SHARDS_PER_TASK = 64
 #: retrievalMode: how rounds read (the KCL's names).
 POLLING, FANOUT = "POLLING", "FANOUT"
 
@@ -150,12 +154,13 @@ def default_fetch_interval_s(batch_interval_s: float) -> float:
 
 
 def shards_per_task(settings: StreamSettings, shards: int, parallelism: int) -> int:
-    """Shards per fetch-round task: the setting, else one task per core (a task holds at
-    most its read threads' pages however many shards it reads: executor_read)."""
+    """Shards per fetch-round task: the setting, else one task per core, at most
+    :data:`MAX_AUTO_SHARDS_PER_TASK` (the task's Python worker holds at most its read
+    threads' pages, but the round's cached block holds every page of the group)."""
     if settings.shards_per_task is not None:
         return settings.shards_per_task
     # One wave: a second task per core made a 4-shard round and its batch 2 waves of
     # tasks (round 0.17 -> 0.13 s and batch 0.22 -> 0.12 s with one, on local[2]); at
     # 512 shards, 16 a task made 32 tasks (16 waves on 2 cores) and rounds of 2-3 s.
     tasks = max(1, parallelism)
-    return max(1, -(-shards // tasks))
+    return max(1, min(MAX_AUTO_SHARDS_PER_TASK, -(-shards // tasks)))

@@ -255,7 +255,7 @@ def test_by_default_ranges_near_their_tip_are_grouped_and_a_backlog_reads_wide()
     assert [len(t.parts) for t in tasks[3:]] == [31, 31, 31, 32]
     many = _ranges("s", 512)
     grouped = plan_tasks(many, None, None, {("s", p.shard_id): 0 for p in many})
-    assert [len(t.parts) for t in grouped] == [128] * 4  # 512 quiet shards: 4 tasks
+    assert [len(t.parts) for t in grouped] == [64] * 8  # 512 quiet shards: 8 tasks
     assert [p for t in tasks[3:] for p in t.parts] == quiet[3:]
     for count, sizes in ((5, [1, 1, 1, 2]), (9, [2, 2, 2, 3]), (20, [5, 5, 5, 5])):
         parts = _ranges("s", count)  # at least 4 tasks, as even as can be

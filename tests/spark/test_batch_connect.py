@@ -55,11 +55,13 @@ def child_env(tmp_path: Path) -> dict:
 
 
 def kill_group(proc: subprocess.Popen) -> None:
-    """End ``proc`` and what it started (its own process group), and reap it."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
+    """End ``proc`` and what it started (its own process group), and reap it. Only while
+    it runs: a reaped leader's pid may since lead someone else's group."""
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
     proc.wait(30)
 
 
@@ -75,12 +77,16 @@ def connect_server(tmp_path: Path) -> Iterator[str]:
     import pyspark
 
     spark_submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
+    if not list((Path(pyspark.__file__).parent / "jars").glob("spark-connect_*.jar")):
+        pytest.skip(f"pyspark {pyspark.__version__}'s wheel has no Spark Connect server jar")
     port = free_port()
     log_path = tmp_path / "connect-server.log"
     conf = {
         "spark.connect.grpc.binding.address": "127.0.0.1",
         "spark.connect.grpc.binding.port": str(port),
         "spark.ui.enabled": "false",
+        # killed at the end: its scratch files go with the test's directory
+        "spark.local.dir": str(tmp_path / "spark-local"),
     }
     command = [str(spark_submit), "--class", SERVER_CLASS, "--master", "local[2]"]
     for key, value in conf.items():

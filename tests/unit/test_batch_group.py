@@ -77,3 +77,17 @@ def test_a_task_stopped_early_stops_and_joins_its_slice_threads():
     batches.close()
     assert sorted(closed) == ["a", "b"]
     assert slice_threads() == []
+
+
+def test_a_groups_slices_are_read_at_the_same_time():
+    """Each slice's read waits for the others to have started: read one after another,
+    the barrier would break (after its bound) and the task fail."""
+    parts = tuple(Part(f"s{i}") for i in range(3))
+    together = threading.Barrier(len(parts), timeout=10)
+
+    def read(part):
+        together.wait()
+        yield part.name
+
+    assert sorted(read_group(SliceGroup(parts), read)) == ["s0", "s1", "s2"]
+    assert slice_threads() == []

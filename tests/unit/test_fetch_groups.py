@@ -120,4 +120,5 @@ def test_a_large_group_is_read_in_order_with_a_bounded_window_of_pages(monkeypat
     assert out == plans
     assert max(held) <= executor_read.MAX_READ_THREADS
     default = SimpleNamespace(shards_per_task=None)
-    assert shards_per_task(default, 512, 2) == 256  # one task per core, however many
+    assert shards_per_task(default, 128, 2) == 64  # one task per core
+    assert shards_per_task(default, 512, 2) == 64  # at most 64 a task: the cached block

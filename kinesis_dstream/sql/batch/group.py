@@ -22,6 +22,7 @@ import enum
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Optional
@@ -116,7 +117,8 @@ def read_group(group: SliceGroup, read: Callable[[Any], Iterator[Any]]) -> Itera
                 running -= 1
     finally:
         stop.set()
+        deadline = time.monotonic() + JOIN_TIMEOUT_S  # one bound for all the threads
         for thread in threads:
-            thread.join(JOIN_TIMEOUT_S)
+            thread.join(max(0.0, deadline - time.monotonic()))
             if thread.is_alive():
                 log.error("batch read thread %s did not stop in %.0fs", thread.name, JOIN_TIMEOUT_S)

@@ -143,7 +143,7 @@ OPTION_DOCS = {
         "data bytes per micro-batch (`10mb`, `2gb`), shared equally by its ranges",
     ),
     "shardsPerTask": (
-        "near-tip ranges grouped, at most 16 a task, at least 4 tasks (Databricks: 5); "
+        "near-tip ranges grouped, at most 64 a task, at least 4 tasks (Databricks: 5); "
         "batch reads: 1",
         "shard ranges per read task, read concurrently by the task's threads",
     ),

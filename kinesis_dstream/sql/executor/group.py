@@ -34,9 +34,10 @@ MAX_READ_THREADS = 16
 MIN_RANGE_BYTES = 1024 * 1024
 #: The default grouping (see the module doc).
 AUTO_GROUP_LAG_MS = 10_000
-#: A task's memory is bounded by SPILL_BYTES whatever its ranges; 16 a task made 32
-#: tasks (16 waves on 2 cores) of a batch over 512 quiet shards.
-AUTO_SHARDS_PER_TASK = 128
+#: A task's memory is bounded by SPILL_BYTES whatever its ranges, but "near the tip" may
+#: be busy too and a task's ranges share one Python process: 16 a task made 32 tasks (16
+#: waves on 2 cores) of a batch over 512 quiet shards, 128 would make 4 on any cluster.
+AUTO_SHARDS_PER_TASK = 64
 AUTO_MIN_TASKS = 4
 
 
