@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 import uuid
 
@@ -51,6 +50,7 @@ from .bench_stream import (
     paced_line,
     preload,
     raw_baselines,
+    spark_environment,
 )
 
 PAGE = 10_000
@@ -141,8 +141,7 @@ def main() -> None:
     args = parser.parse_args()
     n = args.records
     with LocalAWS() as moto, kinesis_server(args.kinesis_server, moto) as aws:
-        os.environ.update({k: v for k, v in aws.env().items() if k != "AWS_ENDPOINT_URL"})
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        spark_environment(aws)
         from pyspark.sql import SparkSession
 
         spark = (

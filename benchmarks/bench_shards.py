@@ -59,7 +59,6 @@ import json
 import multiprocessing
 import os
 import statistics
-import sys
 import tempfile
 import threading
 import time
@@ -70,6 +69,7 @@ import botocore.exceptions
 
 from benchmarks import results
 from benchmarks.bench_shard_read import process_cpu_s
+from benchmarks.bench_stream import add_server_option, kinesis_server, spark_environment
 from benchmarks.kinesis_server import BenchKinesis
 from kinesis_dstream import InitialPositionInStream, KinesisProducer, KinesisUtils
 from kinesis_dstream.executor_heap import FREEZE_ENV
@@ -364,12 +364,7 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=5.0)
     parser.add_argument("--idle-poll-ms", type=int, default=0)
     parser.add_argument("--paths", default="createStream,source")
-    parser.add_argument(
-        "--kinesis-server",
-        choices=("bench", "moto"),
-        default="bench",
-        help="Kinesis on the in-memory benchmark server (default) or on moto's",
-    )
+    add_server_option(parser, default="bench")
     parser.add_argument(
         "--fetch-interval-ms", type=int, default=None, help="default: the library's"
     )
@@ -396,11 +391,11 @@ def main() -> None:
     counts = [int(n) for n in args.shards.split(",")]
     rates = [int(n) for n in args.rate.split(",")]
     with contextlib.ExitStack() as servers:
-        bench = args.kinesis_server == "bench"
-        aws = servers.enter_context(BenchKinesis() if bench else LocalAWS())
-        lease_aws = servers.enter_context(LocalAWS()) if bench or args.lease_server else aws
-        os.environ.update({k: v for k, v in aws.env().items() if k != "AWS_ENDPOINT_URL"})
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        moto = servers.enter_context(LocalAWS())
+        aws = servers.enter_context(kinesis_server(args.kinesis_server, moto))
+        # with moto serving Kinesis, --lease-server gives the leases a moto of their own
+        lease_aws = servers.enter_context(LocalAWS()) if args.lease_server and aws is moto else moto
+        spark_environment(aws)
         if args.no_heap_freeze:  # inherited by the JVM and its Python workers
             os.environ[FREEZE_ENV] = "0"
         from pyspark import SparkConf, SparkContext

@@ -48,13 +48,21 @@ SHARDS = 4
 KINESIS_SERVERS = ("moto", "bench")
 
 
-def add_server_option(parser: argparse.ArgumentParser) -> None:
+def add_server_option(parser: argparse.ArgumentParser, default: str = "moto") -> None:
     parser.add_argument(
         "--kinesis-server",
         choices=KINESIS_SERVERS,
-        default="moto",
+        default=default,
         help="Kinesis served by moto (with DynamoDB) or by the in-memory benchmark server",
     )
+
+
+def spark_environment(aws: LocalAWS) -> None:
+    """This process's environment, inherited by Spark's JVM and Python workers: the local
+    servers' credentials and region (not an endpoint: each client is given its own) and
+    this Python."""
+    os.environ.update({k: v for k, v in aws.env().items() if k != "AWS_ENDPOINT_URL"})
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 
 @contextlib.contextmanager
@@ -283,8 +291,7 @@ def main() -> None:
     args = parser.parse_args()
     n = args.records
     with LocalAWS() as aws, kinesis_server(args.kinesis_server, aws) as kinesis_at:
-        os.environ.update({k: v for k, v in aws.env().items() if k != "AWS_ENDPOINT_URL"})
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        spark_environment(aws)
         from pyspark import SparkConf, SparkContext
 
         sc = SparkContext(

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import tempfile
 import time
 import uuid
@@ -50,6 +49,7 @@ from .bench_stream import (
     paced_line,
     preload,
     raw_baselines,
+    spark_environment,
     streaming,
 )
 
@@ -112,8 +112,7 @@ def main() -> None:
         kinesis_server("bench" if bench else "moto", leases_at) as aws,
         tempfile.TemporaryDirectory() as work,
     ):
-        os.environ.update({k: v for k, v in aws.env().items() if k != "AWS_ENDPOINT_URL"})
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        spark_environment(aws)
         from pyspark.sql import SparkSession
 
         spark = (
