@@ -198,17 +198,21 @@ class ClosingServer:
         self._thread.join(timeout=10)
         self._listener.close()
 
+    def client(self, path="", access_key_id="testing"):
+        """A Kinesis client of the library's (the lean path installed) for this server."""
+        return create_client(
+            "kinesis",
+            region_name="us-east-1",
+            endpoint_url=self.endpoint_url + path,
+            aws_access_key_id=access_key_id,
+            aws_secret_access_key="testing",
+        )
+
 
 def test_a_connection_closed_while_idle_is_replaced():
     server = ClosingServer()
     try:
-        client = create_client(
-            "kinesis",
-            region_name="us-east-1",
-            endpoint_url=server.endpoint_url,
-            aws_access_key_id="testing",
-            aws_secret_access_key="testing",
-        )
+        client = server.client()
         lean = lean_get_records.installed(client)
         pages = [lean.get_records(ShardIterator="first", Limit=10) for _ in range(3)]
         assert [p["NextShardIterator"] for p in pages] == ["next"] * 3
@@ -222,13 +226,7 @@ def test_a_retry_after_a_stale_connection_opens_a_new_one():
     one, stale too after the same idle spell: the call failed with ConnectionClosedError."""
     server = ClosingServer()
     try:
-        client = create_client(
-            "kinesis",
-            region_name="us-east-1",
-            endpoint_url=server.endpoint_url,
-            aws_access_key_id="testing",
-            aws_secret_access_key="testing",
-        )
+        client = server.client()
         lean = lean_get_records.installed(client)
         lean.get_records(ShardIterator="first", Limit=10)  # leaves one idle, now stale
         second = lean._pool._connect()
@@ -285,13 +283,7 @@ def test_the_request_on_the_wire_carries_a_valid_signature():
     the request says it signed, the body, its own date) is the request's signature."""
     server = ClosingServer()
     try:
-        client = create_client(
-            "kinesis",
-            region_name="us-east-1",
-            endpoint_url=server.endpoint_url + "/",
-            aws_access_key_id="AKIDTESTING",
-            aws_secret_access_key="testing",
-        )
+        client = server.client("/", access_key_id="AKIDTESTING")
         lean_get_records.installed(client).get_records(ShardIterator="it", Limit=7)
     finally:
         server.stop()
