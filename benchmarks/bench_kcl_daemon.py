@@ -30,7 +30,6 @@ import datetime
 import os
 import random
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -113,20 +112,11 @@ def daemon_env(local_aws, kclpy: Path, out_dir: Path) -> dict:
 def start_daemon(kind: str, props: Path, env: dict, jars: Path, log_path: Path):
     """The Java MultiLangDaemon or ``kinesis-dstream kcl`` on ``props``, in its own
     process group (:func:`tests.support.java_kcl.stop_process_group` stops it)."""
-    from tests.support.java_kcl import start_java_daemon
+    from tests.support.java_kcl import start_java_daemon, start_our_daemon
 
     if kind == "java":
         return start_java_daemon(jars, props, env, log_path)
-    with open(log_path, "ab") as log:
-        return subprocess.Popen(
-            [sys.executable, "-m", "kinesis_dstream.cli", "kcl", "--properties", str(props)],
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            cwd=str(ROOT),
-            start_new_session=True,
-        )
+    return start_our_daemon(props, env, log_path)
 
 
 def read_deliveries(out_dir: Path) -> tuple:

@@ -17,12 +17,10 @@ before the last one known written, mid-aggregate (a sub-sequence number) in both
 from __future__ import annotations
 
 import logging
-import subprocess
 import sys
 import threading
 import time
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
@@ -34,12 +32,12 @@ from ..support.java_kcl import (
     kcl_jars,
     skip_unless_tools,
     start_java_daemon,
+    start_our_daemon,
     stop_process_group,
 )
 from ..support.waiting import wait_until
 from .test_multilang_daemon import (
     PROCESSOR,
-    ROOT,
     child_env,
     events,
     leases,
@@ -149,19 +147,6 @@ class OwnerLog:
             return {k: list(v) for k, v in self.history.items()}
 
 
-def start_ours(properties: Path, env: dict, log_path: Path) -> subprocess.Popen:
-    with open(log_path, "ab") as out:
-        return subprocess.Popen(
-            [sys.executable, "-m", "kinesis_dstream.cli", "kcl", "--properties", str(properties)],
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            cwd=str(ROOT),
-            start_new_session=True,
-        )
-
-
 # Over 35 s: left out of the README's command (under 20 minutes), run by .ci/run after it.
 @pytest.mark.slow
 def test_our_daemon_and_the_java_daemon_share_one_fleet(
@@ -201,7 +186,7 @@ def test_our_daemon_and_the_java_daemon_share_one_fleet(
         if tag == "java":
             daemons[tag] = start_java_daemon(jars, properties, env, log_path)
         else:
-            daemons[tag] = start_ours(properties, env, log_path)
+            daemons[tag] = start_our_daemon(properties, env, log_path)
 
     producer = Producer(kinesis, unique_name)
     owners = OwnerLog(local_aws, unique_name).start()

@@ -166,6 +166,21 @@ def start_java_daemon(jars: Path, properties: Path, env: dict, log_path: Path) -
         )
 
 
+def start_our_daemon(properties: Path, env: dict, log_path: Path) -> subprocess.Popen:
+    """``kinesis-dstream kcl`` on ``properties``, started as the Java daemon is (its own
+    process group, for :func:`stop_process_group`), from the checkout's root."""
+    with open(log_path, "ab") as log:
+        return subprocess.Popen(
+            [sys.executable, "-m", "kinesis_dstream.cli", "kcl", "--properties", str(properties)],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            cwd=str(Path(__file__).resolve().parents[2]),
+            start_new_session=True,
+        )
+
+
 def stop_process_group(process: subprocess.Popen, sig: int = signal.SIGTERM) -> int:
     """Signal a daemon (not its children: its stop is what tells them), wait (bounded),
     then kill whatever of its process group is left."""
