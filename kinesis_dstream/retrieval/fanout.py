@@ -31,9 +31,10 @@ from __future__ import annotations
 
 import functools
 import logging
+import random
 import time
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from botocore.exceptions import ClientError
 
@@ -125,9 +126,12 @@ class FanOutTransport(ShardTransport):
         consumer_arn: str,
         fanout: FanOutConfig = FanOutConfig(),
         pacer: Optional[SubscriptionPacer] = None,
+        jitter: Optional[Callable[[], float]] = None,
     ) -> None:
         self.consumer_arn = consumer_arn
         self._fanout = fanout
+        #: The retry waits' jitter in [0, 1) (None: ``random.random``); tests fix it.
+        self._jitter = jitter
         self._events: Any = None  # the live subscription's EventStream
         self._iterator: Any = None
         self._pacer = pacer or PACER
@@ -195,6 +199,7 @@ class FanOutTransport(ShardTransport):
             retriable=is_resubscribable,
             sleep=self._sleep,
             clock=self._clock,
+            rng=self._jitter or random.random,
             on_retry=self._count_retry,
         )
         self._pacer.subscribed(key, self._clock())
@@ -281,8 +286,9 @@ class FanOutShardReader(ShardReader):
 
     Takes ShardReader's arguments (``shard``: client, stream name, shard id, start;
     ``options``: ``hash_key_range``, ``config``, ``clock``, ``sleep``, ``stats``) plus the
-    consumer and the subscription's knobs; ``fan_out`` is its transport (the subscription
-    counters). Call :meth:`close` (or use ``with``) to end the subscription.
+    consumer and the subscription's knobs (``jitter``: the retry waits' jitter, for
+    tests); ``fan_out`` is its transport (the subscription counters). Call :meth:`close`
+    (or use ``with``) to end the subscription.
     """
 
     def __init__(
@@ -291,7 +297,8 @@ class FanOutShardReader(ShardReader):
         consumer_arn: str,
         fanout: FanOutConfig = FanOutConfig(),
         pacer: Optional[SubscriptionPacer] = None,
+        jitter: Optional[Callable[[], float]] = None,
         **options: Any,
     ) -> None:
-        self.fan_out = FanOutTransport(consumer_arn, fanout, pacer)
+        self.fan_out = FanOutTransport(consumer_arn, fanout, pacer, jitter)
         super().__init__(*shard, transport=self.fan_out, **options)

@@ -276,6 +276,10 @@ def test_resource_in_use_on_resubscribe_is_retried_and_counted(mini, unique_name
             StartPosition.trim_horizon(),
             consumer_arn=consumer,
             fanout=FanOutConfig(retry_initial_delay_s=0.5, retry_max_delay_s=2.0),
+            # No jitter: waits of 0.5, 1, 2, 2... s outlast the 5 s refusal in 5 attempts of
+            # 11 (with full jitter, 11 attempts could all fall inside it, about one run in
+            # a hundred).
+            jitter=lambda: 1.0,
         ) as reader:
             chunk = reader.read(max_records=10, max_calls=1)
     finally:
