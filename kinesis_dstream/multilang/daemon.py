@@ -18,6 +18,15 @@ worker's outcome, the way the Java daemon does:
 - a read that fails (Kinesis down, answering 5xx, throttling) never ends a worker nor
   the daemon: the worker reads again for as long as it holds the lease.
 
+Children start a few at a time (``max_starting``, by default the machine's cores): a
+worker counts as starting from its child's launch until the child answers
+``initialize``, and the next ready lease gets its worker when one of them is through
+(or has been starting for ``start_slot_s``, :data:`START_SLOT_S` by default, so one
+slow child never holds the others back). The Java daemon starts every shard's child at
+once; on a small machine a worker given a thousand shards then spends minutes starting
+interpreters, and its lease renewals, which share the cores, came so late that half
+its leases self-fenced.
+
 :meth:`run` returns when its ``stop`` event is set (SIGTERM in the CLI) after a graceful
 stop: ``shutdownRequested`` to each child, then ``leaseLost``, children stopped, leases
 released; no thread or child outlives it (each join is bounded; a child that does not
@@ -27,6 +36,7 @@ exit is killed).
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from typing import Any, Optional
@@ -42,6 +52,14 @@ log = logging.getLogger(__name__)
 
 #: Pause before a shard whose child did not checkpoint its end gets a new child.
 RETRY_PAUSE_S = 2.0
+#: How long one starting child holds back the next ones at most: a child slower than
+#: this to answer ``initialize`` no longer counts against ``max_starting``.
+START_SLOT_S = 10.0
+
+
+def default_max_starting() -> int:
+    """Children starting at once by default: one per core, at least two."""
+    return max(2, os.cpu_count() or 2)
 
 
 class MultiLangDaemon:
@@ -53,10 +71,17 @@ class MultiLangDaemon:
         *,
         env: Optional[dict] = None,
         poll_s: float = 0.2,
+        max_starting: Optional[int] = None,
+        start_slot_s: float = START_SLOT_S,
     ) -> None:
         self.config = config
         self._env = env
         self.poll_s = poll_s
+        #: Children launched and not yet through ``initialize``, at most (see the module).
+        self.max_starting = max_starting or default_max_starting()
+        if self.max_starting < 1:
+            raise ValueError(f"max_starting must be >= 1, got {max_starting}")
+        self.start_slot_s = start_slot_s
         self._lock = threading.Lock()
         self._workers: dict = {}  # shard id -> ShardConsumer, under _lock
         self._retry_at: dict = {}  # shard id -> monotonic time, under _lock
@@ -161,7 +186,13 @@ class MultiLangDaemon:
     def _start_ready(self) -> None:
         ready = self.coordinator.ready_leases()
         now = time.monotonic()
+        with self._lock:
+            slots = self.max_starting - sum(
+                1 for w in self._workers.values() if w.starting_since(now, self.start_slot_s)
+            )
         for key, lease in sorted(ready.items()):
+            if slots <= 0:
+                return  # the next worker starts when a child is through initialize
             with self._lock:
                 if key in self._workers or self._retry_at.get(key, 0.0) > now:
                     continue
@@ -173,8 +204,10 @@ class MultiLangDaemon:
                     self._done,
                     self._env,
                     fan_out=(self.consumer_arn, self._pacer) if self.consumer_arn else None,
+                    on_initialized=self._wake.set,
                 )
                 self._workers[key] = worker
+            slots -= 1
             worker.start()
 
     def _done(self, worker: ShardConsumer) -> None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import enum
 import logging
 import threading
+import time
 from typing import Any, Callable, Optional
 
 from ..backoff import RetryLog
@@ -81,8 +82,11 @@ class ShardConsumer:
         env: Optional[dict] = None,
         *,
         fan_out: Optional[tuple] = None,
+        on_initialized: Optional[Callable[[], None]] = None,
     ) -> None:
         self.lease = lease
+        #: Told once the child answered ``initialize`` (or the worker ended before).
+        self._on_initialized = on_initialized
         #: (consumer ARN, SubscriptionPacer) to read with SubscribeToShard; None: polling.
         self._fan_out = fan_out
         self.shard_id = lease.lease_key
@@ -97,6 +101,8 @@ class ShardConsumer:
         self._wake = threading.Event()
         self.abort = threading.Event()  # a halt or a stop with a hung child
         self.state = ConsumerState.STARTING
+        #: When (monotonic) the worker started, None before :meth:`start`.
+        self.started_at: Optional[float] = None
         self.outcome: Optional[Outcome] = None
         self.records_delivered = 0
         #: Read failures, counted and logged at a bounded rate (see :meth:`_read_failed`).
@@ -111,8 +117,26 @@ class ShardConsumer:
     # -- control (any thread) ---------------------------------------------------------------
 
     def start(self) -> ShardConsumer:
+        self.started_at = time.monotonic()
         self._thread.start()
         return self
+
+    def starting_since(self, now: float, bound_s: float) -> bool:
+        """Started, still STARTING (its child not through ``initialize``), and for less
+        than ``bound_s`` seconds at ``now``."""
+        started = self.started_at
+        return (
+            started is not None
+            and self.state is ConsumerState.STARTING
+            and now - started < bound_s
+        )
+
+    def _set_state(self, state: ConsumerState) -> None:
+        """Every transition goes through here: leaving STARTING is told (once)."""
+        was = self.state
+        self.state = state
+        if was is ConsumerState.STARTING and self._on_initialized is not None:
+            self._on_initialized()
 
     def lease_lost(self) -> None:
         self._lost.set()
@@ -180,7 +204,7 @@ class ShardConsumer:
             log.exception("shard %s: unexpected failure", self.shard_id)
             self.outcome = Outcome.FAILED
         finally:
-            self.state = ConsumerState.DONE
+            self._set_state(ConsumerState.DONE)
             if self.outcome is Outcome.HUNG or self.abort.is_set():
                 child.kill()
             try:
@@ -199,7 +223,7 @@ class ShardConsumer:
         start = StartPosition.from_checkpoint(checkpoint, self.config.initial_timestamp)
         if start is None or self._fan_out is not None:
             protocol.initialize(checkpoint.sequence_number, checkpoint.sub_sequence_number)
-            self.state = ConsumerState.PROCESSING
+            self._set_state(ConsumerState.PROCESSING)
             if start is None:  # already finished: nothing to read
                 return self._end_shard(protocol, checkpointer)
             with self._reader(start) as reader:
@@ -215,7 +239,7 @@ class ShardConsumer:
             outcome: Optional[Outcome] = None
             try:
                 protocol.initialize(checkpoint.sequence_number, checkpoint.sub_sequence_number)
-                self.state = ConsumerState.PROCESSING
+                self._set_state(ConsumerState.PROCESSING)
                 outcome = self._deliver(protocol, checkpointer, lambda: prefetch.take(_TAKE_WAIT_S))
                 return outcome
             finally:
@@ -302,7 +326,7 @@ class ShardConsumer:
             protocol.lease_lost()
             return Outcome.LEASE_LOST
         if self._shutdown.is_set():
-            self.state = ConsumerState.SHUTTING_DOWN
+            self._set_state(ConsumerState.SHUTTING_DOWN)
             grace = self.config.shutdown_grace_s
             if self._handoff.is_set():
                 if not self._hand_off(protocol):
@@ -341,7 +365,7 @@ class ShardConsumer:
         return True
 
     def _end_shard(self, protocol: ShardProtocol, checkpointer: ChildCheckpointer) -> Outcome:
-        self.state = ConsumerState.SHARD_ENDING
+        self._set_state(ConsumerState.SHARD_ENDING)
         protocol.shard_ended()
         if checkpointer.finished:
             return Outcome.SHARD_END

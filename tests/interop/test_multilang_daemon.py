@@ -93,8 +93,8 @@ class Running:
 
 
 @contextlib.contextmanager
-def running(config, env):
-    run = Running(MultiLangDaemon(config, env=env))
+def running(config, env, **daemon_options):
+    run = Running(MultiLangDaemon(config, env=env, **daemon_options))
     try:
         yield run
     finally:
@@ -208,6 +208,65 @@ def test_the_kclpy_sample_app_runs_unchanged(aws_env, kclpy, unique_name, tmp_pa
     assert "Shutdown has been requested" in stderr
     shard_tagged = [r.getMessage() for r in caplog.records if r.name.endswith("child.stderr")]
     assert all(m.startswith("[shard shardId-") for m in shard_tagged)
+
+
+def test_children_start_a_few_at_a_time_and_every_shard_gets_one(
+    aws_env, kclpy, unique_name, tmp_path
+):
+    # Starting every shard's child at once starved the lease renewer of a daemon given a
+    # thousand shards on 2 cores: children now start max_starting at a time.
+    local_aws = aws_env
+    kinesis = local_aws.client("kinesis")
+    ensure_stream(kinesis, unique_name, 6)
+    sent = put_all(kinesis, unique_name, 30)
+    props = base_props(local_aws, unique_name, unique_name, f"{sys.executable} {PROCESSOR}")
+    config = load_properties(str(write_properties(tmp_path / "app.properties", **props)))
+    env = {**child_env(kclpy, tmp_path, "slow_init"), "KCLPY_INIT_S": "1.0"}
+    with running(config, env, max_starting=2) as run:
+        wait_until(
+            lambda: len({e["shard"] for e in events(tmp_path) if e["event"] == "initialized"})
+            == 6,
+            90,
+            "every shard's child initialized",
+        )
+        wait_until(
+            lambda: {e["pk"] for e in records_seen(tmp_path)} == set(sent),
+            60,
+            "every record delivered",
+        )
+        assert run.stop() == 0
+    seen = events(tmp_path)
+    started = {e["pid"]: e["started"] for e in seen if e["event"] == "initialize"}
+    through = {e["pid"]: e["t"] for e in seen if e["event"] == "initialized"}
+    spans = [(started[pid], through[pid]) for pid in through]
+    assert len(spans) == 6
+    # From a child's start to its initialize answer, at most 2 at any moment.
+    most = max(sum(1 for a, b in spans if a <= t < b) for t, _ in spans)
+    assert most <= 2, f"{most} children were starting at once: {sorted(spans)}"
+
+
+def test_a_child_slow_to_initialize_holds_the_next_back_only_for_the_start_slot(
+    aws_env, kclpy, unique_name, tmp_path
+):
+    local_aws = aws_env
+    ensure_stream(local_aws.client("kinesis"), unique_name, 3)
+    props = base_props(local_aws, unique_name, unique_name, f"{sys.executable} {PROCESSOR}")
+    config = load_properties(str(write_properties(tmp_path / "app.properties", **props)))
+    env = {**child_env(kclpy, tmp_path, "slow_init"), "KCLPY_INIT_S": "6"}
+    with running(config, env, max_starting=1, start_slot_s=1.0) as run:
+        wait_until(
+            lambda: len({e["shard"] for e in events(tmp_path) if e["event"] == "initialized"})
+            == 3,
+            60,
+            "every shard's child initialized",
+        )
+        assert run.stop() == 0
+    seen = events(tmp_path)
+    started = [e["started"] for e in seen if e["event"] == "initialize"]
+    first_through = min(e["t"] for e in seen if e["event"] == "initialized")
+    # One slot, and each child takes 6 s to initialize: every child started before the
+    # first was through, each next one after the 1 s slot.
+    assert len(started) == 3 and max(started) < first_through
 
 
 # -- test processors: KPL aggregates, raising, exiting, bogus checkpoints ------------------

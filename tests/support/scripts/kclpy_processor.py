@@ -14,7 +14,10 @@ the wall time, so a test can check what each child was given and in which order.
 - ``end_twice``: checkpoint every record, but answer the first ``shardEnded`` of each
   shard without checkpointing (a marker file remembers it across children);
 - ``gated``: before checkpointing its first batch, wait (at most 60 s) for the file
-  ``$KCLPY_OUT_DIR/go`` (the test takes the lease away meanwhile).
+  ``$KCLPY_OUT_DIR/go`` (the test takes the lease away meanwhile);
+- ``slow_init``: take ``$KCLPY_INIT_S`` seconds (default 1) to initialize: ``initialize``
+  is noted with the process's start time (``started``), ``initialized`` when it answers;
+  then checkpoint at every record.
 
 Each checkpoint is noted as ``checkpointing`` before the call and ``checkpoint`` (or
 ``checkpoint_error``, with kclpy's ``CheckpointError`` value: recorded, not retried) after.
@@ -28,6 +31,8 @@ import time
 from amazon_kclpy import kcl
 from amazon_kclpy.v3 import processor
 
+#: When this child process started (for ``slow_init``: how many children start at once).
+STARTED = time.time()
 MODE = os.environ.get("KCLPY_MODE", "every")
 OUT_DIR = os.environ["KCLPY_OUT_DIR"]
 #: Which daemon ran this child (a test's label; the daemon passes its environment on).
@@ -63,7 +68,11 @@ class Processor(processor.RecordProcessorBase):
             event="initialize",
             seq=initialize_input.sequence_number,
             sub=initialize_input.sub_sequence_number,
+            started=STARTED,
         )
+        if MODE == "slow_init":
+            time.sleep(float(os.environ.get("KCLPY_INIT_S", "1")))
+            self.note(event="initialized")
 
     def process_records(self, process_records_input):
         self.batches += 1
@@ -77,7 +86,7 @@ class Processor(processor.RecordProcessorBase):
                 data=record.data,
                 arrival=record.timestamp_millis,
             )
-            if MODE in ("every", "end_twice"):
+            if MODE in ("every", "end_twice", "slow_init"):
                 self.checkpoint(
                     process_records_input.checkpointer,
                     record.sequence_number,
