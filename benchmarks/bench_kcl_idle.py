@@ -1,8 +1,11 @@
 """What an idle shard costs a kcl daemon: the Java KCL 2.5.8 MultiLangDaemon and
-``kinesis-dstream kcl`` on the same stream of idle shards, one after the other.
+``kinesis-dstream kcl`` on the same stream of idle shards, one after the other, and
+beside them, on the same shards in the same run, a bare boto3 ``get_records`` loop and
+the library's reader alone (``benchmarks/idle_poller.py``): what one read costs.
 
     python -m benchmarks.bench_kcl_idle [--shards 1024] [--window 40] [--settle 15]
-        [--daemons java,ours] [--failover-ms MS] [--profile] [--keep DIR] [--markdown [PATH]]
+        [--daemons java,ours,boto3,reader] [--failover-ms MS] [--idle-ms MS] [--profile]
+        [--keep DIR] [--markdown [PATH]]
 
 Kinesis is the benchmark server (``benchmarks/kinesis_server.py``: in memory, kept-alive
 HTTP/1.1, its calls counted); the Java daemon reaches it through ``nghttpx`` (its Kinesis
@@ -10,8 +13,11 @@ client speaks HTTP/2 cleartext; ``tests/support/java_kcl.py``), ours directly. D
 (the leases) is moto's server. Both run ``benchmarks/kclpy_drain_app.py`` (amazon-kclpy
 3.2.0) under their own application name (their own lease table) on one properties file
 (:func:`benchmarks.bench_kcl_daemon.properties`): ``retrievalMode = POLLING``,
-``idleTimeBetweenReadsInMillis = 1000`` (the KCL's default), ``maxRecords`` left at its
-default, ``metricsLevel = NONE``, from TRIM_HORIZON of a stream no record is ever put on.
+``idleTimeBetweenReadsInMillis = 1000`` (the KCL's default; ``--idle-ms``), ``maxRecords``
+left at its default, ``metricsLevel = NONE``, from TRIM_HORIZON of a stream no record is
+ever put on. The two pollers (``boto3``, ``reader``) read every shard once per the same
+idle time on 8 threads, without leases or children: one process each, its positive
+signal of steady state a file it writes once every shard has its first iterator.
 
 Per daemon: started; the positive signal of steady state is every shard's child
 initialized (the application opens one file per shard in ``initialize``); then
@@ -177,16 +183,73 @@ def await_initialized(process, out_dir: Path, shards: int, kind: str, log_path: 
         time.sleep(1.0)
 
 
+#: The baselines without leases or children (benchmarks/idle_poller.py's clients).
+POLLERS = ("boto3", "reader")
+
+
+def start_poller(kind: str, args, stream: str, bench, env: dict, out_dir: Path, log_path: Path):
+    """``benchmarks.idle_poller`` with ``kind``'s client, in its own process group."""
+    import sys
+
+    with open(log_path, "ab") as log:
+        return subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "benchmarks.idle_poller",
+                "--client",
+                kind,
+                "--stream",
+                stream,
+                "--endpoint",
+                bench.endpoint_url,
+                "--region",
+                bench.region_name,
+                "--ready",
+                str(out_dir / "ready"),
+                "--interval-s",
+                str(args.idle_ms / 1000.0),
+            ],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            cwd=str(Path(__file__).resolve().parents[1]),
+            start_new_session=True,
+        )
+
+
+def await_ready(process, path: Path, kind: str, log_path: Path) -> float:
+    """Seconds until a poller wrote its ready file; raises if it exits or takes longer
+    than :data:`INIT_TIMEOUT_S`."""
+    started = time.monotonic()
+    while not path.exists():
+        if process.poll() is not None:
+            raise RuntimeError(f"the {kind} poller exited with {process.returncode}: {log_path}")
+        if time.monotonic() - started > INIT_TIMEOUT_S:
+            raise RuntimeError(f"the {kind} poller was not ready in {INIT_TIMEOUT_S:.0f}s")
+        time.sleep(0.2)
+    return time.monotonic() - started
+
+
 def measure(
     kind: str, args, servers: dict, props: Path, env: dict, jars: Path, out_dir: Path
 ) -> dict:
-    """One daemon's figures over the window (see the module)."""
+    """One daemon's (or poller's) figures over the window (see the module)."""
     from tests.support.java_kcl import stop_process_group
 
     log_path = out_dir / f"{kind}.log"
-    process = start_daemon(kind, props, env, jars, log_path)
+    if kind in POLLERS:
+        process = start_poller(
+            kind, args, servers["stream"], servers["bench"], env, out_dir, log_path
+        )
+    else:
+        process = start_daemon(kind, props, env, jars, log_path)
     try:
-        init_s = await_initialized(process, out_dir, args.shards, kind, log_path)
+        if kind in POLLERS:
+            init_s = await_ready(process, out_dir / "ready", kind, log_path)
+        else:
+            init_s = await_initialized(process, out_dir, args.shards, kind, log_path)
         print(
             f"  {kind}: all {args.shards} shards initialized after {init_s:.0f}s; "
             f"settling {args.settle:.0f}s",
@@ -211,7 +274,7 @@ def measure(
         if process.poll() is not None:
             raise RuntimeError(f"the {kind} daemon exited in the window: {log_path}")
         # A lease lost in the window ends its child: every shard's child must be alive.
-        children = len(after) - 1
+        children = None if kind in POLLERS else len(after) - 1
         if spy is not None:
             print_profile(spy, out_dir)
     finally:
@@ -237,7 +300,8 @@ def per_poll(figures: dict, key: str) -> float:
 def report(results_by_kind: dict, args) -> None:
     failover = f"failoverTimeMillis {args.failover_ms or 10_000}"
     print(
-        f"\n{args.shards} idle shards, idleTimeBetweenReadsInMillis 1000, {failover}; window "
+        f"\n{args.shards} idle shards, idleTimeBetweenReadsInMillis {args.idle_ms}, {failover}; "
+        "window "
         f"{args.window:.0f}s after every child initialized and {args.settle:.0f}s more"
     )
     print(
@@ -247,11 +311,13 @@ def report(results_by_kind: dict, args) -> None:
     )
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for kind, f in results_by_kind.items():
+        label = f"{kind} (poller)" if kind in POLLERS else kind
+        children = "-" if f["children_at_end"] is None else f["children_at_end"]
         print(
-            f"| {kind} | {f['init_s']:.0f} | {f['polls']:,} | {f['polls'] / f['window_s']:,.0f} "
+            f"| {label} | {f['init_s']:.0f} | {f['polls']:,} | {f['polls'] / f['window_s']:,.0f} "
             f"| {f['daemon_cpu_s']:.2f} | {f['daemon_cpu_s'] / f['window_s']:.2f} "
             f"| {per_poll(f, 'daemon_cpu_s'):.3f} | {per_poll(f, 'group_cpu_s'):.3f} "
-            f"| {f['children_at_end']} |"
+            f"| {children} |"
         )
     print("\nServers' CPU in each daemon's window, apart (ms per GetRecords):")
     for kind, f in results_by_kind.items():
@@ -267,7 +333,11 @@ def report(results_by_kind: dict, args) -> None:
         share = (ours["daemon_cpu_s"] / ours["window_s"]) / (
             java["daemon_cpu_s"] / java["window_s"]
         )
-        churned = [k for k, f in results_by_kind.items() if f["children_at_end"] < args.shards]
+        churned = [
+            k
+            for k, f in results_by_kind.items()
+            if f["children_at_end"] is not None and f["children_at_end"] < args.shards
+        ]
         if churned:  # a lost lease ends its child: that daemon did not poll every shard
             verdict = f"no verdict: leases lost in the window ({', '.join(churned)})"
         else:
@@ -276,6 +346,12 @@ def report(results_by_kind: dict, args) -> None:
             f"\nours / Java, CPU per poll: {ratio:.2f} (daemon), {group_ratio:.2f} (daemon + "
             f"children); CPU per second of the window: {share:.2f}. Goal <= 0.5: {verdict}"
         )
+    if "boto3" in results_by_kind:
+        baseline = per_poll(results_by_kind["boto3"], "daemon_cpu_s")
+        print("\nCPU per read against the bare boto3 loop's, the same shards in the same run:")
+        for kind, f in results_by_kind.items():
+            ms = per_poll(f, "daemon_cpu_s")
+            print(f"  {kind:7} {ms:.3f} ms, {ms / baseline:.2f}")
 
 
 def main() -> int:
@@ -288,7 +364,17 @@ def main() -> int:
         default=15.0,
         help="seconds after every child initialized, before the window",
     )
-    parser.add_argument("--daemons", default="java,ours")
+    parser.add_argument(
+        "--daemons",
+        default="java,ours,boto3,reader",
+        help="which to run, in order: java, ours (the daemons), boto3, reader (the pollers)",
+    )
+    parser.add_argument(
+        "--idle-ms",
+        type=int,
+        default=1000,
+        help="idleTimeBetweenReadsInMillis for all (the pollers' interval)",
+    )
     parser.add_argument(
         "--keep", type=Path, default=None, help="a folder for the logs, kept (default: temporary)"
     )
@@ -335,6 +421,7 @@ def main() -> int:
             stream = f"idle-{uuid.uuid4().hex[:8]}"
             bench.client("kinesis").create_stream(StreamName=stream, ShardCount=args.shards)
             servers = {
+                "stream": stream,
                 "bench": bench,
                 "pids": {"benchmark server": bench.pid, "nghttpx": proxy.pid, "moto": moto.pid},
             }
@@ -348,7 +435,7 @@ def main() -> int:
                     moto,
                     # Java's client speaks h2c: through nghttpx; ours HTTP/1.1, directly.
                     proxy.endpoint_url if kind == "java" else bench.endpoint_url,
-                    idleTimeBetweenReadsInMillis="1000",
+                    idleTimeBetweenReadsInMillis=str(args.idle_ms),
                     **({"failoverTimeMillis": str(args.failover_ms)} if args.failover_ms else {}),
                 )
                 by_kind[kind] = measure(
