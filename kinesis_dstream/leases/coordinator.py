@@ -253,6 +253,12 @@ class LeaseCoordinator:
         self._fence()
         return self._held.leases(LeaseState.READY)
 
+    @property
+    def held_version(self) -> int:
+        """Changes whenever a lease is gained, lost or changes state (see
+        :attr:`.held.HeldLeases.version`)."""
+        return self._held.version
+
     def counts(self) -> dict:
         """Leases taken, stolen and lost since start (for metrics)."""
         return self._held.counts()

@@ -82,6 +82,15 @@ class HeldLeases:
         #: taken/stolen by our taker, assigned by a KCL 3.x leader, handed off by us
         self._counts = {"taken": 0, "stolen": 0, "assigned": 0, "handed_off": 0, "lost": 0}
         self._closed = False
+        #: Changes with every lease added, removed or moved to another state.
+        self._version = 0
+
+    @property
+    def version(self) -> int:
+        """A number that changes whenever the held leases or their states change: a
+        reader of :meth:`leases` may skip the copy while it is the same (a daemon looks
+        for ready leases without a worker five times a second)."""
+        return self._version
 
     def add(self, entry: HeldLease, *, stolen: bool, assigned: bool = False) -> bool:
         """Hold ``entry``; False once closed (a take that landed while stopping)."""
@@ -90,6 +99,7 @@ class HeldLeases:
                 return False
             self._held[entry.key] = entry
             self._counts["assigned" if assigned else "stolen" if stolen else "taken"] += 1
+            self._version += 1
             return True
 
     def get(self, key: str) -> Optional[HeldLease]:
@@ -129,6 +139,7 @@ class HeldLeases:
             del self._held[entry.key]
             if lost or handed_off:
                 self._counts["handed_off" if handed_off else "lost"] += 1
+            self._version += 1
             return True
 
     def hand_off(self, entry: HeldLease, lease: Lease, since: float) -> bool:
@@ -140,6 +151,7 @@ class HeldLeases:
             entry.lease = lease
             entry.state = LeaseState.HANDING_OFF
             entry.handoff_since = since
+            self._version += 1
             return True
 
     def close(self) -> list:
@@ -147,6 +159,7 @@ class HeldLeases:
         with self._lock:
             self._closed = True
             entries, self._held = list(self._held.values()), {}
+            self._version += 1
             return entries
 
     def reopen(self) -> None:
@@ -188,6 +201,7 @@ class HeldLeases:
             entry.state = state
             if state is LeaseState.WAITING_ON_PARENTS:
                 entry.waiting_since = self._clock()
+            self._version += 1
             return True
 
     def parent_reads_due(self, interval_s: Optional[Callable[[float], float]] = None) -> list:
@@ -222,6 +236,8 @@ class HeldLeases:
             for entry in stale:
                 del self._held[entry.key]
             self._counts["lost"] += len(stale)
+            if stale:
+                self._version += 1
             return stale
 
     def counts(self) -> dict:

@@ -86,6 +86,10 @@ class MultiLangDaemon:
         self._workers: dict = {}  # shard id -> ShardConsumer, under _lock
         self._retry_at: dict = {}  # shard id -> monotonic time, under _lock
         self._finished: list = []  # workers done, not yet reaped, under _lock
+        #: The held leases' version at the last look for ready ones, and whether some
+        #: were left without a worker then (no slot, a retry pause): the loop's thread's.
+        self._looked_at: Optional[int] = None
+        self._left_waiting = False
         self._wake = threading.Event()
         self.exit_code = 0
         self._halt = False
@@ -184,6 +188,12 @@ class MultiLangDaemon:
     # -- workers -------------------------------------------------------------------------
 
     def _start_ready(self) -> None:
+        # Copying a thousand held leases five times a second is most of an idle daemon's
+        # loop: look again only when they changed or some were left waiting.
+        version = self.coordinator.held_version
+        if version == self._looked_at and not self._left_waiting:
+            return
+        self._looked_at, self._left_waiting = version, False
         ready = self.coordinator.ready_leases()
         now = time.monotonic()
         with self._lock:
@@ -192,9 +202,13 @@ class MultiLangDaemon:
             )
         for key, lease in sorted(ready.items()):
             if slots <= 0:
-                return  # the next worker starts when a child is through initialize
+                self._left_waiting = True  # a child gets through initialize: look again
+                return
             with self._lock:
-                if key in self._workers or self._retry_at.get(key, 0.0) > now:
+                if key in self._workers:
+                    continue
+                if self._retry_at.get(key, 0.0) > now:
+                    self._left_waiting = True  # look again when the pause is over
                     continue
                 worker = ShardConsumer(
                     lease,
@@ -220,6 +234,8 @@ class MultiLangDaemon:
     def _reap(self) -> None:
         with self._lock:
             finished, self._finished = self._finished, []
+        if finished:
+            self._looked_at = None  # a shard may be ready again without a worker
         for worker in finished:
             worker.join(5.0)
             self.coordinator.hand_off(worker.shard_id)  # if the leader was moving it

@@ -209,6 +209,29 @@ def test_held_leases_move_only_along_the_state_table_and_fence_beyond_the_failov
     assert held.close() == [] and not held.add(entry, stolen=False)  # closed at stop
 
 
+def test_the_held_version_changes_with_every_lease_and_state_change_and_only_then():
+    clock = Clock()
+    held = HeldLeases(10.0, clock)
+    seen = [held.version]
+
+    def changed():
+        seen.append(held.version)
+        return seen[-1] != seen[-2]
+
+    entry = HeldLease(owned("s0", "me"), renewed_at=clock.now)
+    assert held.add(entry, stolen=False) and changed()
+    assert held.move(entry, LeaseState.READY) and changed()
+    assert held.written(entry, owned("s0", "me", 2), sent_at=clock.now) and not changed()
+    assert held.leases(LeaseState.READY) and held.holds("s0") and not changed()
+    assert held.fence() == [] and not changed()
+    clock.now += 10.0 + 1e-6
+    assert held.fence() == [entry] and changed()
+    other = HeldLease(owned("s1", "me"), renewed_at=clock.now)
+    assert held.add(other, stolen=True) and changed()
+    assert held.remove(other, lost=True) and changed()
+    assert not held.remove(other, lost=True) and not changed()
+
+
 def test_a_waiting_lease_reads_its_parents_often_at_first_then_every_renewal_interval():
     clock = Clock()
     timings = LeaseTimings.from_failover(10.0)
