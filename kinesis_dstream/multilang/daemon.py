@@ -45,6 +45,7 @@ from ..aws import create_client
 from ..leases.worker import LeaseWorker, LeaseWorkerConfig
 from ..retrieval.consumers import ensure_consumer
 from ..retrieval.events import SubscriptionPacer
+from ..retrieval.read_pool import ReadPool
 from .properties import MultiLangConfig
 from .shard_consumer import Outcome, ShardConsumer
 
@@ -52,6 +53,12 @@ log = logging.getLogger(__name__)
 
 #: Pause before a shard whose child did not checkpoint its end gets a new child.
 RETRY_PAUSE_S = 2.0
+#: Threads reading for every polled shard (:class:`~..retrieval.read_pool.ReadPool`): a
+#: read of an idle shard is ~1 ms of wall time, and a throttled one waits out its
+#: backoff on its thread, so a few dozen serve thousands of shards.
+READ_THREADS = 32
+#: How long the stop waits for the read threads (each ends when its read returns).
+READ_POOL_JOIN_S = 30.0
 #: How long one starting child holds back the next ones at most: a child slower than
 #: this to answer ``initialize`` no longer counts against ``max_starting``.
 START_SLOT_S = 10.0
@@ -96,6 +103,8 @@ class MultiLangDaemon:
         #: The fan-out consumer's ARN once :meth:`run` found or registered it (FANOUT).
         self.consumer_arn: Optional[str] = None
         self._pacer = SubscriptionPacer()
+        #: The polled shards' reads (started by :meth:`run`, stopped after the workers).
+        self.read_pool = ReadPool(f"kcl-reads-{config.application_name}", READ_THREADS)
         session = _session(config.credentials.profile)
         dynamo_session = (
             session
@@ -156,6 +165,7 @@ class MultiLangDaemon:
         )
         self.coordinator.start()
         try:
+            self.read_pool.start()
             while not stop.is_set() and self.exit_code == 0:
                 self._reap()
                 if self.exit_code:
@@ -165,6 +175,7 @@ class MultiLangDaemon:
                 self._wake.clear()
         finally:
             self._stop_workers(stop)
+            self.read_pool.stop(READ_POOL_JOIN_S)
             self.coordinator.stop(release=not self._halt)
             self._reap()
         return self.exit_code
@@ -219,6 +230,7 @@ class MultiLangDaemon:
                     self._env,
                     fan_out=(self.consumer_arn, self._pacer) if self.consumer_arn else None,
                     on_initialized=self._wake.set,
+                    read_pool=self.read_pool,
                 )
                 self._workers[key] = worker
             slots -= 1

@@ -31,6 +31,7 @@ from ..errors import KinesisDStreamError
 from ..leases.lease import Lease
 from ..retrieval.fanout import FanOutShardReader
 from ..retrieval.prefetch import PrefetchBounds, ShardPrefetch
+from ..retrieval.read_pool import ReadPool
 from ..retrieval.reader import ReadBatch, ReaderConfig, ShardReader, StartPosition
 from .checkpointer import ChildCheckpointer
 from .child import ChildProcess
@@ -42,11 +43,14 @@ log = logging.getLogger(__name__)
 
 #: Waits between reads after a read failure: doubling, capped.
 _READ_RETRY_S = (0.5, 1.0, 2.0, 5.0, 10.0)
-#: Longest wait for a read-ahead batch before a look at the lease. A lost lease, a stop
-#: or a halt interrupts the wait (:meth:`ShardPrefetch.interrupt`): this bounds only the
-#: look at a lease lost before this worker was told, and an idle shard's consumer wakes
-#: this often (at 0.1 s, 1,024 idle shards woke the daemon 10,000 times a second).
-_TAKE_WAIT_S = 1.0
+#: Longest wait for a read-ahead batch before a look at the lease. A lost lease (taken,
+#: or self-fenced by the renewal loop), a stop or a halt interrupts the wait
+#: (:meth:`ShardPrefetch.interrupt`), and every batch is looked at before it is given, so
+#: this only bounds how late an idle shard's child hears of a loss nobody told this
+#: worker of. An idle shard's consumer wakes this often: each wake costs the daemon's one
+#: interpreter ~30 us and a turn of the GIL (at 1 s, 1,024 idle shards woke it 1,024
+#: times a second, as often as their reads).
+_TAKE_WAIT_S = 10.0
 
 
 class ConsumerState(enum.Enum):
@@ -83,8 +87,11 @@ class ShardConsumer:
         *,
         fan_out: Optional[tuple] = None,
         on_initialized: Optional[Callable[[], None]] = None,
+        read_pool: Optional[ReadPool] = None,
     ) -> None:
         self.lease = lease
+        #: Where the read-ahead's reads run (the daemon's pool; None: a thread of its own).
+        self._read_pool = read_pool
         #: Told once the child answered ``initialize`` (or the worker ended before).
         self._on_initialized = on_initialized
         #: (consumer ARN, SubscriptionPacer) to read with SubscribeToShard; None: polling.
@@ -235,7 +242,9 @@ class ShardConsumer:
         with self._reader(start) as reader:
             # Reading starts while the child initializes, as the KCL's InitializeTask
             # starts its records publisher before it initializes the record processor.
-            prefetch = self.prefetch = ShardPrefetch(reader, self._prefetch_bounds()).start()
+            prefetch = self.prefetch = ShardPrefetch(
+                reader, self._prefetch_bounds(), pool=self._read_pool
+            ).start()
             outcome: Optional[Outcome] = None
             try:
                 protocol.initialize(checkpoint.sequence_number, checkpoint.sub_sequence_number)

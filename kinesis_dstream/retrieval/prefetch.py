@@ -1,10 +1,16 @@
 """Read-ahead for one polled shard: the next pages are read while the last is processed.
 
-A :class:`ShardPrefetch` owns one thread that reads a :class:`~.reader.ShardReader` page
-by page into a queue, as the KCL's ``PrefetchRecordsPublisher`` does, while its consumer
-(one thread: the kcl daemon's :class:`~..multilang.shard_consumer.ShardConsumer`) takes
-batches from it with :meth:`ShardPrefetch.take`. Without it reading and processing take
-turns; with it a GetRecords call is under way while the application works.
+A :class:`ShardPrefetch` reads a :class:`~.reader.ShardReader` page by page into a
+queue, as the KCL's ``PrefetchRecordsPublisher`` does, while its consumer (one thread:
+the kcl daemon's :class:`~..multilang.shard_consumer.ShardConsumer`) takes batches from
+it with :meth:`ShardPrefetch.take`. Without it reading and processing take turns; with
+it a GetRecords call is under way while the application works. Its reads run as steps
+on a :class:`~.read_pool.ReadPool`: the daemon's, shared by every shard it holds (a
+thread a shard cost a thousand idle shards a third more CPU a read), or one of its own
+with one thread. One step at a time: a step reads one page and schedules the next step
+when the next read is due; a step that finds no room, or leaves an error for the
+consumer, schedules nothing, and :meth:`~ShardPrefetch.take` schedules the next once it
+has made room or taken the error.
 
 Bounds (:class:`PrefetchBounds`, the KCL's properties and defaults): at most
 ``maxPendingProcessRecordsInput`` batches queued (3); a new page is read only while the
@@ -17,14 +23,14 @@ it is read); records never pass theirs. ``idleTimeBetweenReadsInMillis`` is coun
 the KCL counts it: from the end of one GetRecords call to the start of the next, not from
 the end of processing (processing overlaps the wait).
 
-Order is the reader's; a batch at the shard's end is the last one (the thread ends).
+Order is the reader's; a batch at the shard's end is the last one (no step follows).
 A read error reaches the consumer at its place in the order (:meth:`take` raises it) and
-is never swallowed; after one the thread reads again only once the consumer has taken
-it, so the consumer decides whether to go on and its wait between retries paces them
-(throttling is retried inside the read with the transport's backoff first).
-:meth:`close` stops the thread, joins it, and drops what was read ahead (on a lease loss
-or a stop), counted and logged.
-The thread reads only: checkpoints are the consumer's, on what it handed on.
+is never swallowed; after one the next read is scheduled only once the consumer has
+taken it, so the consumer decides whether to go on and its wait between retries paces
+them (throttling is retried inside the read with the transport's backoff first).
+:meth:`close` stops the reads, waits for one under way, and drops what was read ahead
+(on a lease loss or a stop), counted and logged.
+The steps read only: checkpoints are the consumer's, on what it handed on.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from ..errors import KinesisDStreamError
+from .read_pool import ReadPool
 from .reader import ReadBatch, ShardReader
 
 log = logging.getLogger(__name__)
@@ -75,20 +82,25 @@ class PrefetchBounds:
 
 
 class PrefetchState(enum.Enum):
+    #: A read is scheduled or under way.
     READING = "reading"
-    #: The queue is at a bound: the thread waits for the consumer to take a batch.
+    #: The queue is at a bound: no read until the consumer takes a batch.
     FULL = "full"
-    #: A read failed: the thread waits for the consumer to take the error.
+    #: A read failed: no read until the consumer takes the error.
     FAILED_WAITING = "failed, waiting for the consumer"
     #: The shard ended (its last batch is queued), or the read failed for good.
     ENDED = "ended"
     STOPPED = "stopped"
 
 
+
+
 class ShardPrefetch:
-    """Reads ``reader`` ahead on one owned thread; see the module. Use as a context
-    manager, or :meth:`start` then :meth:`close`. The reader is the thread's until
-    :meth:`close` returns."""
+    """Reads ``reader`` ahead; see the module. Use as a context manager, or :meth:`start`
+    then :meth:`close`. The reader is the prefetch's steps' until :meth:`close` returns.
+
+    ``pool``: the :class:`~.read_pool.ReadPool` its reads run on (its owner starts and
+    stops it); None: a pool of one thread of its own, stopped by :meth:`close`."""
 
     def __init__(
         self,
@@ -97,32 +109,35 @@ class ShardPrefetch:
         *,
         clock: Callable[[], float] = time.monotonic,
         sleep_until: Optional[Callable[[threading.Event, float], bool]] = None,
+        pool: Optional[ReadPool] = None,
     ) -> None:
         self.reader = reader
         self.bounds = bounds
         self._clock = clock
-        #: Waits up to the given seconds or until the event is set (tests inject time).
-        self._sleep_until = sleep_until or (lambda event, seconds: event.wait(seconds))
+        self._own_pool = pool is None
+        self.pool = pool or ReadPool(
+            f"prefetch-{reader.shard_id}", 1, clock=clock, sleep_until=sleep_until
+        )
         self._queue: collections.deque = collections.deque()  # ReadBatch or exception
         self._records = 0  # user records queued
         self._bytes = 0  # their data bytes
         self._changed = threading.Condition()
         self._stop = threading.Event()
         self._interrupted = False  # under _changed: the next take returns at once
+        self._stepping = False  # under _changed: a step is running now
         self._last_call_end: Optional[float] = None
         self.state = PrefetchState.READING
         #: GetRecords pages read, batches queued, records dropped by :meth:`close`.
         self.pages_read = 0
         self.batches_queued = 0
         self.records_dropped = 0
-        self._thread = threading.Thread(
-            target=self._run, name=f"prefetch-{reader.shard_id}", daemon=True
-        )
 
     # -- the consumer's side ------------------------------------------------------------------
 
     def start(self) -> ShardPrefetch:
-        self._thread.start()
+        if self._own_pool:
+            self.pool.start()
+        self.pool.call_at(self._clock(), self._step)
         return self
 
     def __enter__(self) -> ShardPrefetch:
@@ -134,6 +149,7 @@ class ShardPrefetch:
     def take(self, timeout_s: float) -> Optional[ReadBatch]:
         """The next batch, waiting up to ``timeout_s``; None if none came (or the shard's
         last batch was taken). Raises the read's error in its place in the order."""
+        resume = False
         with self._changed:
             if not self._queue and self.state is not PrefetchState.ENDED and not self._interrupted:
                 self._changed.wait_for(
@@ -149,9 +165,14 @@ class ShardPrefetch:
             if isinstance(item, ReadBatch):
                 self._records -= len(item.records)
                 self._bytes -= item.data_bytes
-                if self.state is PrefetchState.FULL:
-                    self.state = PrefetchState.READING  # there is room: the thread reads
-            self._changed.notify_all()
+            if not self._stop.is_set():
+                if self.state is PrefetchState.FAILED_WAITING and isinstance(item, BaseException):
+                    self.state = PrefetchState.FULL  # the error is taken: read once there is room
+                if self.state is PrefetchState.FULL and self._room():
+                    self.state = PrefetchState.READING
+                    resume = True
+        if resume:
+            self.pool.call_at(self._clock(), self._step)
         if isinstance(item, BaseException):
             raise item
         return item
@@ -178,27 +199,28 @@ class ShardPrefetch:
         return sum(1 for item in self._queue if isinstance(item, ReadBatch))
 
     def close(self, reason: str = "stopped") -> int:
-        """Stop the thread, join it and drop what was read ahead; returns the records
-        dropped (counted in :attr:`records_dropped`, logged with ``reason``). A second
-        close drops nothing more."""
+        """Stop reading, wait for a read under way and drop what was read ahead; returns
+        the records dropped (counted in :attr:`records_dropped`, logged with ``reason``).
+        A second close drops nothing more."""
         closed_before = self._stop.is_set()
         self._stop.set()
         with self._changed:
             self._changed.notify_all()
-        if self._thread.is_alive():
-            self._thread.join(JOIN_TIMEOUT_S)
-            if self._thread.is_alive():
-                log.error(
-                    "stream %s, shard %s: the read-ahead thread is still in a read %.0fs "
-                    "after the stop; left to end on its own",
-                    self.reader.stream_name,
-                    self.reader.shard_id,
-                    JOIN_TIMEOUT_S,
-                )
+            finished = self._changed.wait_for(lambda: not self._stepping, JOIN_TIMEOUT_S)
+        if not finished:
+            log.error(
+                "stream %s, shard %s: the read ahead is still in a read %.0fs after the "
+                "stop; left to end on its own",
+                self.reader.stream_name,
+                self.reader.shard_id,
+                JOIN_TIMEOUT_S,
+            )
+        if self._own_pool:
+            self.pool.stop(0.0 if not finished else JOIN_TIMEOUT_S)
         with self._changed:
             # The queue's records, and those the reader holds past the last batch (the
-            # rest of a page cut at the room left; the thread has stopped reading).
-            held = 0 if closed_before or self._thread.is_alive() else self.reader.pending_records
+            # rest of a page cut at the room left; no step reads any more).
+            held = 0 if closed_before or not finished else self.reader.pending_records
             dropped = self._records + held
             self._queue.clear()
             self._records = self._bytes = 0
@@ -216,7 +238,7 @@ class ShardPrefetch:
             )
         return dropped
 
-    # -- the read thread -----------------------------------------------------------------------
+    # -- the reads (steps on the pool) ---------------------------------------------------------
 
     def _room(self) -> int:
         """User records the next batch may hold (0: wait for the consumer). A batch is
@@ -231,52 +253,68 @@ class ShardPrefetch:
             return 0
         return bounds.max_records - self._records
 
-    def _run(self) -> None:
-        try:
-            self._read_ahead()
-        except BaseException as exc:  # a bug, not a read error: the consumer must see it
-            log.exception("shard %s: the read-ahead thread failed", self.reader.shard_id)
-            self._put(exc, PrefetchState.ENDED)
-
-    def _read_ahead(self) -> None:
-        while not self._stop.is_set():
-            with self._changed:
-                room = self._room()
-                while not room and not self._stop.is_set():
-                    self.state = PrefetchState.FULL
-                    self._changed.wait()
-                    room = self._room()
-                if self._stop.is_set():
-                    return
-                self.state = PrefetchState.READING
-            # Records left of the last page (an aggregate cut at the room) need no call.
-            calls = 0 if self.reader.has_pending else 1
-            if calls and self._last_call_end is not None:
-                wait = self.bounds.idle_between_calls_s - (self._clock() - self._last_call_end)
-                if wait > 0 and self._sleep_until(self._stop, wait):
-                    return
-            try:
-                batch = self.reader.read(max_records=room, max_calls=calls)
-            except KinesisDStreamError as exc:
-                self._last_call_end = self._clock()
-                # Retriable or not, the consumer decides whether to read on (the kcl
-                # daemon does, for as long as it holds the lease, as the Java daemon).
-                self._put(exc, PrefetchState.FAILED_WAITING)
-                self._wait_taken(exc)
-                continue
-            if batch.get_records_calls:
-                self._last_call_end = self._clock()
-                self.pages_read += batch.get_records_calls
-            if batch.shard_ended:
-                self._put(batch, PrefetchState.ENDED)
-                return
-            if batch.records:
-                self._put(batch, PrefetchState.READING)
-
-    def _wait_taken(self, error: BaseException) -> None:
-        """Read again once the consumer has taken ``error`` (or at a stop)."""
+    def _step(self) -> None:
+        """One read (or the wait for it, scheduled): then the next step, unless parked."""
         with self._changed:
-            self._changed.wait_for(lambda: self._stop.is_set() or error not in self._queue)
+            if self._stop.is_set() or self.state is not PrefetchState.READING:
+                return
+            room = self._room()
+            if not room:
+                self.state = PrefetchState.FULL  # take() schedules the next step
+                return
+            self._stepping = True
+        next_at: Optional[float] = None
+        try:
+            next_at = self._read(room)
+        except BaseException as exc:  # a bug, not a read error: the consumer must see it
+            log.exception("shard %s: the read ahead failed", self.reader.shard_id)
+            self._put(exc, PrefetchState.ENDED)
+        finally:
+            with self._changed:
+                self._stepping = False
+                if next_at is not None and (
+                    self._stop.is_set() or self.state is not PrefetchState.READING
+                ):
+                    next_at = None
+                elif next_at is not None and not self._room():
+                    self.state = PrefetchState.FULL  # no wait scheduled: take() resumes
+                    next_at = None
+                if self._stop.is_set():
+                    self._changed.notify_all()  # close() waits for the step to end
+                # (not otherwise: the consumer waits on this condition for batches, and an
+                # idle shard's reads put none; _put wakes it)
+        if next_at is not None:
+            self.pool.call_at(next_at, self._step)
+
+    def _read(self, room: int) -> Optional[float]:
+        """Read one page into the queue (or wait for the idle time first); returns when
+        the next step is due, None if the prefetch is parked, ended or stopped."""
+        # Records left of the last page (an aggregate cut at the room) need no call.
+        calls = 0 if self.reader.has_pending else 1
+        now = self._clock()
+        if calls and self._last_call_end is not None:
+            due = self._last_call_end + self.bounds.idle_between_calls_s
+            if due > now:
+                return due
+        try:
+            batch = self.reader.read(max_records=room, max_calls=calls)
+        except KinesisDStreamError as exc:
+            self._last_call_end = self._clock()
+            # Retriable or not, the consumer decides whether to read on (the kcl daemon
+            # does, for as long as it holds the lease, as the Java daemon).
+            self._put(exc, PrefetchState.FAILED_WAITING)
+            return None
+        if batch.get_records_calls:
+            self._last_call_end = self._clock()
+            self.pages_read += batch.get_records_calls
+        if batch.shard_ended:
+            self._put(batch, PrefetchState.ENDED)
+            return None
+        if batch.records:
+            self._put(batch, PrefetchState.READING)
+        if self.reader.has_pending or self._last_call_end is None:
+            return self._clock()
+        return self._last_call_end + self.bounds.idle_between_calls_s
 
     def _put(self, item: Any, state: PrefetchState) -> None:
         with self._changed:
@@ -285,5 +323,6 @@ class ShardPrefetch:
                 self._records += len(item.records)
                 self._bytes += item.data_bytes
                 self.batches_queued += 1
-            self.state = state
+            if self.state is not PrefetchState.STOPPED:
+                self.state = state
             self._changed.notify_all()

@@ -108,7 +108,11 @@ def assert_nothing_outlives(daemon: MultiLangDaemon) -> None:
     threads = [
         t.name
         for t in threading.enumerate()
-        if t.is_alive() and (t.name.startswith("multilang-") or daemon.worker_id in t.name)
+        if t.is_alive()
+        and (
+            t.name.startswith(("multilang-", "kcl-reads-", "prefetch-"))
+            or daemon.worker_id in t.name
+        )
     ]
     assert threads == [], f"threads outlived the daemon: {threads}"
     children = []
@@ -234,6 +238,9 @@ def test_children_start_a_few_at_a_time_and_every_shard_gets_one(
             60,
             "every record delivered",
         )
+        # Six shards read on the daemon's read pool: no read-ahead thread of their own.
+        assert not [t.name for t in threading.enumerate() if t.name.startswith("prefetch-")]
+        assert run.daemon.read_pool.threads_alive() == run.daemon.read_pool.size + 1
         assert run.stop() == 0
     seen = events(tmp_path)
     started = {e["pid"]: e["started"] for e in seen if e["event"] == "initialize"}

@@ -74,7 +74,7 @@ def test_read_ahead_stops_at_its_bounds_and_is_dropped_on_a_lease_loss(
             30,
             "leaseLost",
         )
-        wait_until(lambda: not prefetch._thread.is_alive(), 30, "the read-ahead thread joined")
+        wait_until(lambda: prefetch.state is PrefetchState.STOPPED, 30, "the read-ahead closed")
         assert run.stop() == 0
     mine = [e for e in events(tmp_path) if e["pid"] == pid]
     given = [e["pk"] for e in mine if e["event"] == "record"]

@@ -132,7 +132,7 @@ def test_order_is_kept_and_the_shard_end_is_the_last_batch():
         assert prefetch.state is PrefetchState.ENDED
     assert sequences(batches) == list(range(1, 12 * 7 + 1))
     assert batches[-1].shard_ended and batches[-1].child_shard_ids == []
-    assert not prefetch._thread.is_alive()
+    assert prefetch.pool.threads_alive() == 0
 
 
 def aggregate(sequence, n):
@@ -170,6 +170,7 @@ def test_records_left_in_the_reader_are_served_without_waiting_the_idle_time():
     with prefetch:
         wait_for(lambda: prefetch.state is PrefetchState.FULL)
         first = prefetch.take(BOUND_S)  # room again: the 10 left of the aggregate, then a call
+        wait_for(lambda: prefetch.state is PrefetchState.FULL and prefetch.queued_records == 30)
         second, third = prefetch.take(BOUND_S), prefetch.take(BOUND_S)
     assert transport.calls_at[:2] == pytest.approx([0.0, 0.2])  # not 0.4: no wait, no call
     assert [len(b.records) for b in (first, second, third)] == [30, 10, 20]
@@ -219,7 +220,7 @@ def test_a_lease_loss_drops_what_was_read_ahead_counted_and_stops_the_thread(cap
     with caplog.at_level("INFO"):
         assert prefetch.close("lease lost") == queued
     assert prefetch.records_dropped == queued and prefetch.queued_records == 0
-    assert not prefetch._thread.is_alive() and prefetch.state is PrefetchState.STOPPED
+    assert prefetch.pool.threads_alive() == 0 and prefetch.state is PrefetchState.STOPPED
     assert prefetch.take(0.01) is None
     assert "12 records read ahead" in caplog.text and "lease lost" in caplog.text
     assert sequences([taken]) == [1, 2, 3, 4]
