@@ -46,19 +46,23 @@ def test_every_slices_batches_come_out_each_slice_in_its_order():
 
 def test_a_failing_slice_fails_the_task_with_its_error_and_the_others_stop():
     group = SliceGroup((Part("good"), Part("bad")))
-    endless = threading.Event()
+    running, stopped = threading.Event(), threading.Event()
 
     def read(part):
         if part.name == "bad":
+            assert running.wait(10)  # fail only while the long slice is being read
             yield "bad-0"
             raise ValueError("shard gone")
-        while True:  # a long slice: only the stop ends it
-            endless.set()
-            yield "good"
+        try:
+            while True:  # a long slice: only the stop ends it
+                running.set()
+                yield "good"
+        finally:
+            stopped.set()
 
     with pytest.raises(ValueError, match="shard gone"):
         list(read_group(group, read))
-    assert endless.is_set()
+    assert stopped.is_set()  # the long slice was stopped, not left reading
     assert slice_threads() == []
 
 
