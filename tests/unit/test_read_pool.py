@@ -64,6 +64,22 @@ def test_a_failing_step_is_logged_and_the_worker_goes_on(caplog):
     assert "a step failed" in caplog.text and "ZeroDivisionError" in caplog.text
 
 
+def test_steps_due_together_run_in_order_and_a_failing_one_stops_none_after_it(caplog):
+    ran = []
+    done = threading.Event()
+    pool = ReadPool("test", 1).start()
+    try:
+        due = time.monotonic() + 0.2  # one schedule hand-over: runs of several steps
+        for n in range(20):
+            pool.call_at(due, (lambda n=n: 1 / 0 if n == 7 else ran.append(n)))
+        pool.call_at(due + 0.001, done.set)
+        assert done.wait(BOUND_S)
+    finally:
+        pool.stop(BOUND_S)
+    assert ran == [n for n in range(20) if n != 7]
+    assert caplog.text.count("a step failed") == 1
+
+
 def test_many_shards_read_ahead_on_two_threads_each_in_order():
     pool = ReadPool("test", 2).start()
     prefetches = []
