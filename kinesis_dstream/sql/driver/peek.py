@@ -18,6 +18,19 @@ peek and no GetShardIterator; and an idle shard (its peeks settle at the tip, no
 found) is peeked less often, its wait doubling up to ``idleShardPollMs``
 (:mod:`..retrieval.idle`). A new position (its records were read) starts over at
 ``minFetchPeriod``: a busy shard is never slowed.
+
+GetShardIterator is the dearest call of a shard's micro-batch (botocore's whole machinery,
+~1 ms of CPU; Kinesis allows 5 a second per shard), and a shard with new records every
+batch would pay two each batch: one for the peek at its new position, one for the task
+that reads its range. So:
+
+- a new position where the peek's reader already stands (the range ended exactly where
+  the peek stopped reading, as a trickle's ranges do) keeps that reader and its iterator,
+  as an idle shard's follow-up peeks do;
+- the iterator the peek found records with (at the position: a reader from the position
+  reads the same records from it) goes to the range's task (:meth:`Peeker.start_iterator`),
+  which then needs no GetShardIterator of its own. It is a hint, never part of the offset:
+  a task without it, or whose iterator expired, makes its own from the position.
 """
 
 from __future__ import annotations
@@ -34,8 +47,8 @@ from typing import Any, Callable, Optional
 from ...backoff import Backoff
 from ...errors import DependencyError, ThrottledError
 from ...retrieval.idle import IdlePolling, is_idle_read
-from ...retrieval.reader import ReadBatch, ReaderConfig, ShardReader
-from ..positions import Position, start_position
+from ...retrieval.reader import ReadBatch, ReaderConfig, ReadPhase, ShardReader
+from ..positions import Position, seq_position, start_position
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +81,8 @@ class _ShardState:
     last_call_at: Optional[float] = None
     saw_after_cutoff: bool = False
     idle_peeks: int = 0  # peeks in a row that settled at the tip with nothing found
+    #: The iterator the records after the position were found with (None: unknown).
+    start_iterator: Optional[str] = None
     result: PeekResult = field(default_factory=PeekResult)
 
 
@@ -110,10 +125,11 @@ class Peeker:
         hash_key_range: Optional[tuple],
         cutoff: Optional[datetime] = None,
     ) -> PeekResult:
-        key = json.dumps(position, separators=(",", ":"))
+        key = _key(position)
         state = self._states.get(shard_id)
         if state is None or state.position != key or state.cutoff != cutoff:
-            state = self._states[shard_id] = _ShardState(key, cutoff)
+            standing = _reader_at(state, position, cutoff)
+            state = self._states[shard_id] = _ShardState(key, cutoff, reader=standing)
         result = state.result
         if result.has_data or result.drained or result.lost_to is not None:
             return result
@@ -141,6 +157,9 @@ class Peeker:
             )
         reader = state.reader
         calls = reader.transport.calls
+        # the next page begins at the position: a new reader's first (its iterator is
+        # made from the position), or one with nothing pending that read nothing after it
+        from_position = first or reader.iterator is not None
         try:
             batch = reader.read(max_records=2 if first else 1, max_calls=1)
         except (ThrottledError, DependencyError) as exc:
@@ -150,7 +169,18 @@ class Peeker:
             with self._calls_lock:
                 self.calls += reader.transport.calls - calls
         self._inspect(state, position, reader, batch)
+        if state.result.has_data and batch.get_records_calls and from_position:
+            state.start_iterator = getattr(reader.transport, "page_iterator", None)
         return state.result
+
+    def start_iterator(self, shard_id: str, position: Position) -> Optional[str]:
+        """A shard iterator from which a reader starting at ``position`` reads the records
+        the peek found there (None if there is none): the range's task may read with it
+        instead of asking GetShardIterator. Valid for Kinesis' 5 minutes."""
+        state = self._states.get(shard_id)
+        if state is None or state.position != _key(position) or not state.result.has_data:
+            return None
+        return state.start_iterator
 
     def _inspect(
         self, state: _ShardState, position: Position, reader: ShardReader, batch: ReadBatch
@@ -189,3 +219,28 @@ class Peeker:
             state.idle_peeks += 1
         else:
             state.idle_peeks = 0
+
+
+def _key(position: Position) -> str:
+    return json.dumps(position, separators=(",", ":"))
+
+
+def _reader_at(state: Optional[_ShardState], position: Position, cutoff: Any) -> Any:
+    """The previous position's reader when it stands exactly at ``position`` (it read
+    through it and nothing after it was taken), else None: a new reader is made.
+
+    Keeping it saves a GetShardIterator and reads on as an idle shard's follow-up peeks
+    do; the new position's records were read by this reader moments ago, so there is no
+    retention to check (a new reader reads AT the position's record to prove it).
+    """
+    if state is None or state.reader is None or state.cutoff != cutoff:
+        return None
+    reader = state.reader
+    consumed = reader.resume_after
+    if reader.phase is not ReadPhase.READING or consumed is None:
+        return None
+    if not isinstance(position, dict) or "seq" not in position:
+        return None
+    if seq_position(str(consumed[0]), consumed[1]) != position:
+        return None
+    return reader

@@ -183,6 +183,7 @@ class SourceRunner:
         arn = None if self.consumers is None or not ranges else self.consumers.arn(end.query)
         for shard_id, shard_range in sorted(ranges.items()):
             info = self.shards.get(shard_id)
+            hint = None if arn else self.peeker.start_iterator(shard_id, shard_range.start)
             parts.append(
                 RangePartition(
                     self.stream,
@@ -192,6 +193,7 @@ class SourceRunner:
                     shard_range,
                     info.hash_key_range if info else None,
                     consumer_arn=arn,
+                    start_iterator=hint,
                 )
             )
         return parts

@@ -54,6 +54,10 @@ class RangePartition(InputPartition):
     max_bytes: Optional[int] = None
     #: Read with SubscribeToShard through this consumer (enhanced fan-out); None: polling.
     consumer_arn: Optional[str] = None
+    #: Polling: a shard iterator from which the range's start reads the same records (the
+    #: driver's peek found them with it), so the task asks no GetShardIterator; a hint,
+    #: not part of the range (an expired one is made again from the start).
+    start_iterator: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -121,14 +125,21 @@ def discard(prepared: Any) -> None:
 
 def _reader(part: RangePartition, settings: ReadSettings) -> ShardReader:
     """The range's reader: GetRecords, or SubscribeToShard when it names a consumer."""
-    return shard_reader(part, part.shard_range.start, settings, part.consumer_arn)
+    return shard_reader(
+        part, part.shard_range.start, settings, part.consumer_arn, part.start_iterator
+    )
 
 
 def shard_reader(
-    part: Any, position: Any, settings: ReadSettings, consumer_arn: Optional[str] = None
+    part: Any,
+    position: Any,
+    settings: ReadSettings,
+    consumer_arn: Optional[str] = None,
+    iterator: Optional[str] = None,
 ) -> ShardReader:
     """A reader of ``part``'s shard (its ``stream_name``, ``shard_id`` and
-    ``hash_key_range``) from ``position`` (see :mod:`..positions`), in an executor."""
+    ``hash_key_range``) from ``position`` (see :mod:`..positions`), in an executor;
+    ``iterator``: a shard iterator at ``position`` to poll from (else one is made)."""
     start = start_position(position)
     assert start is not None
     transport = None
@@ -141,6 +152,7 @@ def shard_reader(
         start,
         hash_key_range=part.hash_key_range,
         config=settings.config,
+        iterator=None if consumer_arn is not None else iterator,
         transport=transport,
     )
 
