@@ -63,7 +63,7 @@ def test_a_trickle_costs_no_get_shard_iterator_once_its_shard_is_followed(
         calls.remove()
 
 
-def test_a_range_read_past_what_the_peek_saw_is_exact_and_its_next_peek_starts_afresh(
+def test_a_range_read_past_what_the_peek_saw_hands_its_own_iterator_to_the_next_peek(
     local_aws, kinesis, unique_name, tmp_path
 ):
     ensure_stream(kinesis, unique_name, 1)
@@ -79,12 +79,41 @@ def test_a_range_read_past_what_the_peek_saw_is_exact_and_its_next_peek_starts_a
         calls.taken()
         put_records(kinesis, unique_name, 1, start=5)
         following = next_offset(reader, end)
-        # the range ended past where the peek's reader stood: a new reader, AT the
-        # position (its retention checked), so one GetShardIterator
-        assert calls.taken() == 1
+        # the range ended past where the peek's reader stood: the next peek goes on from
+        # the iterator the range's task stopped at (recorded with its end)
+        assert calls.taken() == 0
         assert [r[0] for r in rows(reader, end, following)] == [b"r5"]
+        assert calls.taken() == 0
     finally:
         calls.remove()
+
+
+def test_an_expired_range_iterator_is_made_again_at_the_position_and_retention_checked(
+    local_aws, kinesis, unique_name, tmp_path
+):
+    ensure_stream(kinesis, unique_name, 1)
+    reader = reader_for(local_aws, unique_name, tmp_path)
+    offset = reader.initialOffset()
+    put_records(kinesis, unique_name, 3)
+    end = next_offset(reader, offset)
+    put_records(kinesis, unique_name, 2, start=3)
+    assert len(rows(reader, offset, end)) == 5
+    reader.commit(end)
+    put_records(kinesis, unique_name, 1, start=5)
+    client = reader.runner.client
+    calls = IteratorCalls(client)
+    expired = CallErrors(
+        client, "kinesis", "GetRecords", lambda n: "ExpiredIteratorException" if n == 0 else None
+    )
+    try:
+        following = next_offset(reader, end)
+    finally:
+        expired.remove()
+        calls.remove()
+    assert expired.injected == 1
+    assert calls.count == 1  # made again AT the position: its record is there, no loss
+    assert reader.runner.records_lost_shards == []
+    assert [r[0] for r in rows(reader, end, following)] == [b"r5"]
 
 
 def test_an_expired_start_iterator_is_made_again_from_the_range_start(

@@ -26,7 +26,11 @@ that reads its range. So:
 
 - a new position where the peek's reader already stands (the range ended exactly where
   the peek stopped reading, as a trickle's ranges do) keeps that reader and its iterator,
-  as an idle shard's follow-up peeks do;
+  as an idle shard's follow-up peeks do; else the iterator the range's task stopped at,
+  when its range ended with a whole page (:meth:`Peeker.go_on_from`), starts the new
+  reader. Neither reads AT the position's record to prove it retained: the range read it
+  moments ago. An iterator that expired meanwhile is made again AT the position, and
+  then the retention is checked as for any new reader;
 - the iterator the peek found records with (at the position: a reader from the position
   reads the same records from it) goes to the range's task (:meth:`Peeker.start_iterator`),
   which then needs no GetShardIterator of its own. It is a hint, never part of the offset:
@@ -83,6 +87,10 @@ class _ShardState:
     idle_peeks: int = 0  # peeks in a row that settled at the tip with nothing found
     #: The iterator the records after the position were found with (None: unknown).
     start_iterator: Optional[str] = None
+    #: A range's iterator at the position, for the new reader (see Peeker.go_on_from).
+    go_on_iterator: Optional[str] = None
+    #: The reader went on from it (its first page is not AT the position's record).
+    went_on: bool = False
     result: PeekResult = field(default_factory=PeekResult)
 
 
@@ -102,6 +110,7 @@ class Peeker:
         self._idle = IdlePolling(min_period_s, max_idle_wait_s)
         self._clock = clock
         self._states: dict = {}  # shard id -> _ShardState; one thread peeks a shard at a time
+        self._go_on: dict = {}  # shard id -> (position key, iterator) from a range's end
         self.calls = 0
         self._calls_lock = threading.Lock()  # peeks of different shards run concurrently
 
@@ -118,6 +127,12 @@ class Peeker:
         with ThreadPoolExecutor(threads, thread_name_prefix="kinesis-peek") as pool:
             return list(pool.map(peek, asks))
 
+    def go_on_from(self, shard_id: str, position: Position, iterator: str) -> None:
+        """A range of ``shard_id`` was read through ``position`` and stopped at
+        ``iterator`` (its end's ``next_iterator``): the next peek at ``position`` may go on
+        from it. Called by the runner between peeks (not concurrently with them)."""
+        self._go_on[shard_id] = (_key(position), iterator)
+
     def peek(
         self,
         shard_id: str,
@@ -129,7 +144,11 @@ class Peeker:
         state = self._states.get(shard_id)
         if state is None or state.position != key or state.cutoff != cutoff:
             standing = _reader_at(state, position, cutoff)
-            state = self._states[shard_id] = _ShardState(key, cutoff, reader=standing)
+            ended_at = self._go_on.pop(shard_id, None)
+            go_on = ended_at[1] if ended_at is not None and ended_at[0] == key else None
+            state = self._states[shard_id] = _ShardState(
+                key, cutoff, reader=standing, go_on_iterator=None if standing else go_on
+            )
         result = state.result
         if result.has_data or result.drained or result.lost_to is not None:
             return result
@@ -144,8 +163,10 @@ class Peeker:
         if state.reader is None:
             start = start_position(position)
             assert start is not None
-            # a position's own record is read first (AT it): its presence proves that it
-            # is still retained; the core drops what is not after the position
+            iterator, state.go_on_iterator = state.go_on_iterator, None
+            state.went_on = iterator is not None
+            # a new reader's first record is the position's own (AT it): its presence
+            # proves that it is still retained; the core drops what is not after it
             state.check_retained = isinstance(position, dict) and "seq" in position
             state.reader = ShardReader(
                 self._client,
@@ -154,6 +175,7 @@ class Peeker:
                 start,
                 hash_key_range=hash_key_range,
                 config=PEEK_CONFIG,
+                iterator=iterator,
             )
         reader = state.reader
         calls = reader.transport.calls
@@ -168,6 +190,11 @@ class Peeker:
         finally:
             with self._calls_lock:
                 self.calls += reader.transport.calls - calls
+        if state.went_on:
+            # the page came from the range's iterator (after the position's record) unless
+            # it expired and was made again AT the position: then the check stands
+            state.check_retained = state.check_retained and bool(reader.transport.iterators_renewed)
+            state.went_on = False
         self._inspect(state, position, reader, batch)
         if state.result.has_data and batch.get_records_calls and from_position:
             state.start_iterator = getattr(reader.transport, "page_iterator", None)

@@ -268,6 +268,8 @@ class SourceRunner:
             end, fresh = self.ends.end_of(start, shard_id, entry)
             if fresh:
                 self._note_end(shard_id, end)
+                if end.next_iterator is not None and self.consumers is None:
+                    self.peeker.go_on_from(shard_id, end.next, end.next_iterator)
                 if end.max_consumer_lag_ms is not None:
                     lags.append(end.max_consumer_lag_ms)
             settled = end.stopped_at_cutoff or end.caught_up

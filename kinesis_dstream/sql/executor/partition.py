@@ -234,6 +234,9 @@ def _read_range(
             caught_up = True
             break
     end_flag = reader.shard_ended and not (at_cutoff or throttled or full)
+    # the reader's iterator is at ``resume`` unless part of the last page was left
+    # (pending in the reader: None; or cut here: at the cutoff or the byte bound)
+    whole_pages = resume is not None and not (at_cutoff or full or throttled or end_flag)
     end = RangeEnd(
         count=count,
         next=SHARD_END if end_flag else (resume if resume is not None else shard_range.start),
@@ -249,6 +252,7 @@ def _read_range(
         user_records_dropped=reader.stats.user_records_dropped,
         max_consumer_lag_ms=None if oldest is None else _millis_since(oldest),
         subscribed_at=reader.transport.subscribed_at,
+        next_iterator=reader.iterator if whole_pages else None,
     )
     return end
 
