@@ -10,6 +10,7 @@ range, an iterator that expired or is refused, KPL aggregates, fan-out.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 
@@ -46,3 +47,32 @@ def test_a_range_cut_at_an_available_now_cutoff_hands_on_no_iterator_past_the_cu
     following_run = reader_for(local_aws, unique_name, tmp_path)  # a new process, same ends
     following = next_offset(following_run, end)
     assert data(rows(following_run, end, following)) == [b"r2", b"r3"]
+
+
+def iterator_after(kinesis, stream, shard_id, sequence_number) -> str:
+    return kinesis.get_shard_iterator(
+        StreamName=stream,
+        ShardId=shard_id,
+        ShardIteratorType="AFTER_SEQUENCE_NUMBER",
+        StartingSequenceNumber=sequence_number,
+    )["ShardIterator"]
+
+
+def test_a_replay_reads_the_recorded_range_whatever_iterator_its_partition_carries(
+    local_aws, kinesis, unique_name, tmp_path
+):
+    ensure_stream(kinesis, unique_name, 1)
+    put_records(kinesis, unique_name, 4)
+    reader = reader_for(local_aws, unique_name, tmp_path, failOnDataLoss="true")
+    offset = reader.initialOffset()
+    end = next_offset(reader, offset)
+    (part,) = reader.partitions(offset, end)
+    first = [(r[0], r[2]) for r in rows(reader, offset, end)]  # the end is recorded
+    assert data(first) == [b"r0", b"r1", b"r2", b"r3"]
+    # a partition whose hint stands after r1: a wrong one, or a stale one from an
+    # earlier plan; the replay reads from the range's own start
+    wrong = iterator_after(kinesis, unique_name, part.shard_id, first[1][1])
+    replayed = dataclasses.replace(part, start_iterator=wrong)
+    put_records(kinesis, unique_name, 2, start=4)
+    got = [v for batch in reader.read(replayed) for v in batch.column(0).to_pylist()]
+    assert got == data(first)

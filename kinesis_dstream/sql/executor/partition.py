@@ -55,8 +55,9 @@ class RangePartition(InputPartition):
     #: Read with SubscribeToShard through this consumer (enhanced fan-out); None: polling.
     consumer_arn: Optional[str] = None
     #: Polling: a shard iterator from which the range's start reads the same records (the
-    #: driver's peek found them with it), so the task asks no GetShardIterator; a hint,
-    #: not part of the range (an expired one is made again from the start).
+    #: driver's peek found them with it), so the task's fresh read asks no
+    #: GetShardIterator; a hint, not part of the range (an expired one is made again from
+    #: the start), never used to replay a recorded end.
     start_iterator: Optional[str] = None
 
 
@@ -123,11 +124,12 @@ def discard(prepared: Any) -> None:
         prepared.discard()
 
 
-def _reader(part: RangePartition, settings: ReadSettings) -> ShardReader:
-    """The range's reader: GetRecords, or SubscribeToShard when it names a consumer."""
-    return shard_reader(
-        part, part.shard_range.start, settings, part.consumer_arn, part.start_iterator
-    )
+def _reader(part: RangePartition, settings: ReadSettings, *, hinted: bool) -> ShardReader:
+    """The range's reader from its start: GetRecords, or SubscribeToShard when it names a
+    consumer. ``hinted``: a fresh read may poll from the peek's iterator; a replay never
+    does, so that it reads exactly the recorded range whatever the partition carries."""
+    iterator = part.start_iterator if hinted else None
+    return shard_reader(part, part.shard_range.start, settings, part.consumer_arn, iterator)
 
 
 def shard_reader(
@@ -169,7 +171,7 @@ def _read_fresh(part: RangePartition, settings: ReadSettings, buffer: _Buffer) -
     shard_range = part.shard_range
     if start_position(shard_range.start) is None:
         return RangeEnd(0, SHARD_END, shard_end=True)
-    reader = _reader(part, settings)
+    reader = _reader(part, settings, hinted=True)
     try:
         return _read_range(part, settings, buffer, reader)
     finally:
@@ -363,7 +365,7 @@ def _read_recorded(part: RangePartition, settings: ReadSettings, end: RangeEnd) 
         f"({describe(part.shard_range.start)} through {end.last['seq']}/{end.last['sub']})"
     )
     chunks = replay_range(
-        _reader(part, settings),
+        _reader(part, settings, hinted=False),
         until,
         end.count,
         what,
