@@ -14,9 +14,13 @@ import dataclasses
 import json
 import time
 
+import pytest
+
 from kinesis_dstream.retrieval.streams import ensure_stream
 
+from ..support.faults import CallErrors, Trimmed
 from ..support.records import put_records
+from .test_sql_iterators import IteratorCalls
 from .test_sql_runner import _all, reader_for, rows
 from .test_sql_tasks import next_offset
 
@@ -49,6 +53,11 @@ def test_a_range_cut_at_an_available_now_cutoff_hands_on_no_iterator_past_the_cu
     assert data(rows(following_run, end, following)) == [b"r2", b"r3"]
 
 
+def expiring_once(n: int):
+    """CallErrors' answer: the first call meets an expired iterator, the others go through."""
+    return "ExpiredIteratorException" if n == 0 else None
+
+
 def iterator_after(kinesis, stream, shard_id, sequence_number) -> str:
     return kinesis.get_shard_iterator(
         StreamName=stream,
@@ -76,3 +85,43 @@ def test_a_replay_reads_the_recorded_range_whatever_iterator_its_partition_carri
     put_records(kinesis, unique_name, 2, start=4)
     got = [v for batch in reader.read(replayed) for v in batch.column(0).to_pylist()]
     assert got == data(first)
+
+
+@pytest.mark.parametrize("source", ["the peek's reader", "the range's task"])
+@pytest.mark.parametrize("expires", ["at once", "after an idle peek"])
+def test_a_position_trimmed_while_the_iterator_at_it_expired_is_reported_as_lost(
+    local_aws, kinesis, unique_name, tmp_path, source, expires
+):
+    """The next peek goes on from an iterator standing at the new position (``source``):
+    it never reads the position's own record. Once that iterator expired, the new one is
+    made AT the position, and its first record past it says the position was trimmed."""
+    ensure_stream(kinesis, unique_name, 1)
+    reader = reader_for(local_aws, unique_name, tmp_path)
+    offset = reader.initialOffset()
+    put_records(kinesis, unique_name, 1 if source == "the peek's reader" else 3)
+    end = next_offset(reader, offset)  # the peek reads 2 records at most
+    if source == "the range's task":
+        put_records(kinesis, unique_name, 2, start=3)  # the range reads past the peek
+    got = rows(reader, offset, end)
+    reader.commit(end)
+    count, position = len(got), got[-1][2]
+    client = reader.runner.client
+    calls = IteratorCalls(client)
+    try:
+        if expires == "after an idle peek":
+            assert json.dumps(reader.latestOffset(end, _all())) == json.dumps(end)
+            assert calls.taken() == 0  # the idle peek went on from the iterator
+        put_records(kinesis, unique_name, 1, start=count)
+        expired = CallErrors(client, "kinesis", "GetRecords", expiring_once)
+        trimmed = Trimmed(client, position)
+        try:
+            following = next_offset(reader, end)
+            assert (expired.injected, calls.taken()) == (1, 1)  # made again, AT the position
+            assert trimmed.dropped >= 1
+            assert reader.reportLatestOffset()["dataLossEvents"] == 1
+            assert data(rows(reader, end, following)) == [f"r{count}".encode()]
+        finally:
+            expired.remove()
+            trimmed.remove()
+    finally:
+        calls.remove()

@@ -24,13 +24,15 @@ GetShardIterator is the dearest call of a shard's micro-batch (botocore's whole 
 batch would pay two each batch: one for the peek at its new position, one for the task
 that reads its range. So:
 
-- a new position where the peek's reader already stands (the range ended exactly where
-  the peek stopped reading, as a trickle's ranges do) keeps that reader and its iterator,
-  as an idle shard's follow-up peeks do; else the iterator the range's task stopped at,
-  when its range ended with a whole page (:meth:`Peeker.go_on_from`), starts the new
-  reader. Neither reads AT the position's record to prove it retained: the range read it
-  moments ago. An iterator that expired meanwhile is made again AT the position, and
-  then the retention is checked as for any new reader;
+- the new reader at a new position starts from an iterator that already stands there:
+  the previous reader's, when it read exactly through the position (the range ended
+  where the peek stopped reading, as a trickle's ranges do), else the iterator the
+  range's task stopped at, when its range ended with a whole page
+  (:meth:`Peeker.go_on_from`). Such a reader does not read the position's own record
+  again: the peek or the range read it moments ago. If its iterator expired (Kinesis
+  keeps one 5 minutes; a long batch, a restart) before records came, the new one is made
+  AT the position and its first record proves the position retained, as for any new
+  reader (:meth:`Peeker._inspect`);
 - the iterator the peek found records with (at the position: a reader from the position
   reads the same records from it) goes to the range's task (:meth:`Peeker.start_iterator`),
   which then needs no GetShardIterator of its own. It is a hint, never part of the offset:
@@ -87,10 +89,11 @@ class _ShardState:
     idle_peeks: int = 0  # peeks in a row that settled at the tip with nothing found
     #: The iterator the records after the position were found with (None: unknown).
     start_iterator: Optional[str] = None
-    #: A range's iterator at the position, for the new reader (see Peeker.go_on_from).
-    go_on_iterator: Optional[str] = None
-    #: The reader went on from it (its first page is not AT the position's record).
-    went_on: bool = False
+    #: An iterator standing at the position, for the new reader (None: made AT it).
+    hint: Optional[str] = None
+    #: The reader was made from :attr:`hint`: its pages begin after the position's record
+    #: until the transport makes an iterator anew (AT the position, nothing received yet).
+    hinted: bool = False
     result: PeekResult = field(default_factory=PeekResult)
 
 
@@ -143,12 +146,10 @@ class Peeker:
         key = _key(position)
         state = self._states.get(shard_id)
         if state is None or state.position != key or state.cutoff != cutoff:
-            standing = _reader_at(state, position, cutoff)
             ended_at = self._go_on.pop(shard_id, None)
             go_on = ended_at[1] if ended_at is not None and ended_at[0] == key else None
-            state = self._states[shard_id] = _ShardState(
-                key, cutoff, reader=standing, go_on_iterator=None if standing else go_on
-            )
+            hint = _standing_iterator(state, position, cutoff) or go_on
+            state = self._states[shard_id] = _ShardState(key, cutoff, hint=hint)
         result = state.result
         if result.has_data or result.drained or result.lost_to is not None:
             return result
@@ -163,10 +164,11 @@ class Peeker:
         if state.reader is None:
             start = start_position(position)
             assert start is not None
-            iterator, state.go_on_iterator = state.go_on_iterator, None
-            state.went_on = iterator is not None
-            # a new reader's first record is the position's own (AT it): its presence
-            # proves that it is still retained; the core drops what is not after it
+            iterator, state.hint = state.hint, None
+            state.hinted = iterator is not None
+            # the first record of an iterator made AT the position is the position's own:
+            # its presence proves that it is still retained; the core drops what is not
+            # after it (see _inspect)
             state.check_retained = isinstance(position, dict) and "seq" in position
             state.reader = ShardReader(
                 self._client,
@@ -190,11 +192,6 @@ class Peeker:
         finally:
             with self._calls_lock:
                 self.calls += reader.transport.calls - calls
-        if state.went_on:
-            # the page came from the range's iterator (after the position's record) unless
-            # it expired and was made again AT the position: then the check stands
-            state.check_retained = state.check_retained and bool(reader.transport.iterators_renewed)
-            state.went_on = False
         self._inspect(state, position, reader, batch)
         if state.result.has_data and batch.get_records_calls and from_position:
             state.start_iterator = getattr(reader.transport, "page_iterator", None)
@@ -217,7 +214,11 @@ class Peeker:
         first = reader.first_raw_sequence
         if state.check_retained and first is not None:
             state.check_retained = False
-            if int(first) > int(position["seq"]):  # type: ignore[index]
+            # the first records came from an iterator made AT the position: the reader's
+            # own, or one made anew after its hint expired (nothing was received before,
+            # so the transport made it from the reader's start)
+            made_at_position = not state.hinted or reader.transport.iterators_renewed > 0
+            if made_at_position and int(first) > int(position["seq"]):  # type: ignore[index]
                 result.lost_to = first
                 return
         users = batch.records
@@ -252,13 +253,16 @@ def _key(position: Position) -> str:
     return json.dumps(position, separators=(",", ":"))
 
 
-def _reader_at(state: Optional[_ShardState], position: Position, cutoff: Any) -> Any:
-    """The previous position's reader when it stands exactly at ``position`` (it read
-    through it and nothing after it was taken), else None: a new reader is made.
+def _standing_iterator(
+    state: Optional[_ShardState], position: Position, cutoff: Any
+) -> Optional[str]:
+    """The previous position's reader's iterator when that reader stands exactly at
+    ``position`` (it read through it and nothing after it was taken), else None.
 
-    Keeping it saves a GetShardIterator and reads on as an idle shard's follow-up peeks
-    do; the new position's records were read by this reader moments ago, so there is no
-    retention to check (a new reader reads AT the position's record to prove it).
+    The new reader goes on from it, as an idle shard's follow-up peeks do, and saves a
+    GetShardIterator; it is a new reader from ``position`` all the same, so an iterator
+    made anew after this one expired is made AT the position and checked (see
+    :class:`_ShardState`'s ``hinted``).
     """
     if state is None or state.reader is None or state.cutoff != cutoff:
         return None
@@ -270,4 +274,4 @@ def _reader_at(state: Optional[_ShardState], position: Position, cutoff: Any) ->
         return None
     if seq_position(str(consumed[0]), consumed[1]) != position:
         return None
-    return reader
+    return reader.iterator
