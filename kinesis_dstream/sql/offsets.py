@@ -143,6 +143,9 @@ class RangeEnd:
     #: (the last page was consumed whole): the driver's next peek may go on from it instead
     #: of asking GetShardIterator. A hint (Kinesis keeps it 5 minutes), not part of the end.
     next_iterator: Optional[str] = field(default=None, compare=False)
+    #: The range's start iterator (the peek's, with the partition) was refused on its first
+    #: page and the read made its own from the start instead (counted in the progress).
+    start_iterator_refused: bool = field(default=False, compare=False)
 
     def to_json(self) -> dict:
         return {
@@ -162,6 +165,7 @@ class RangeEnd:
             "maxConsumerLagMs": self.max_consumer_lag_ms,
             "subscribedAt": self.subscribed_at,
             "nextIterator": self.next_iterator,
+            "startIteratorRefused": self.start_iterator_refused,
         }
 
     @classmethod
@@ -182,4 +186,5 @@ class RangeEnd:
             max_consumer_lag_ms=value.get("maxConsumerLagMs"),
             subscribed_at=value.get("subscribedAt"),
             next_iterator=value.get("nextIterator"),
+            start_iterator_refused=bool(value.get("startIteratorRefused")),
         )

@@ -125,3 +125,71 @@ def test_a_position_trimmed_while_the_iterator_at_it_expired_is_reported_as_lost
             trimmed.remove()
     finally:
         calls.remove()
+
+
+class RefusedIterator(CallErrors):
+    """GetRecords with one shard iterator is answered InvalidArgumentException, every time,
+    as Kinesis answers an iterator it does not accept; other calls go through."""
+
+    def __init__(self, client, iterator: str) -> None:
+        super().__init__(client, "kinesis", "GetRecords", lambda n: None)
+        self._iterator = iterator
+
+    def _handle(self, params=None, **kwargs):
+        refused = json.loads(params["body"]).get("ShardIterator") == self._iterator
+        self._decide = (lambda n: "InvalidArgumentException") if refused else (lambda n: None)
+        return super()._handle(**kwargs)
+
+
+def test_a_task_refused_its_start_iterator_reads_the_range_from_its_start(
+    local_aws, kinesis, unique_name, tmp_path
+):
+    """The hint is in the pickled partition: without the fallback every Spark retry of
+    the task would meet it again and fail."""
+    ensure_stream(kinesis, unique_name, 1)
+    put_records(kinesis, unique_name, 3)
+    reader = reader_for(local_aws, unique_name, tmp_path)
+    offset = reader.initialOffset()
+    end = next_offset(reader, offset)
+    (planned,) = reader.partitions(offset, end)
+    # one the server is never sent (moto makes the same string for the same position)
+    part = dataclasses.replace(planned, start_iterator=f"refused-{planned.start_iterator}")
+    refused = RefusedIterator(reader.settings.client_spec.client(), part.start_iterator)
+    try:
+        got = [v for batch in reader.read(part) for v in batch.column(0).to_pylist()]
+    finally:
+        refused.remove()
+    assert refused.injected == 1  # once: then an iterator made from the range's start
+    assert got == [b"r0", b"r1", b"r2"]
+    reader.commit(end)
+    assert json.dumps(reader.latestOffset(end, _all())) == json.dumps(end)  # nothing more
+    assert reader.reportLatestOffset()["iteratorHintsRefused"] == 1
+
+
+def test_a_peek_refused_the_iterator_of_a_recorded_end_reads_from_the_position(
+    local_aws, kinesis, unique_name, tmp_path
+):
+    """The end's iterator is in the end store: without the fallback every restart of the
+    query would meet it again and fail."""
+    ensure_stream(kinesis, unique_name, 1)
+    reader = reader_for(local_aws, unique_name, tmp_path)
+    offset = reader.initialOffset()
+    put_records(kinesis, unique_name, 3)
+    end = next_offset(reader, offset)  # the peek reads 2 records at most
+    put_records(kinesis, unique_name, 2, start=3)  # the range reads past the peek
+    (part,) = reader.partitions(offset, end)
+    assert len(rows(reader, offset, end)) == 5
+    reader.commit(end)
+    hint = reader.store.get(part.key).next_iterator
+    assert hint
+    restarted = reader_for(local_aws, unique_name, tmp_path)  # a new process, same ends
+    put_records(kinesis, unique_name, 1, start=5)
+    refused = RefusedIterator(restarted.runner.client, hint)
+    try:
+        following = next_offset(restarted, end)
+    finally:
+        refused.remove()
+    assert refused.injected == 1
+    assert data(rows(restarted, end, following)) == [b"r5"]
+    assert restarted.reportLatestOffset()["iteratorHintsRefused"] == 1
+    assert restarted.reportLatestOffset()["dataLossEvents"] == 0

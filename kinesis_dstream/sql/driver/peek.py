@@ -51,9 +51,10 @@ from datetime import datetime
 from typing import Any, Callable, Optional
 
 from ...backoff import Backoff
-from ...errors import DependencyError, ThrottledError
+from ...errors import DependencyError, KinesisServiceError, ThrottledError
 from ...retrieval.idle import IdlePolling, is_idle_read
 from ...retrieval.reader import ReadBatch, ReaderConfig, ReadPhase, ShardReader
+from ..hints import hint_refused
 from ..positions import Position, seq_position, start_position
 
 log = logging.getLogger(__name__)
@@ -115,6 +116,8 @@ class Peeker:
         self._states: dict = {}  # shard id -> _ShardState; one thread peeks a shard at a time
         self._go_on: dict = {}  # shard id -> (position key, iterator) from a range's end
         self.calls = 0
+        #: Iterators given to a peek's reader (a range's end's) that Kinesis refused.
+        self.hints_refused = 0
         self._calls_lock = threading.Lock()  # peeks of different shards run concurrently
 
     def peek_all(self, asks: list, cutoff: Optional[datetime], threads: int) -> list:
@@ -189,6 +192,15 @@ class Peeker:
         except (ThrottledError, DependencyError) as exc:
             log.info("peek at %s/%s deferred: %s", self.stream_name, shard_id, exc)
             return result  # the executors' reads matter; a peek can wait a period
+        except KinesisServiceError as exc:
+            what = f"peek at {self.stream_name}/{shard_id}"
+            if not hint_refused(reader, state.hinted, exc, what):
+                raise
+            # the hint may be in a recorded end, met again at every restart: drop it
+            with self._calls_lock:
+                self.hints_refused += 1
+            state.reader, state.hinted, state.last_call_at = None, False, None
+            return self.peek(shard_id, position, hash_key_range, cutoff)  # once: no hint
         finally:
             with self._calls_lock:
                 self.calls += reader.transport.calls - calls

@@ -96,6 +96,8 @@ class SourceRunner:
         #: Fan-out: when (this clock) each shard may have its next range: 5 s after its
         #: last subscription (a subscription within 5 s of the last one is refused).
         self._next_range_at: dict = {}
+        #: Ranges whose task was refused the peek's iterator and made its own.
+        self._start_iterators_refused = 0
 
     # -- shards --------------------------------------------------------------------
 
@@ -236,6 +238,8 @@ class SourceRunner:
             "aggregatesDroppedOutsideShard": outside[AGGREGATES_DROPPED],
             "userRecordsDroppedOutsideShard": outside[RECORDS_DROPPED],
             "peekCalls": self.peeker.calls,  # GetShardIterator and GetRecords, so far
+            # iterators passed on as hints (docs/design/range-ends.md) that were refused
+            "iteratorHintsRefused": self.peeker.hints_refused + self._start_iterators_refused,
         }
 
     def _warn_outside_shard(self) -> None:
@@ -282,6 +286,7 @@ class SourceRunner:
 
     def _note_end(self, shard_id: str, end: RangeEnd) -> None:
         self.lag.note(shard_id, end.millis_behind_latest)
+        self._start_iterators_refused += end.start_iterator_refused
         if end.subscribed_at is not None and self.consumers is not None:
             self._note_subscription(shard_id, end.subscribed_at)
         self.outside_shard.add(

@@ -10,6 +10,7 @@ offset alone, whatever crashed and whenever.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import tempfile
@@ -22,11 +23,12 @@ from typing import Any, Optional
 import pyarrow as pa  # type: ignore[import-untyped]
 from pyspark.sql.datasource import InputPartition
 
-from ...errors import DependencyError, RecordsLostError, ThrottledError
+from ...errors import DependencyError, KinesisServiceError, RecordsLostError, ThrottledError
 from ...retrieval.fanout import FanOutConfig, FanOutTransport
 from ...retrieval.reader import ReaderConfig, ShardReader
 from ...retrieval.replay import replay_range
 from ..ends.store import EndStore
+from ..hints import hint_refused
 from ..offsets import RangeEnd, ShardRange
 from ..positions import SHARD_END, describe, now_utc, parse_utc, seq_position, start_position
 from ..schema import ARROW_SCHEMA, records_to_arrow
@@ -173,7 +175,18 @@ def _read_fresh(part: RangePartition, settings: ReadSettings, buffer: _Buffer) -
         return RangeEnd(0, SHARD_END, shard_end=True)
     reader = _reader(part, settings, hinted=True)
     try:
-        return _read_range(part, settings, buffer, reader)
+        try:
+            return _read_range(part, settings, buffer, reader)
+        except KinesisServiceError as exc:
+            what = f"range of {part.stream_name}/{part.shard_id}"
+            hinted = part.consumer_arn is None and part.start_iterator is not None
+            if not hint_refused(reader, hinted, exc, what):
+                raise
+        # The hint is in the pickled partition: a Spark retry would meet it again.
+        reader.close()
+        reader = _reader(part, settings, hinted=False)
+        end = _read_range(part, settings, buffer, reader)
+        return dataclasses.replace(end, start_iterator_refused=True)
     finally:
         reader.close()  # ends a fan-out subscription; nothing to release when polling
 
