@@ -10,6 +10,7 @@ loads there (the whole DStream machinery, ~60 ms of CPU) delayed each query's st
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from typing import TYPE_CHECKING, Any
 
 from .errors import (
@@ -82,13 +83,20 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
+if not TYPE_CHECKING:  # a type checker sees the imports above, and no catch-all
+
+    def __getattr__(name: str) -> Any:
+        """A lazy public name (loaded once, then a plain attribute), or a submodule of
+        that name, as after ``import kinesis_dstream.<name>`` (the eager imports of the
+        DStream API bound ``dstream``, ``producer`` and their own imports here)."""
+        module = _LAZY.get(name)
+        if module is not None:
+            value = getattr(importlib.import_module(module, __name__), name)
+            globals()[name] = value
+            return value
+        if not name.startswith("__") and importlib.util.find_spec(f"{__name__}.{name}"):
+            return importlib.import_module(f"{__name__}.{name}")
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value  # once: later lookups are plain attributes
-    return value
 
 
 def __dir__() -> list:
