@@ -40,12 +40,14 @@ createStream needs DynamoDB for its leases and is left out there.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import tempfile
 import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Optional
 
 from benchmarks import results, source_trace
 from kinesis_dstream.local import LocalAWS
@@ -81,6 +83,10 @@ class QueryRun:
     phases: dict = field(default_factory=dict)
     tasks: int = 0  # tasks of the query's jobs
     started_at: float = 0.0  # wall clock of start()
+    #: The source's largest MillisBehindLatest when its first batch with rows was planned
+    #: (its progress report), in seconds; None: not reported (the floor). The source plans
+    #: the ranges of shards more than 10 s behind apart from those near their tip.
+    planned_lag_s: Optional[float] = None
 
     @property
     def rest_s(self) -> float:
@@ -93,12 +99,13 @@ class QueryRun:
             f"{label:<30} {self.seconds:6.2f} {self.start_s:6.2f} "
             + " ".join(f"{c:6.2f}" for c in cells)
             + f" {self.rest_s:6.2f} {self.tasks:6d}"
+            + ("" if self.planned_lag_s is None else f" {self.planned_lag_s:6.1f}")
         )
 
 
 def breakdown_header() -> str:
     names = ("total", "start", "latOff", "wal", "getB", "plan", "addB", "commit", "trig", "rest")
-    return f"{'query (seconds)':<30} " + " ".join(f"{n:>6}" for n in names) + "  tasks"
+    return f"{'query (seconds)':<30} " + " ".join(f"{n:>6}" for n in names) + "  tasks    lag"
 
 
 def run_query(spark, df, n: int, work: str) -> QueryRun:
@@ -132,7 +139,21 @@ def run_query(spark, df, n: int, work: str) -> QueryRun:
         for name, ms in p["durationMs"].items():
             phases[name] = phases.get(name, 0.0) + ms / 1000.0
     first = datetime.fromisoformat(progress[0]["timestamp"].replace("Z", "+00:00"))
-    return QueryRun(elapsed, sizes, first.timestamp() - started_at, phases, tasks, started_at)
+    lag = _planned_lag_s(with_rows[0])
+    return QueryRun(
+        elapsed, sizes, first.timestamp() - started_at, phases, tasks, started_at, lag
+    )
+
+
+def _planned_lag_s(progress: dict) -> Optional[float]:
+    """The largest MillisBehindLatest the source reported with a batch's offset (the
+    Python source's report is in ``sources[0].latestOffset``), in seconds."""
+    report = progress["sources"][0].get("latestOffset")
+    try:
+        millis = json.loads(report).get("maxMillisBehindLatest") if report else None
+    except (ValueError, AttributeError):
+        return None
+    return None if millis is None else millis / 1000.0
 
 
 def _tasks(spark, run_id: str) -> int:
@@ -320,7 +341,8 @@ def print_breakdown(n: int, raw_s: float, paced_s: float, runs: list, floors: di
     """Where each query's time went, and the warm queries above Spark's floor."""
     print(
         "where the time went: start = start() until the first trigger; Spark's durationMs of "
-        "the batches with records; rest = until the progress was seen"
+        "the batches with records; rest = until the progress was seen; lag = the largest "
+        "MillisBehindLatest (s) the first batch was planned with (over 10 s: a backlog)"
     )
     print(breakdown_header())
     for label, run in runs:

@@ -19,11 +19,13 @@ Kinesis' pace (5 calls a second per shard: a 50,000-record range is six calls, a
 its decoding a small part of it, so a task reads two in the time one takes, within one
 core. The tasks of a batch run in waves when there are more of them than task slots, each
 wave waiting for the last: four one-range tasks on two slots read a 200,000-record
-backlog in two waves (addBatch 2.3-2.4 s, measured), two two-range tasks in one
-(1.4 s). The slots are not known where the batch is planned (the source runner is told
-nothing of the cluster), so the default is what costs little on a large cluster (the same
-read time; half the tasks for the stage's downstream work) and spares a small one its
-waves; ``shardsPerTask`` sets it.
+backlog over 4 shards in two waves, two two-range tasks in one (measured with
+bench_structured on the benchmark server, the ranges planned as behind, 14-18 s: addBatch
+2.28-2.32 s against 1.31-1.33 s, the warm query 3.64-3.65 s against 2.54-2.55 s). The
+slots are not known where the batch is planned (the source runner is told nothing of the
+cluster), so the default is what costs little on a large cluster (the same read time;
+half the tasks for the stage's downstream work) and spares a small one its waves;
+``shardsPerTask`` sets it.
 """
 
 from __future__ import annotations
