@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import random
 import time
 
 import pytest
@@ -20,6 +21,7 @@ from kinesis_dstream.retrieval.streams import ensure_stream
 
 from ..support.faults import CallErrors, Trimmed
 from ..support.records import put_records
+from ..support.waiting import wait_until
 from .test_sql_iterators import IteratorCalls
 from .test_sql_runner import _all, reader_for, rows
 from .test_sql_tasks import next_offset
@@ -193,3 +195,148 @@ def test_a_peek_refused_the_iterator_of_a_recorded_end_reads_from_the_position(
     assert data(rows(restarted, end, following)) == [b"r5"]
     assert restarted.reportLatestOffset()["iteratorHintsRefused"] == 1
     assert restarted.reportLatestOffset()["dataLossEvents"] == 0
+
+
+def test_ranges_cut_inside_a_kpl_aggregate_go_on_at_the_next_sub_record_from_a_hint(
+    local_aws, kinesis, unique_name, tmp_path
+):
+    """A position inside an aggregate ({seq, sub}): the peek's iterator stands at the
+    aggregate, and the task's read drops its user records through the position."""
+    ensure_stream(kinesis, unique_name, 1)
+    reader = reader_for(local_aws, unique_name, tmp_path, maxFetchRecordsPerShard="3")
+    offset = reader.initialOffset()
+    put_records(kinesis, unique_name, 8, data="a{i}", aggregate=True)
+    got, starts = [], []
+    while len(got) < 8:
+        end = next_offset(reader, offset)
+        (part,) = reader.partitions(offset, end)
+        starts.append((part.shard_range.start, part.start_iterator is not None))
+        batch = rows(reader, offset, end)
+        assert rows(reader, offset, end) == batch  # replayed from the range's start
+        got += batch
+        reader.commit(end)
+        offset = end
+    assert data(got) == [f"a{i}".encode() for i in range(8)]
+    assert len({r[2] for r in got}) == 1 and [r[3] for r in got] == list(range(8))
+    aggregate = got[0][2]
+    assert starts == [
+        ("TRIM_HORIZON", True),
+        ({"seq": aggregate, "sub": 2}, True),
+        ({"seq": aggregate, "sub": 5}, True),
+    ]
+
+
+class LostBeforeRecorded:
+    """An end store whose first write fails, as if the task's executor was lost after
+    reading its range and before recording its end; otherwise the store it wraps."""
+
+    def __init__(self, store) -> None:
+        self._store, self.lost = store, 0
+
+    def __getattr__(self, name):
+        return getattr(self._store, name)
+
+    def put_if_absent(self, key, end):
+        if not self.lost:
+            self.lost += 1
+            raise OSError("the executor was lost (injected)")
+        return self._store.put_if_absent(key, end)
+
+
+def test_a_retried_task_reads_its_range_from_the_same_hint(
+    local_aws, kinesis, unique_name, tmp_path, monkeypatch
+):
+    """The first attempt read the range with the peek's iterator and failed before its end
+    was recorded; Spark's retry runs the same partition (the same hint): it reads the
+    range again, up to its limit, with what arrived in between."""
+    ensure_stream(kinesis, unique_name, 1)
+    put_records(kinesis, unique_name, 3)
+    reader = reader_for(local_aws, unique_name, tmp_path)
+    offset = reader.initialOffset()
+    end = next_offset(reader, offset)
+    (part,) = reader.partitions(offset, end)
+    assert part.start_iterator
+    monkeypatch.setattr(reader, "store", LostBeforeRecorded(reader.store))
+    calls = IteratorCalls(reader.settings.client_spec.client())
+    try:
+        with pytest.raises(OSError):
+            list(reader.read(part))
+        put_records(kinesis, unique_name, 1, start=3)
+        got = [v for batch in reader.read(part) for v in batch.column(0).to_pylist()]
+        assert calls.count == 0  # both attempts read from the hint
+    finally:
+        calls.remove()
+    assert got == [b"r0", b"r1", b"r2", b"r3"]
+    assert data(rows(reader, offset, end)) == got  # and a replay reads what was recorded
+    reader.commit(end)
+    assert json.dumps(reader.latestOffset(end, _all())) == json.dumps(end)
+
+
+@pytest.mark.kinesalite
+def test_fan_out_ranges_carry_no_shard_iterator_either_way(
+    efo_kinesalite, efo, unique_name, tmp_path
+):
+    """A range under enhanced fan-out is a subscription: neither the peek's iterator nor
+    the one a task stopped at means anything to it."""
+    ensure_stream(efo, unique_name, 1)
+    put_records(efo, unique_name, 3)
+    reader = reader_for(
+        efo_kinesalite, unique_name, tmp_path, consumerMode="efo", consumerName=unique_name
+    )
+    offset = reader.initialOffset()
+    end = next_offset(reader, offset, timeout_s=20)
+    (part,) = reader.partitions(offset, end)
+    assert part.consumer_arn and part.start_iterator is None
+    assert data(rows(reader, offset, end)) == [b"r0", b"r1", b"r2"]
+    assert reader.store.get(part.key).next_iterator is None
+    reader.commit(end)
+    put_records(efo, unique_name, 1, start=3)
+    following = next_offset(reader, end, timeout_s=20)
+    assert data(rows(reader, end, following)) == [b"r3"]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_every_record_once_with_aggregates_limits_and_replays_of_every_batch(
+    local_aws, kinesis, unique_name, tmp_path, seed
+):
+    """Random puts of KPL aggregates and plain records over 1 or 2 shards, ranges of 1, 2,
+    3 or 5 records (cut inside aggregates), each batch read and replayed while the hints
+    pass between peeks and tasks: each record exactly once, in order on its shard (after
+    an independent review's fuzz test)."""
+    rnd = random.Random(seed)
+    ensure_stream(kinesis, unique_name, rnd.choice([1, 2]))
+    limit = rnd.choice([1, 2, 3, 5])
+    reader = reader_for(local_aws, unique_name, tmp_path, maxFetchRecordsPerShard=str(limit))
+    sent: list = []
+    got: list = []
+    offset = reader.initialOffset()
+
+    def next_batch() -> None:
+        nonlocal offset
+        end = reader.latestOffset(offset, _all())
+        if json.dumps(end) == json.dumps(offset):
+            return
+        batch = rows(reader, offset, end)
+        assert rows(reader, offset, end) == batch, (seed, len(got))  # a replay
+        got.extend(batch)
+        reader.commit(end)
+        offset = end
+
+    for _ in range(25):
+        if rnd.random() < 0.6:
+            count, aggregate = rnd.randint(1, 12), rnd.random() < 0.6
+            put_records(
+                kinesis, unique_name, count, start=len(sent), data="d{i}", aggregate=aggregate
+            )
+            sent += [f"d{i}".encode() for i in range(len(sent), len(sent) + count)]
+        next_batch()
+    wait_until(
+        lambda: next_batch() or len(got) >= len(sent),
+        30,
+        f"all {len(sent)} records (seed {seed}, {limit} a range)",
+        interval_s=0.02,
+    )
+    assert sorted(data(got)) == sorted(sent)
+    for shard in {r[1] for r in got}:
+        positions = [(int(r[2]), r[3]) for r in got if r[1] == shard]
+        assert positions == sorted(set(positions)), shard
