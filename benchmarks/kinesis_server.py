@@ -9,7 +9,11 @@ header) over HTTP/1.1 with kept-alive connections, for the calls the readers and
 producer make: ``CreateStream``, ``DescribeStream`` and ``DescribeStreamSummary``,
 ``ListShards`` (pages of ``MaxResults`` with ``NextToken``; a ``ShardFilter`` is taken and
 changes nothing, as every shard is open from the stream's creation), ``GetShardIterator``,
-``GetRecords``, ``PutRecord`` and ``PutRecords``. It checks no signature and models no
+``GetRecords``, ``PutRecord`` and ``PutRecords``. ``MillisBehindLatest`` is, as Kinesis
+defines it, how far behind the current time a page leaves its reader: 0 at the tip, else
+the age of the oldest record not yet read (at least 1 ms), so a backlog's pages report its
+age, as on Kinesis (the source plans the ranges of shards behind and those near their tip
+differently; createStream only tells 0 from the rest). It checks no signature and models no
 limits (no throttling, no iterator expiry, no resharding): the test suite keeps testing
 against moto and kinesalite, which are faithful; this server is for figures only. Every
 benchmark that uses it reports its CPU apart from the client's.
@@ -90,9 +94,11 @@ class Stream:
 
 
 class Store:
-    """Every stream; one lock (the calls are short)."""
+    """Every stream; one lock (the calls are short). ``clock``: wall-clock seconds, the
+    records' arrival times and what their age is measured against."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+        self._clock = clock
         self.streams: dict = {}
         self.calls: Counter = Counter()  # operation (or unknown target) -> calls served
         self.lock = threading.Lock()
@@ -221,15 +227,21 @@ class Store:
                 for sequence, arrival, data, key in page
             ],
             "NextShardIterator": _iterator(name, shard_id, end),
-            "MillisBehindLatest": 0 if end >= len(shard.records) else 1000,
+            "MillisBehindLatest": self._millis_behind(shard, end),
         }
+
+    def _millis_behind(self, shard: Shard, position: int) -> int:
+        """0 at the tip, else the age of the record at ``position`` (the oldest unread)."""
+        if position >= len(shard.records):
+            return 0
+        return max(1, round((self._clock() - shard.records[position][1]) * 1000))
 
     def _put(self, stream: Stream, entry: dict) -> dict:
         shard = stream.shard_for(entry["PartitionKey"], entry.get("ExplicitHashKey"))
         self._sequence += 1
         sequence = str(self._sequence)
         shard.records.append(
-            (sequence, round(time.time(), 3), entry["Data"], entry["PartitionKey"])
+            (sequence, round(self._clock(), 3), entry["Data"], entry["PartitionKey"])
         )
         return {"SequenceNumber": sequence, "ShardId": shard.shard_id}
 

@@ -33,6 +33,9 @@ class PollingTransport(ShardTransport):
         self._config = config
         #: A shard iterator to continue from (a previous read's), else made from ``start``.
         self._iterator: Optional[str] = iterator
+        #: The iterator the last page was read with (None before the first page): where
+        #: that page began, so another reader can read the same records from it.
+        self.page_iterator: Optional[str] = None
         self._last_call_at: Optional[float] = None
         self.iterators_renewed = 0
         #: GetRecords calls answered with throttling (then retried).
@@ -117,6 +120,7 @@ class PollingTransport(ShardTransport):
         records = response["Records"]
         if records:
             self._received_through = records[-1]["SequenceNumber"]
+        self.page_iterator = self._iterator
         self._iterator = response.get("NextShardIterator")
         millis = response.get("MillisBehindLatest")
         ended = self._iterator is None

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
 from .positions import SHARD_END, Position
@@ -139,6 +139,13 @@ class RangeEnd:
     #: Fan-out: the executor's wall-clock time of the range's last successful
     #: SubscribeToShard (the shard's next range waits 5 s from it).
     subscribed_at: Optional[float] = None
+    #: Polling: the shard iterator the read stopped at, when it is exactly at ``next``
+    #: (the last page was consumed whole): the driver's next peek may go on from it instead
+    #: of asking GetShardIterator. A hint (Kinesis keeps it 5 minutes), not part of the end.
+    next_iterator: Optional[str] = field(default=None, compare=False)
+    #: The range's start iterator (the peek's, with the partition) was refused on its first
+    #: page and the read made its own from the start instead (counted in the progress).
+    start_iterator_refused: bool = field(default=False, compare=False)
 
     def to_json(self) -> dict:
         return {
@@ -157,6 +164,8 @@ class RangeEnd:
             "userRecordsDropped": self.user_records_dropped,
             "maxConsumerLagMs": self.max_consumer_lag_ms,
             "subscribedAt": self.subscribed_at,
+            "nextIterator": self.next_iterator,
+            "startIteratorRefused": self.start_iterator_refused,
         }
 
     @classmethod
@@ -176,4 +185,6 @@ class RangeEnd:
             user_records_dropped=int(value.get("userRecordsDropped") or 0),
             max_consumer_lag_ms=value.get("maxConsumerLagMs"),
             subscribed_at=value.get("subscribedAt"),
+            next_iterator=value.get("nextIterator"),
+            start_iterator_refused=bool(value.get("startIteratorRefused")),
         )

@@ -241,29 +241,35 @@ def _ranges(stream, count):
     ]
 
 
-def test_by_default_ranges_near_their_tip_are_grouped_and_a_backlog_reads_wide():
+def test_by_default_ranges_near_their_tip_are_grouped_and_a_backlog_goes_two_a_task():
     quiet = _ranges("s", 128)
     lags = {("s", p.shard_id): 200 for p in quiet}
     tasks = plan_tasks(quiet, None, None, lags)
-    assert [len(t.parts) for t in tasks] == [32] * 4  # 128 quiet shards: 4 tasks
+    assert [len(t.parts) for t in tasks] == [64] * 2  # 128 quiet shards: 2 tasks
     assert [p for t in tasks for p in t.parts] == quiet  # each range once, in order
     few = _ranges("s", 4)
-    assert plan_tasks(few, None, None, {("s", p.shard_id): 0 for p in few}) == few
+    tasks = plan_tasks(few, None, None, {("s", p.shard_id): 0 for p in few})
+    assert [t.parts for t in tasks] == [tuple(few[:2]), tuple(few[2:])]  # one wave on 2 slots
     behind = {("s", p.shard_id): (60_000 if i < 3 else 0) for i, p in enumerate(quiet)}
     tasks = plan_tasks(quiet, None, None, behind)
-    assert tasks[:3] == quiet[:3]  # catching up: a task each
-    assert [len(t.parts) for t in tasks[3:]] == [31, 31, 31, 32]
+    # catching up: two a task at most (a read mostly waits for Kinesis' pace), 2 tasks
+    assert tasks[0].parts == (quiet[0],) and tasks[1].parts == tuple(quiet[1:3])
+    assert [len(t.parts) for t in tasks[2:]] == [62, 63]
+    assert [p for t in tasks[2:] for p in t.parts] == quiet[3:]
     many = _ranges("s", 512)
     grouped = plan_tasks(many, None, None, {("s", p.shard_id): 0 for p in many})
     assert [len(t.parts) for t in grouped] == [64] * 8  # 512 quiet shards: 8 tasks
-    assert [p for t in tasks[3:] for p in t.parts] == quiet[3:]
-    for count, sizes in ((5, [1, 1, 1, 2]), (9, [2, 2, 2, 3]), (20, [5, 5, 5, 5])):
-        parts = _ranges("s", count)  # at least 4 tasks, as even as can be
+    for count, sizes in ((5, [2, 3]), (9, [4, 5]), (20, [10, 10])):
+        parts = _ranges("s", count)  # at least 2 tasks, as even as can be
         grouped = plan_tasks(parts, None, None, {("s", p.shard_id): 0 for p in parts})
         assert [len(t.parts) for t in grouped] == sizes
-    # unknown lag (a replay after a restart: no peek yet): a task each, as before
-    assert plan_tasks(quiet, None, None, {}) == quiet
-    # another stream's lag does not count for this one
-    assert plan_tasks(few, None, None, {("other", p.shard_id): 0 for p in few}) == few
+    two = _ranges("s", 2)
+    assert plan_tasks(two, None, None, {("s", p.shard_id): 0 for p in two}) == two
+    # unknown lag (a replay after a restart: no peek yet): two a task
+    tasks = plan_tasks(quiet, None, None, {})
+    assert [t.parts for t in tasks] == [tuple(quiet[i : i + 2]) for i in range(0, 128, 2)]
+    # another stream's lag does not count for this one: behind, two a task
+    others = plan_tasks(few, None, None, {("other", p.shard_id): 0 for p in few})
+    assert [len(t.parts) for t in others] == [2, 2]
     # an explicit shardsPerTask wins
     assert [len(t.parts) for t in plan_tasks(few, 3, None, {})] == [3, 1]

@@ -146,6 +146,30 @@ class CallErrors:
         self._client.meta.events.unregister(self._event, self._handle)
 
 
+class Trimmed:
+    """GetRecords answers as after the shard's records through ``sequence_number`` were
+    trimmed (past the stream's retention): they are left out of every page.
+
+    Kinesis answers an iterator AT or AFTER a trimmed record with the oldest records it
+    still holds; the server here keeps every record, so they are cut from its answers.
+    """
+
+    def __init__(self, client: Any, sequence_number: str) -> None:
+        self._client = client
+        self._through = int(sequence_number)
+        self.dropped = 0
+        client.meta.events.register("after-call.kinesis.GetRecords", self._trim)
+
+    def _trim(self, parsed: dict, **_: Any) -> None:
+        records = parsed.get("Records") or []
+        kept = [r for r in records if int(r["SequenceNumber"]) > self._through]
+        self.dropped += len(records) - len(kept)
+        parsed["Records"] = kept
+
+    def remove(self) -> None:
+        self._client.meta.events.unregister("after-call.kinesis.GetRecords", self._trim)
+
+
 class AnswerLost:
     """The first ``calls`` DynamoDB ``operation`` calls land on the server, then their
     answers are 'lost': the caller gets a read timeout (as when a response is late)."""

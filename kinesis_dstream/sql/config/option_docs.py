@@ -143,8 +143,8 @@ OPTION_DOCS = {
         "data bytes per micro-batch (`10mb`, `2gb`), shared equally by its ranges",
     ),
     "shardsPerTask": (
-        "near-tip ranges grouped, at most 64 a task, at least 4 tasks (Databricks: 5); "
-        "batch reads: 1",
+        "near-tip ranges at most 64 a task, ranges of shards behind 2 a task, at least 2 "
+        "tasks of each (Databricks: 5); batch reads: 1",
         "shard ranges per read task, read concurrently by the task's threads",
     ),
     "maxShardsPerDescribe": ("the service's", "ListShards page size (1-10000)"),

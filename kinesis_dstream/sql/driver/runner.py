@@ -96,6 +96,8 @@ class SourceRunner:
         #: Fan-out: when (this clock) each shard may have its next range: 5 s after its
         #: last subscription (a subscription within 5 s of the last one is refused).
         self._next_range_at: dict = {}
+        #: Ranges whose task was refused the peek's iterator and made its own.
+        self._start_iterators_refused = 0
 
     # -- shards --------------------------------------------------------------------
 
@@ -183,6 +185,7 @@ class SourceRunner:
         arn = None if self.consumers is None or not ranges else self.consumers.arn(end.query)
         for shard_id, shard_range in sorted(ranges.items()):
             info = self.shards.get(shard_id)
+            hint = None if arn else self.peeker.start_iterator(shard_id, shard_range.start)
             parts.append(
                 RangePartition(
                     self.stream,
@@ -192,6 +195,7 @@ class SourceRunner:
                     shard_range,
                     info.hash_key_range if info else None,
                     consumer_arn=arn,
+                    start_iterator=hint,
                 )
             )
         return parts
@@ -234,6 +238,8 @@ class SourceRunner:
             "aggregatesDroppedOutsideShard": outside[AGGREGATES_DROPPED],
             "userRecordsDroppedOutsideShard": outside[RECORDS_DROPPED],
             "peekCalls": self.peeker.calls,  # GetShardIterator and GetRecords, so far
+            # iterators passed on as hints (docs/design/range-ends.md) that were refused
+            "iteratorHintsRefused": self.peeker.hints_refused + self._start_iterators_refused,
         }
 
     def _warn_outside_shard(self) -> None:
@@ -266,6 +272,8 @@ class SourceRunner:
             end, fresh = self.ends.end_of(start, shard_id, entry)
             if fresh:
                 self._note_end(shard_id, end)
+                if end.next_iterator is not None and self.consumers is None:
+                    self.peeker.go_on_from(shard_id, end.next, end.next_iterator)
                 if end.max_consumer_lag_ms is not None:
                     lags.append(end.max_consumer_lag_ms)
             settled = end.stopped_at_cutoff or end.caught_up
@@ -278,6 +286,7 @@ class SourceRunner:
 
     def _note_end(self, shard_id: str, end: RangeEnd) -> None:
         self.lag.note(shard_id, end.millis_behind_latest)
+        self._start_iterators_refused += end.start_iterator_refused
         if end.subscribed_at is not None and self.consumers is not None:
             self._note_subscription(shard_id, end.subscribed_at)
         self.outside_shard.add(

@@ -9,10 +9,23 @@ replays and recovery are exactly those of single ranges.
 
 Without ``shardsPerTask`` the batch's ranges are grouped by what the peeks said: a range
 of a shard near its tip (at most :data:`AUTO_GROUP_LAG_MS` behind at its last peek: a
-trickle since the last batch) joins a group, up to :data:`AUTO_SHARDS_PER_TASK` a task
-and at least :data:`AUTO_MIN_TASKS` tasks; a shard further behind (catching up, its range
-may be large) or of unknown lag (a replay) gets a task of its own, so a backlog is read
-as widely as before while hundreds of quiet shards cost a few tasks.
+trickle since the last batch) joins a group, up to :data:`AUTO_SHARDS_PER_TASK` a task;
+a shard further behind (catching up, its range may be large) or of unknown lag (a replay)
+shares a task with at most one other, :data:`AUTO_BACKLOG_RANGES_PER_TASK`. Either kind
+makes at least :data:`AUTO_MIN_TASKS` tasks when it has that many ranges.
+
+Why two backlog ranges a task: a range of a backlog spends most of its read waiting for
+Kinesis' pace (5 calls a second per shard: a 50,000-record range is six calls, a second),
+its decoding a small part of it, so a task reads two in the time one takes, within one
+core. The tasks of a batch run in waves when there are more of them than task slots, each
+wave waiting for the last: four one-range tasks on two slots read a 200,000-record
+backlog over 4 shards in two waves, two two-range tasks in one (measured with
+bench_structured on the benchmark server, the ranges planned as behind, 14-18 s: addBatch
+2.28-2.32 s against 1.31-1.33 s, the warm query 3.64-3.65 s against 2.54-2.55 s). The
+slots are not known where the batch is planned (the source runner is told nothing of the
+cluster), so the default is what costs little on a large cluster (the same read time;
+half the tasks for the stage's downstream work) and spares a small one its waves;
+``shardsPerTask`` sets it.
 """
 
 from __future__ import annotations
@@ -38,7 +51,11 @@ AUTO_GROUP_LAG_MS = 10_000
 #: be busy too and a task's ranges share one Python process: 16 a task made 32 tasks (16
 #: waves on 2 cores) of a batch over 512 quiet shards, 128 would make 4 on any cluster.
 AUTO_SHARDS_PER_TASK = 64
-AUTO_MIN_TASKS = 4
+#: Ranges of shards behind (or of unknown lag) a task: see the module doc.
+AUTO_BACKLOG_RANGES_PER_TASK = 2
+#: At least this many tasks of each kind (when it has that many ranges): two task slots
+#: are the smallest cluster, and more tasks than slots run in waves.
+AUTO_MIN_TASKS = 2
 
 
 @dataclass(frozen=True)
@@ -72,17 +89,19 @@ def plan_tasks(
     for part in parts:
         lag = lags.get((part.stream_name, part.shard_id))
         (near if lag is not None and lag <= AUTO_GROUP_LAG_MS else far).append(part)
-    return far + _even_groups(near)
+    return _even_groups(far, AUTO_BACKLOG_RANGES_PER_TASK) + _even_groups(
+        near, AUTO_SHARDS_PER_TASK
+    )
 
 
-def _even_groups(parts: list) -> list:
+def _even_groups(parts: list, most: int) -> list:
     """``parts`` in consecutive groups of nearly equal size: at least
-    :data:`AUTO_MIN_TASKS` groups (when there are that many parts), at most
-    :data:`AUTO_SHARDS_PER_TASK` parts a group."""
+    :data:`AUTO_MIN_TASKS` groups (when there are that many parts), at most ``most``
+    parts a group."""
     count = len(parts)
     if count <= AUTO_MIN_TASKS:
         return list(parts)
-    tasks = max(AUTO_MIN_TASKS, math.ceil(count / AUTO_SHARDS_PER_TASK))
+    tasks = max(AUTO_MIN_TASKS, math.ceil(count / most))
     bounds = [count * i // tasks for i in range(tasks + 1)]
     return [GroupPartition(tuple(parts[a:b])) for a, b in zip(bounds, bounds[1:])]
 

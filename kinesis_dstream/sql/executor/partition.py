@@ -10,6 +10,7 @@ offset alone, whatever crashed and whenever.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import tempfile
@@ -22,11 +23,12 @@ from typing import Any, Optional
 import pyarrow as pa  # type: ignore[import-untyped]
 from pyspark.sql.datasource import InputPartition
 
-from ...errors import DependencyError, RecordsLostError, ThrottledError
+from ...errors import DependencyError, KinesisServiceError, RecordsLostError, ThrottledError
 from ...retrieval.fanout import FanOutConfig, FanOutTransport
 from ...retrieval.reader import ReaderConfig, ShardReader
 from ...retrieval.replay import replay_range
 from ..ends.store import EndStore
+from ..hints import hint_refused
 from ..offsets import RangeEnd, ShardRange
 from ..positions import SHARD_END, describe, now_utc, parse_utc, seq_position, start_position
 from ..schema import ARROW_SCHEMA, records_to_arrow
@@ -54,6 +56,11 @@ class RangePartition(InputPartition):
     max_bytes: Optional[int] = None
     #: Read with SubscribeToShard through this consumer (enhanced fan-out); None: polling.
     consumer_arn: Optional[str] = None
+    #: Polling: a shard iterator from which the range's start reads the same records (the
+    #: driver's peek found them with it), so the task's fresh read asks no
+    #: GetShardIterator; a hint, not part of the range (an expired one is made again from
+    #: the start), never used to replay a recorded end.
+    start_iterator: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -119,16 +126,24 @@ def discard(prepared: Any) -> None:
         prepared.discard()
 
 
-def _reader(part: RangePartition, settings: ReadSettings) -> ShardReader:
-    """The range's reader: GetRecords, or SubscribeToShard when it names a consumer."""
-    return shard_reader(part, part.shard_range.start, settings, part.consumer_arn)
+def _reader(part: RangePartition, settings: ReadSettings, *, hinted: bool) -> ShardReader:
+    """The range's reader from its start: GetRecords, or SubscribeToShard when it names a
+    consumer. ``hinted``: a fresh read may poll from the peek's iterator; a replay never
+    does, so that it reads exactly the recorded range whatever the partition carries."""
+    iterator = part.start_iterator if hinted else None
+    return shard_reader(part, part.shard_range.start, settings, part.consumer_arn, iterator)
 
 
 def shard_reader(
-    part: Any, position: Any, settings: ReadSettings, consumer_arn: Optional[str] = None
+    part: Any,
+    position: Any,
+    settings: ReadSettings,
+    consumer_arn: Optional[str] = None,
+    iterator: Optional[str] = None,
 ) -> ShardReader:
     """A reader of ``part``'s shard (its ``stream_name``, ``shard_id`` and
-    ``hash_key_range``) from ``position`` (see :mod:`..positions`), in an executor."""
+    ``hash_key_range``) from ``position`` (see :mod:`..positions`), in an executor;
+    ``iterator``: a shard iterator at ``position`` to poll from (else one is made)."""
     start = start_position(position)
     assert start is not None
     transport = None
@@ -141,6 +156,7 @@ def shard_reader(
         start,
         hash_key_range=part.hash_key_range,
         config=settings.config,
+        iterator=None if consumer_arn is not None else iterator,
         transport=transport,
     )
 
@@ -157,9 +173,20 @@ def _read_fresh(part: RangePartition, settings: ReadSettings, buffer: _Buffer) -
     shard_range = part.shard_range
     if start_position(shard_range.start) is None:
         return RangeEnd(0, SHARD_END, shard_end=True)
-    reader = _reader(part, settings)
+    reader = _reader(part, settings, hinted=True)
     try:
-        return _read_range(part, settings, buffer, reader)
+        try:
+            return _read_range(part, settings, buffer, reader)
+        except KinesisServiceError as exc:
+            what = f"range of {part.stream_name}/{part.shard_id}"
+            hinted = part.consumer_arn is None and part.start_iterator is not None
+            if not hint_refused(reader, hinted, exc, what):
+                raise
+        # The hint is in the pickled partition: a Spark retry would meet it again.
+        reader.close()
+        reader = _reader(part, settings, hinted=False)
+        end = _read_range(part, settings, buffer, reader)
+        return dataclasses.replace(end, start_iterator_refused=True)
     finally:
         reader.close()  # ends a fan-out subscription; nothing to release when polling
 
@@ -222,6 +249,9 @@ def _read_range(
             caught_up = True
             break
     end_flag = reader.shard_ended and not (at_cutoff or throttled or full)
+    # the reader's iterator is at ``resume`` unless part of the last page was left
+    # (pending in the reader: None; or cut here: at the cutoff or the byte bound)
+    whole_pages = resume is not None and not (at_cutoff or full or throttled or end_flag)
     end = RangeEnd(
         count=count,
         next=SHARD_END if end_flag else (resume if resume is not None else shard_range.start),
@@ -237,6 +267,7 @@ def _read_range(
         user_records_dropped=reader.stats.user_records_dropped,
         max_consumer_lag_ms=None if oldest is None else _millis_since(oldest),
         subscribed_at=reader.transport.subscribed_at,
+        next_iterator=reader.iterator if whole_pages else None,
     )
     return end
 
@@ -347,7 +378,7 @@ def _read_recorded(part: RangePartition, settings: ReadSettings, end: RangeEnd) 
         f"({describe(part.shard_range.start)} through {end.last['seq']}/{end.last['sub']})"
     )
     chunks = replay_range(
-        _reader(part, settings),
+        _reader(part, settings, hinted=False),
         until,
         end.count,
         what,
