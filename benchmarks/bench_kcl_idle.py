@@ -191,32 +191,12 @@ def start_poller(kind: str, args, stream: str, bench, env: dict, out_dir: Path, 
     """``benchmarks.idle_poller`` with ``kind``'s client, in its own process group."""
     import sys
 
-    with open(log_path, "ab") as log:
-        return subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "benchmarks.idle_poller",
-                "--client",
-                kind,
-                "--stream",
-                stream,
-                "--endpoint",
-                bench.endpoint_url,
-                "--region",
-                bench.region_name,
-                "--ready",
-                str(out_dir / "ready"),
-                "--interval-s",
-                str(args.idle_ms / 1000.0),
-            ],
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            cwd=str(Path(__file__).resolve().parents[1]),
-            start_new_session=True,
-        )
+    from tests.support.java_kcl import start_in_own_group
+
+    argv = [sys.executable, "-m", "benchmarks.idle_poller", "--client", kind]
+    argv += ["--stream", stream, "--endpoint", bench.endpoint_url, "--region", bench.region_name]
+    argv += ["--ready", str(out_dir / "ready"), "--interval-s", str(args.idle_ms / 1000.0)]
+    return start_in_own_group(argv, env, log_path)
 
 
 def await_ready(process, path: Path, kind: str, log_path: Path) -> float:

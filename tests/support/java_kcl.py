@@ -145,33 +145,12 @@ class Nghttpx:
         self._log.close()
 
 
-def start_java_daemon(jars: Path, properties: Path, env: dict, log_path: Path) -> subprocess.Popen:
-    """The Java MultiLangDaemon on ``properties`` (its own process group, for the stop)."""
+def start_in_own_group(argv: list, env: dict, log_path: Path) -> subprocess.Popen:
+    """``argv`` from the checkout's root in a process group of its own (for
+    :func:`stop_process_group`), its output appended to ``log_path``."""
     with open(log_path, "ab") as log:
         return subprocess.Popen(
-            [
-                "java",
-                "-Daws.cborEnabled=false",  # moto speaks JSON, not CBOR
-                "-cp",
-                f"{jars}/*",
-                DAEMON_CLASS,
-                "--properties-file",
-                str(properties),
-            ],
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-
-
-def start_our_daemon(properties: Path, env: dict, log_path: Path) -> subprocess.Popen:
-    """``kinesis-dstream kcl`` on ``properties``, started as the Java daemon is (its own
-    process group, for :func:`stop_process_group`), from the checkout's root."""
-    with open(log_path, "ab") as log:
-        return subprocess.Popen(
-            [sys.executable, "-m", "kinesis_dstream.cli", "kcl", "--properties", str(properties)],
+            argv,
             env=env,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -179,6 +158,32 @@ def start_our_daemon(properties: Path, env: dict, log_path: Path) -> subprocess.
             cwd=str(Path(__file__).resolve().parents[2]),
             start_new_session=True,
         )
+
+
+def start_java_daemon(jars: Path, properties: Path, env: dict, log_path: Path) -> subprocess.Popen:
+    """The Java MultiLangDaemon on ``properties`` (its own process group, for the stop)."""
+    return start_in_own_group(
+        [
+            "java",
+            "-Daws.cborEnabled=false",  # moto speaks JSON, not CBOR
+            "-cp",
+            f"{jars}/*",
+            DAEMON_CLASS,
+            "--properties-file",
+            str(properties),
+        ],
+        env,
+        log_path,
+    )
+
+
+def start_our_daemon(properties: Path, env: dict, log_path: Path) -> subprocess.Popen:
+    """``kinesis-dstream kcl`` on ``properties``, started as the Java daemon is."""
+    return start_in_own_group(
+        [sys.executable, "-m", "kinesis_dstream.cli", "kcl", "--properties", str(properties)],
+        env,
+        log_path,
+    )
 
 
 def stop_process_group(process: subprocess.Popen, sig: int = signal.SIGTERM) -> int:

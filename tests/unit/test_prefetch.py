@@ -85,11 +85,11 @@ def pages_of(count, per_page, first=1):
     return pages
 
 
-def prefetch_on(transport, clock=None, **bounds):
+def prefetch_on(transport, clock=None, pool=None, shard_id="shardId-000000000000", **bounds):
     reader = ShardReader(
         None,
         "s",
-        "shardId-000000000000",
+        shard_id,
         StartPosition.trim_horizon(),
         transport=transport,
         config=ReaderConfig(min_call_interval_s=0.0),
@@ -97,9 +97,9 @@ def prefetch_on(transport, clock=None, **bounds):
     )
     options = {"idle_between_calls_s": 0.0, **bounds}
     if clock is None:
-        return ShardPrefetch(reader, PrefetchBounds(**options))
+        return ShardPrefetch(reader, PrefetchBounds(**options), pool=pool)
     return ShardPrefetch(
-        reader, PrefetchBounds(**options), clock=clock, sleep_until=clock.sleep_until
+        reader, PrefetchBounds(**options), clock=clock, sleep_until=clock.sleep_until, pool=pool
     )
 
 

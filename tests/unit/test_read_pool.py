@@ -6,12 +6,9 @@ import time
 
 import pytest
 
-from kinesis_dstream.retrieval.prefetch import PrefetchBounds, ShardPrefetch
 from kinesis_dstream.retrieval.read_pool import ReadPool
-from kinesis_dstream.retrieval.reader import ReaderConfig, ShardReader
-from kinesis_dstream.retrieval.start import StartPosition
 
-from .test_prefetch import BOUND_S, Scripted, pages_of, sequences, take_all, wait_for
+from .test_prefetch import BOUND_S, Scripted, pages_of, prefetch_on, sequences, take_all, wait_for
 
 
 def test_steps_run_in_due_order_and_a_step_due_now_at_once():
@@ -85,16 +82,11 @@ def test_many_shards_read_ahead_on_two_threads_each_in_order():
     prefetches = []
     try:
         for n in range(40):
-            reader = ShardReader(
-                None,
-                "s",
-                f"shardId-{n:012d}",
-                StartPosition.trim_horizon(),
-                transport=Scripted(pages_of(5, 3), ends=True),
-                config=ReaderConfig(min_call_interval_s=0.0),
+            transport = Scripted(pages_of(5, 3), ends=True)
+            prefetch = prefetch_on(
+                transport, pool=pool, shard_id=f"shardId-{n:012d}", max_pending_batches=2
             )
-            bounds = PrefetchBounds(max_pending_batches=2, idle_between_calls_s=0.0)
-            prefetches.append(ShardPrefetch(reader, bounds, pool=pool).start())
+            prefetches.append(prefetch.start())
         for prefetch in prefetches:
             assert sequences(take_all(prefetch)) == list(range(1, 16))
     finally:
@@ -109,16 +101,7 @@ def test_a_closed_prefetchs_scheduled_read_never_runs():
     transport = Scripted([])  # an idle shard: the next read is scheduled 60 s out
     pool = ReadPool("test", 1).start()
     try:
-        reader = ShardReader(
-            None,
-            "s",
-            "shardId-000000000000",
-            StartPosition.trim_horizon(),
-            transport=transport,
-            config=ReaderConfig(min_call_interval_s=0.0),
-        )
-        prefetch = ShardPrefetch(reader, PrefetchBounds(idle_between_calls_s=0.3), pool=pool)
-        prefetch.start()
+        prefetch = prefetch_on(transport, pool=pool, idle_between_calls_s=0.3).start()
         wait_for(lambda: len(transport.calls_at) == 1)
         prefetch.close()
         # A marker due after the prefetch's next read: once it ran, that read's turn came.
