@@ -17,7 +17,8 @@ from collections import OrderedDict
 from typing import Any, Callable, NamedTuple, Optional
 
 from ..retrieval.reader import StartPosition
-from .executor_read import ShardRange, deliver
+from .batch_read import deliver
+from .executor_read import ShardRange
 from .ledger import Ledger
 
 #: Keep at least this much of the log whatever the graph says (Spark re-runs the batches

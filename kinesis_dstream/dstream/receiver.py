@@ -297,7 +297,9 @@ class KinesisReceiver:
     # -- batches ----------------------------------------------------------------------------
 
     def batch_rdd(self, batch_ms: int, sc: Any, owners_ms: Optional[tuple] = None) -> Any:
-        """The RDD of batch ``batch_ms``: the ranges the ledger assigns to it, processed
+        """The RDD of batch ``batch_ms``: the ranges the ledger assigns to it (the rounds
+        recorded by then, and a round running at ``batch_ms``, waited for up to half a
+        batch interval: :mod:`.batch_cut`), processed
         once every job time of ``owners_ms`` (default: ``batch_ms`` alone; see
         :func:`~.spark_internals.next_job_times`) has completed.
 
@@ -305,6 +307,9 @@ class KinesisReceiver:
         from a restored batch log (after a restart), it re-reads exactly those ranges. A
         shard that failed for good fails the batch, naming stream, shard and position.
         """
+        # A round running at the batch time is waited for (bounded): its records would
+        # otherwise wait a whole batch interval (see batch_cut).
+        self.round_thread.wait_for_round_at(batch_ms / 1000)
         parts, logged = self.state.batch_opened(batch_ms, owners_ms or (batch_ms,))
         if parts is None:
             return range_rdd(sc, logged or (), self._range_plan)

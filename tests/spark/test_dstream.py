@@ -459,6 +459,70 @@ def test_the_buffer_bound_pauses_fetching_and_max_rate_caps_rounds(
         receiver.stop(release=True)
 
 
+def _gated(gate, reached, record):
+    """A message handler that holds its round until ``gate`` exists (in the task)."""
+    import os
+    import time as clock
+
+    open(reached, "a").close()
+    while not os.path.exists(gate):
+        clock.sleep(0.01)
+    return record.data.decode()
+
+
+def test_a_batch_cut_while_a_round_runs_waits_for_it_bounded(
+    spark, local_aws, kinesis, unique_name, tmp_path
+):
+    """The round that started before a batch time goes into that batch, not a batch
+    interval later: the batch waits for it, at most ``cut_wait_s``."""
+    import functools
+    import threading
+
+    ensure_stream(kinesis, unique_name, 2)
+    sent = put(kinesis, unique_name, 40)
+    gate, reached = tmp_path / "gate", tmp_path / "reached"
+    handler = functools.partial(_gated, str(gate), str(reached))
+    receiver = KinesisReceiver(receiver_settings(local_aws, unique_name, handler))
+    receiver.start(spark, round_thread=False)  # rounds are driven by hand below
+    try:
+        receiver.round_thread.cut_wait_s = 30.0  # wide: the machine may be slow
+        fetched: list = []
+        round_ = threading.Thread(target=lambda: fetched.append(receiver.fetch_round()))
+        round_.start()
+        wait_until(reached.exists, 60, "the round reading")
+        cut: list = []
+        batch = threading.Thread(
+            target=lambda: cut.append(receiver.batch_rdd(int(time.time() * 1000), spark))
+        )
+        batch.start()
+        time.sleep(0.5)
+        assert batch.is_alive()  # the batch waits for the round running at its time
+        gate.touch()
+        batch.join(60)
+        round_.join(60)
+        assert fetched == [40]
+        assert sorted(cut[0].collect()) == sorted(sent)  # the round is in this batch
+        # bounded: a round that runs on past the wait goes to the next batch
+        gate.unlink()
+        reached.unlink()
+        put(kinesis, unique_name, 10, prefix="late")
+        receiver.round_thread.cut_wait_s = 0.3
+        round_ = threading.Thread(target=receiver.fetch_round)
+        round_.start()
+        wait_until(reached.exists, 60, "the second round reading")
+        started = time.monotonic()
+        early = receiver.batch_rdd(int(time.time() * 1000), spark)
+        assert time.monotonic() - started < 10
+        gate.touch()
+        round_.join(60)
+        assert early.collect() == []
+        later = receiver.batch_rdd(int(time.time() * 1000) + 1000, spark).collect()
+        assert sorted(later) == sorted(f"late{i}" for i in range(10))
+    finally:
+        gate.touch()
+        receiver.stop(release=True)
+
+
 def test_max_rate_counts_user_records_and_a_round_may_end_inside_an_aggregate(
     spark, local_aws, kinesis, unique_name
 ):

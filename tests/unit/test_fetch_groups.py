@@ -1,6 +1,13 @@
 """A fetch round's partition holding several shards: what a batch takes from it (pure)."""
 
-from kinesis_dstream.dstream.executor_read import ShardRange, deliver
+import threading
+from types import SimpleNamespace
+
+import pytest
+
+from kinesis_dstream.dstream import batch_read, executor_read
+from kinesis_dstream.dstream.batch_read import deliver
+from kinesis_dstream.dstream.executor_read import ShardRange
 from kinesis_dstream.dstream.round_job import group_plans
 
 
@@ -53,17 +60,46 @@ def test_a_batch_task_reads_its_input_to_the_end_marker_so_its_python_worker_is_
         assert task_input.end_read, included
 
 
-def test_an_empty_range_recomputed_with_records_delivers_nothing():
+def plan(shard):
+    return SimpleNamespace(shard_id=shard, stream_name="s", transform=lambda record: record)
+
+
+def test_an_empty_range_recomputed_with_records_delivers_nothing(monkeypatch):
     recorded = [header("s0", 0, None, None), header("s1", 1)]
     recomputed = [header("s0", 2, (5, 0), (6, 0)), "new0", "new1", recorded[1], "b0"]
-    take = deliver([None, None], recorded, None, [[0, 1]])
+    reread = {"s1": ["b0"]}  # from the first difference on, the recorded ranges again
+    monkeypatch.setattr(batch_read, "read_range", lambda p, expected: reread[p.shard_id])
+    take = deliver([plan("s0"), plan("s1")], recorded, None, [[0, 1]])
     assert list(take(0, iter(recomputed))) == ["b0"]
 
 
-def test_a_group_applies_the_message_handler_after_reading_and_a_failure_is_permanent():
-    import threading
-    from types import SimpleNamespace
+def test_a_block_holds_its_shards_in_the_recorded_order_and_a_recompute_keeps_it(monkeypatch):
+    """A round's task yields its shards as their reads finish; the driver records that
+    order. A recomputed block whose reads finished in another order delivers the recorded
+    ranges in the recorded order, read again concurrently (one after another, a lost
+    64-shard block took 64 round trips)."""
+    recorded = [header("s0", 1), header("s1", 2), header("s2", 1)]
+    plans = [plan("s0"), plan("s1"), plan("s2")]
+    block = [recorded[2], "c0", recorded[0], "a0", recorded[1], "b0", "b1"]
+    take = deliver(plans, recorded, None, [[2, 0, 1]])
+    assert list(take(0, iter(block))) == ["c0", "a0", "b0", "b1"]
+    barrier = threading.Barrier(3, timeout=10)  # the three re-reads at the same time
+    rereads = {"s0": ["a0"], "s1": ["b0", "b1"], "s2": ["c0"]}
 
+    def read_range(p, expected):
+        barrier.wait()
+        return rereads[p.shard_id]
+
+    monkeypatch.setattr(batch_read, "read_range", read_range)
+    recomputed = [recorded[0], "a0", recorded[1], "b0", "b1", recorded[2], "c0"]
+    assert list(take(0, iter(recomputed))) == ["c0", "a0", "b0", "b1"]
+    # only the batch's shards are read again, and empty ranges never
+    barrier = threading.Barrier(1, timeout=10)
+    part = deliver(plans, recorded, frozenset({1}), [[2, 0, 1]])
+    assert list(part(0, iter(recomputed))) == ["b0", "b1"]
+
+
+def test_a_group_applies_the_message_handler_after_reading_and_a_failure_is_permanent():
     from kinesis_dstream.dstream.executor_read import _handle
 
     seen_threads = set()
@@ -91,12 +127,8 @@ def test_a_group_applies_the_message_handler_after_reading_and_a_failure_is_perm
     assert failed.next_iterator == "it-0"  # the shard is read again from where it was
 
 
-def test_a_large_group_is_read_in_order_with_a_bounded_window_of_pages(monkeypatch):
+def test_a_large_group_is_read_with_a_bounded_window_of_pages(monkeypatch):
     """A task of hundreds of shards holds at most MAX_READ_THREADS pages at a time."""
-    import threading
-    from types import SimpleNamespace
-
-    from kinesis_dstream.dstream import executor_read
     from kinesis_dstream.dstream.settings import shards_per_task
 
     lock = threading.Lock()
@@ -117,8 +149,56 @@ def test_a_large_group_is_read_in_order_with_a_bounded_window_of_pages(monkeypat
             with lock:  # reads started, not yet yielded (this one included)
                 held.append(len(started) - len(out))
             out.append(item.shard_id)
-    assert out == plans
+    assert sorted(out) == plans
     assert max(held) <= executor_read.MAX_READ_THREADS
     default = SimpleNamespace(shards_per_task=None)
     assert shards_per_task(default, 128, 2) == 64  # one task per core
     assert shards_per_task(default, 512, 2) == 64  # at most 64 a task: the cached block
+
+
+def test_a_slow_read_does_not_hold_back_the_reads_behind_it(monkeypatch):
+    """One slow read (a full page, a throttled call's backoff) keeps one slot of the
+    window: the group's other reads go on through the rest and are yielded first."""
+    lock = threading.Lock()
+    others_done = threading.Event()
+    finished: list = []
+    plans = [f"shardId-{n:03d}" for n in range(3 * executor_read.MAX_READ_THREADS)]
+
+    def read_one(plan, with_handler=True):
+        if plan == plans[0]:
+            released = others_done.wait(timeout=10)
+            return header(plan, 1 if released else 0), ["slow-record"] if released else []
+        with lock:
+            finished.append(plan)
+            if len(finished) == len(plans) - 1:
+                others_done.set()
+        return header(plan, 1), [f"{plan}-record"]
+
+    monkeypatch.setattr(executor_read, "_read_one", read_one)
+    monkeypatch.setattr(executor_read, "_handle", lambda plan, result: result)
+    out = {h.shard_id: h for h in executor_read.fetch([plans]) if isinstance(h, ShardRange)}
+    assert sorted(out) == plans
+    assert out[plans[0]].records == 1, "the slow read ran out its wait: the others waited on it"
+
+
+@pytest.mark.parametrize("reported", [["s1", "s0"], ["s0", "s1"]])
+def test_a_round_records_each_partition_in_the_order_its_task_yielded(reported):
+    from kinesis_dstream.dstream.round_job import run_round
+
+    class Accumulator:
+        value = [header(s, 1)._replace(round_id=7) for s in reported]
+
+    class RDD:
+        def mapPartitions(self, f):
+            return self
+
+        def persist(self, level):
+            return self
+
+        _jrdd = SimpleNamespace(count=lambda: 0)
+
+    sc = SimpleNamespace(parallelize=lambda elements, n: RDD())
+    plans = [plan("s0"), plan("s1")]
+    round_ = run_round(sc, 7, plans, [1, 1], Accumulator(), None, shards_per_task=2)
+    assert [plans[i].shard_id for i in round_.groups[0]] == reported
+    assert [r.shard_id for r in round_.ranges] == ["s0", "s1"]  # the plans' order

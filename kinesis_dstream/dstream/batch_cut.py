@@ -1,0 +1,73 @@
+"""Where batch ``t`` is cut: the rounds recorded by ``t``, and the round running at ``t``.
+
+The round pacer (:mod:`.pacing`) times a batch's closing round to end just before the
+batch time, from the lengths of recent rounds; a round that takes longer (a busy shard's
+full page, a wave of tasks waiting for a core, other work on the machine) would end just
+after it, and its records would wait a whole batch interval for the next batch. So when
+Spark asks for batch ``t`` while a round that started before ``t`` is still running, the
+batch waits for that round to be recorded, at most :func:`cut_wait_s` (half a batch
+interval, at most one fetch interval): the batch then holds the round's records, and
+comes out late by the wait instead of a batch interval. A round that started at or after
+``t`` is never waited for. Batch ``t`` is still cut once, when Spark first asks for it
+(asked again, it is the same batch), so determinism and the ledger are unchanged.
+
+:class:`RoundInFlight` is the round thread's mark of the round it is running; pure
+threading, no Spark, no AWS.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Callable, Optional
+
+
+def cut_wait_s(batch_interval_s: Optional[float], fetch_interval_s: float) -> float:
+    """The longest a batch waits for the round running at its time: half a batch interval
+    (the round's records would otherwise wait a whole one), at most one fetch interval
+    (with several rounds a batch, the earlier rounds' records wait too). Without a known
+    batch interval, half a fetch interval."""
+    return min(fetch_interval_s, (batch_interval_s or fetch_interval_s) / 2)
+
+
+class RoundInFlight:
+    """The round running now (its start, wall-clock seconds), for a batch cut to wait for.
+
+    The round thread calls :meth:`started` and :meth:`ended` (also when the round fails);
+    :meth:`close` (the receiver stops) wakes every waiter for good. Thread-safe.
+    """
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._changed = threading.Condition()
+        self._started_at: Optional[float] = None
+        self._closed = False
+
+    def started(self, at_s: float) -> None:
+        """A round started at wall-clock time ``at_s``."""
+        with self._changed:
+            self._started_at = at_s
+
+    def ended(self) -> None:
+        """The round is recorded (or failed): waiters go on."""
+        with self._changed:
+            self._started_at = None
+            self._changed.notify_all()
+
+    def close(self) -> None:
+        """No more rounds: every wait returns now and later ones do not wait."""
+        with self._changed:
+            self._closed = True
+            self._changed.notify_all()
+
+    def wait_before(self, cut_s: float, timeout_s: float) -> bool:
+        """Wait (at most ``timeout_s``) while a round that started before wall-clock time
+        ``cut_s`` runs. True when none runs (any more); False when the wait ran out."""
+        deadline = self._clock() + timeout_s
+        with self._changed:
+            while not self._closed and self._started_at is not None and self._started_at < cut_s:
+                remaining = deadline - self._clock()
+                if remaining <= 0:
+                    return False
+                self._changed.wait(remaining)
+            return True
