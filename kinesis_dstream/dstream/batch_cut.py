@@ -8,8 +8,11 @@ Spark asks for batch ``t`` while a round that started before ``t`` is still runn
 batch waits for that round to be recorded, at most :func:`cut_wait_s` (half a batch
 interval, at most one fetch interval): the batch then holds the round's records, and
 comes out late by the wait instead of a batch interval. A round that started at or after
-``t`` is never waited for. Batch ``t`` is still cut once, when Spark first asks for it
-(asked again, it is the same batch), so determinism and the ledger are unchanged.
+``t`` is never waited for, nor one expected (from the recent rounds' lengths) to end
+after the wait's bound: when rounds run as long as the interval (an overloaded machine),
+every batch would otherwise wait the whole bound for nothing. Batch ``t`` is still cut
+once, when Spark first asks for it (asked again, it is the same batch), so determinism
+and the ledger are unchanged.
 
 :class:`RoundInFlight` is the round thread's mark of the round it is running; pure
 threading, no Spark, no AWS.
@@ -41,12 +44,15 @@ class RoundInFlight:
         self._clock = clock
         self._changed = threading.Condition()
         self._started_at: Optional[float] = None
+        self._expected_end: Optional[float] = None
         self._closed = False
 
-    def started(self, at_s: float) -> None:
-        """A round started at wall-clock time ``at_s``."""
+    def started(self, at_s: float, expected_s: Optional[float] = None) -> None:
+        """A round started at wall-clock time ``at_s``, expected to take ``expected_s``
+        (None: unknown, as long as any wait allows)."""
         with self._changed:
             self._started_at = at_s
+            self._expected_end = None if expected_s is None else at_s + expected_s
 
     def ended(self) -> None:
         """The round is recorded (or failed): waiters go on."""
@@ -62,9 +68,14 @@ class RoundInFlight:
 
     def wait_before(self, cut_s: float, timeout_s: float) -> bool:
         """Wait (at most ``timeout_s``) while a round that started before wall-clock time
-        ``cut_s`` runs. True when none runs (any more); False when the wait ran out."""
+        ``cut_s`` runs. True when none runs (any more); False when the wait ran out, or
+        was not even begun: the round is expected to end after ``cut_s + timeout_s``."""
         deadline = self._clock() + timeout_s
         with self._changed:
+            running = self._started_at is not None and self._started_at < cut_s
+            expected = self._expected_end
+            if running and expected is not None and expected > cut_s + timeout_s:
+                return False  # it would run past the bound anyway: cut without it
             while not self._closed and self._started_at is not None and self._started_at < cut_s:
                 remaining = deadline - self._clock()
                 if remaining <= 0:

@@ -194,7 +194,7 @@ class RoundThread:
         generations = [c.generation for _, c in shards]
         per_task = shards_per_task(settings, len(plans), self.sc.defaultParallelism)
         started = time.monotonic()
-        self.in_flight.started(time.time())
+        self.in_flight.started(time.time(), self.pacer.round_length_s())
         try:
             round_ = run_round(
                 self.sc,

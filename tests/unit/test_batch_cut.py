@@ -54,6 +54,23 @@ def test_the_wait_is_bounded_and_a_stop_ends_it():
     assert in_flight.wait_before(100.0, 30.0)  # and later cuts do not wait
 
 
+def test_a_round_expected_to_run_past_the_bound_is_not_waited_for():
+    """Rounds as long as the interval (an overloaded machine): a wait for each would hold
+    every batch back the whole bound for nothing."""
+    in_flight = RoundInFlight()
+    in_flight.started(99.7, 1.0)  # expected to end at 100.7, past 100.0 + 0.5
+    started = time.monotonic()
+    assert not in_flight.wait_before(100.0, 0.5)
+    assert time.monotonic() - started < 0.1
+    in_flight.started(99.7, 0.6)  # expected at 100.3: waited for (it ends at once here)
+    thread, result = waiter(in_flight, 100.0, 10.0)
+    time.sleep(0.1)
+    assert thread.is_alive()
+    in_flight.ended()
+    thread.join(5)
+    assert result["ok"]
+
+
 def test_the_bound_is_half_a_batch_interval_at_most_a_fetch_interval():
     assert cut_wait_s(1.0, 1.0) == 0.5
     assert cut_wait_s(10.0, 1.0) == 1.0  # several rounds a batch: theirs wait too
