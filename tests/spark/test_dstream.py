@@ -380,6 +380,42 @@ def test_a_lost_block_recomputes_to_exactly_the_recorded_range(
         receiver.stop(release=True)
 
 
+def test_a_round_of_more_blocks_than_cores_is_one_wave_of_batch_tasks_and_recomputes_the_same(
+    spark, local_aws, kinesis, unique_name
+):
+    """Three cached blocks (a round of three one-shard tasks) make a batch of one task per
+    core, a task reading its blocks one after another; lost, they recompute to the same.
+    A batch of several rounds keeps them in round order (a shard's records in order)."""
+    ensure_stream(kinesis, unique_name, 3)
+    sent = put(kinesis, unique_name, 600)
+    settings = receiver_settings(
+        local_aws,
+        unique_name,
+        lambda record: (record.shard_id, record.data.decode()),
+        max_records_per_fetch=50,
+        shards_per_task=1,
+    )
+    receiver = KinesisReceiver(settings)
+    receiver.start(spark, round_thread=False)  # rounds are driven by hand below
+    try:
+        assert receiver.fetch_round() == 150
+        batch = receiver.batch_rdd(1000, spark)
+        assert batch.getNumPartitions() == spark.defaultParallelism  # not 3: one wave
+        got = batch.collect()
+        assert len(got) == 150 and {data for _, data in got} <= set(sent)
+        assert len({s for s, _ in got}) == 3
+        for round_ in receiver.state.rounds():
+            round_.rdd.unpersist(blocking=True)  # the cached blocks are lost
+        assert batch.collect() == got  # recomputed: the same records, in the same order
+        assert [receiver.fetch_round() for _ in range(2)] == [150, 150]
+        later = receiver.batch_rdd(2000, spark).collect()
+        for shard in {s for s, _ in later}:  # each shard's records in the order put
+            numbers = [int(data[1:]) for s, data in later if s == shard]
+            assert numbers == sorted(numbers) and len(numbers) == 100
+    finally:
+        receiver.stop(release=True)
+
+
 def test_no_credential_reaches_the_logs_or_the_spark_checkpoint(
     spark, local_aws, kinesis, unique_name, tmp_path, caplog, capfd
 ):
