@@ -3,12 +3,16 @@
 A batch's RDD maps each cached partition of the rounds it holds through :func:`deliver`.
 A partition holds one group of shards, each as its :class:`~.executor_read.ShardRange`
 followed by its records, in the order the round's task yielded them, which the driver
-recorded with the ranges. The batch checks each header against the recorded one. If a
+recorded with the ranges. A batch partition may read several cached blocks one after
+another (a coalesced round). The batch checks each header against the recorded one. If a
 cached block was lost and Spark re-ran the round's task, the re-read may have started
 elsewhere (a LATEST iterator), gone further (new records since) or finished its reads in
-another order: from the first header that differs, the partition reads the recorded
-ranges again from Kinesis instead, concurrently and yielded in the recorded order, so a
-batch recomputes to the same records in the same order, never to "whatever is there now".
+another order: from the first header that differs, the batch skips the rest of that
+block (a block holds one header per plan of its group, each followed by as many records
+as it says) and reads the block's remaining recorded ranges again from Kinesis instead,
+concurrently and yielded in the recorded order; the next block is compared again, so an
+intact block after a lost one is taken from the cache. A batch recomputes to the same
+records in the same order, never to "whatever is there now".
 """
 
 from __future__ import annotations
@@ -32,25 +36,27 @@ def deliver(
     plans: list,
     ranges: list,
     included: Optional[frozenset] = None,
-    groups: Optional[list] = None,
+    blocks: Optional[list] = None,
 ) -> Callable[[int, Iterator], Iterator]:
     """mapPartitionsWithIndex function of a batch: the round's records, exactly its range.
 
-    Partition ``p`` holds the plans ``groups[p]`` (default: plan ``p`` alone), in that
-    order (the order its task yielded them), each as its :class:`ShardRange` then that
-    many records. ``ranges`` are the ones the driver recorded, a plan each. ``included``
-    names the plans (shards) the batch holds; the others (a lost lease's) deliver
-    nothing. A partition that is not what was recorded (a recomputed block) reads the
-    recorded ranges from its first difference on again from Kinesis (:func:`_reread`).
+    Partition ``p`` holds the cached blocks ``blocks[p]`` one after another (default:
+    plan ``p`` alone, one block). A block is the list of the plans its round task read,
+    in the order the task yielded them, each as its :class:`ShardRange` then that many
+    records. ``ranges`` are the ones the driver recorded, a plan each. ``included`` names
+    the plans (shards) the batch holds; the others (a lost lease's) deliver nothing. A
+    block that is not what was recorded (a recomputed block) reads the recorded ranges
+    from its first difference on again from Kinesis (:func:`_reread`).
     """
 
     def records(index: int, items: Iterator) -> Iterator:
         freeze_heap_once()  # a worker that never built a client: what the imports left
-        group = groups[index] if groups is not None else (index,)
-        if included is not None and included.isdisjoint(group):
+        held = blocks[index] if blocks is not None else ((index,),)
+        if included is not None and all(included.isdisjoint(block) for block in held):
             _consume(items)  # nothing of this partition is in the batch
             return
-        yield from _group_records(group, items)
+        for block in held:
+            yield from _block_records(block, items)
         # Read the input to its end: PySpark reuses a Python worker only if the task read
         # its input's end marker; stopping after the last record costs a new worker (a
         # fork and the imports, about 0.3 s on 2 cores) per task of every batch.
@@ -59,12 +65,16 @@ def deliver(
     def wanted(plan_index: int) -> bool:
         return included is None or plan_index in included
 
-    def _group_records(group: Any, items: Iterator) -> Iterator:
-        for position, plan_index in enumerate(group):
+    def _block_records(block: Any, items: Iterator) -> Iterator:
+        for position, plan_index in enumerate(block):
             header = next(items, None)
             if header is None or not _same_range(header, ranges[plan_index]):
-                _consume(items)  # a recomputed block: what it holds is not the record
-                rest = [i for i in group[position:] if wanted(i) and ranges[i].records]
+                # A recomputed block: what it holds from here on is not the record. Skip
+                # to its end only (this header's records, then the block's other
+                # headers' each), so the blocks after it are compared again.
+                if header is not None:
+                    _skip_block(items, header, len(block) - position - 1)
+                rest = [i for i in block[position:] if wanted(i) and ranges[i].records]
                 yield from _reread(plans, ranges, rest)
                 return
             chunk = itertools.islice(items, header.records)
@@ -74,6 +84,16 @@ def deliver(
                 _consume(chunk)
 
     return records
+
+
+def _skip_block(items: Iterator, header: ShardRange, headers_left: int) -> None:
+    """Read past ``header``'s records and the ``headers_left`` shards after it."""
+    _consume(itertools.islice(items, header.records))
+    for _ in range(headers_left):
+        following = next(items, None)
+        if following is None:
+            return
+        _consume(itertools.islice(items, following.records))
 
 
 def _consume(chunk: Iterator) -> None:

@@ -185,16 +185,18 @@ def union_rdd(sc: Any, parts: list) -> Any:
     if len(groups) <= tasks:
         return _delivered(round_, included)
     cached = round_.rdd.coalesce(tasks)
-    # a coalesced partition holds its parents' blocks one after another
-    merged = [[i for p in parents for i in groups[p]] for parents in coalesced_parents(cached)]
+    # A coalesced partition holds its parents' blocks one after another; each is compared
+    # with the record on its own (a lost block does not make its siblings be read again).
+    blocks = [[groups[p] for p in parents] for parents in coalesced_parents(cached)]
     return cached.mapPartitionsWithIndex(
-        deliver(round_.plans, round_.ranges, included, merged), preservesPartitioning=True
+        deliver(round_.plans, round_.ranges, included, blocks), preservesPartitioning=True
     )
 
 
 def _delivered(round_: Any, included: frozenset) -> Any:
+    blocks = None if round_.groups is None else [[group] for group in round_.groups]
     return round_.rdd.mapPartitionsWithIndex(
-        deliver(round_.plans, round_.ranges, included, round_.groups), preservesPartitioning=True
+        deliver(round_.plans, round_.ranges, included, blocks), preservesPartitioning=True
     )
 
 

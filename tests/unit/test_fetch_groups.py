@@ -24,12 +24,12 @@ def test_plans_are_grouped_consecutively():
 def test_a_batch_takes_only_its_shards_records_from_a_shared_partition():
     headers = [header("s0", 2), header("s1", 1), header("s2", 1)]
     items = [headers[0], "a0", "a1", headers[1], "b0", headers[2], "c0"]
-    take = deliver([None] * 3, headers, frozenset({0, 2}), [[0, 1, 2]])
+    take = deliver([None] * 3, headers, frozenset({0, 2}), [[[0, 1, 2]]])
     assert list(take(0, iter(items))) == ["a0", "a1", "c0"]
-    everything = deliver([None] * 3, headers, None, [[0, 1, 2]])
+    everything = deliver([None] * 3, headers, None, [[[0, 1, 2]]])
     assert list(everything(0, iter(items))) == ["a0", "a1", "b0", "c0"]
     # a partition none of whose shards is in the batch yields nothing
-    assert list(deliver([None] * 3, headers, frozenset({5}), [[0, 1, 2]])(0, iter(items))) == []
+    assert list(deliver([None] * 3, headers, frozenset({5}), [[[0, 1, 2]]])(0, iter(items))) == []
 
 
 class EndMarked:
@@ -56,7 +56,7 @@ def test_a_batch_task_reads_its_input_to_the_end_marker_so_its_python_worker_is_
     items = [headers[0], "a0", "a1", headers[1], "b0"]
     for included in (None, frozenset({0}), frozenset({7})):  # all, part, none of it
         task_input = EndMarked(items)
-        list(deliver([None] * 2, headers, included, [[0, 1]])(0, task_input))
+        list(deliver([None] * 2, headers, included, [[[0, 1]]])(0, task_input))
         assert task_input.end_read, included
 
 
@@ -69,7 +69,7 @@ def test_an_empty_range_recomputed_with_records_delivers_nothing(monkeypatch):
     recomputed = [header("s0", 2, (5, 0), (6, 0)), "new0", "new1", recorded[1], "b0"]
     reread = {"s1": ["b0"]}  # from the first difference on, the recorded ranges again
     monkeypatch.setattr(batch_read, "read_range", lambda p, expected: reread[p.shard_id])
-    take = deliver([plan("s0"), plan("s1")], recorded, None, [[0, 1]])
+    take = deliver([plan("s0"), plan("s1")], recorded, None, [[[0, 1]]])
     assert list(take(0, iter(recomputed))) == ["b0"]
 
 
@@ -81,7 +81,7 @@ def test_a_block_holds_its_shards_in_the_recorded_order_and_a_recompute_keeps_it
     recorded = [header("s0", 1), header("s1", 2), header("s2", 1)]
     plans = [plan("s0"), plan("s1"), plan("s2")]
     block = [recorded[2], "c0", recorded[0], "a0", recorded[1], "b0", "b1"]
-    take = deliver(plans, recorded, None, [[2, 0, 1]])
+    take = deliver(plans, recorded, None, [[[2, 0, 1]]])
     assert list(take(0, iter(block))) == ["c0", "a0", "b0", "b1"]
     barrier = threading.Barrier(3, timeout=10)  # the three re-reads at the same time
     rereads = {"s0": ["a0"], "s1": ["b0", "b1"], "s2": ["c0"]}
@@ -95,8 +95,61 @@ def test_a_block_holds_its_shards_in_the_recorded_order_and_a_recompute_keeps_it
     assert list(take(0, iter(recomputed))) == ["c0", "a0", "b0", "b1"]
     # only the batch's shards are read again, and empty ranges never
     barrier = threading.Barrier(1, timeout=10)
-    part = deliver(plans, recorded, frozenset({1}), [[2, 0, 1]])
+    part = deliver(plans, recorded, frozenset({1}), [[[2, 0, 1]]])
     assert list(part(0, iter(recomputed))) == ["b0", "b1"]
+
+
+def rereads_of(monkeypatch, records_by_shard):
+    """Patch ``read_range`` to answer from ``records_by_shard``; returns the shards read."""
+    lock = threading.Lock()
+    read: list = []
+
+    def read_range(p, expected):
+        with lock:
+            read.append(p.shard_id)
+        return records_by_shard[p.shard_id]
+
+    monkeypatch.setattr(batch_read, "read_range", read_range)
+    return read
+
+
+def test_a_lost_block_of_a_coalesced_partition_rereads_only_its_own_remaining_ranges(
+    monkeypatch,
+):
+    """A coalesced batch partition reads two cached blocks one after another; only the
+    first came back different (recomputed, its reads finished in another order). Only that
+    block's ranges from its first difference on are read again; the second block, intact,
+    comes from the cache."""
+    recorded = [header("s0", 1), header("s1", 2), header("s2", 1), header("s3", 1)]
+    plans = [plan(f"s{n}") for n in range(4)]
+    read = rereads_of(monkeypatch, {"s0": ["a0"], "s1": ["b0", "b1"]})
+    recomputed_first = [recorded[1], "b0", "b1", recorded[0], "a0"]
+    intact_second = [recorded[2], "c0", recorded[3], "d0"]
+    take = deliver(plans, recorded, None, [[[0, 1], [2, 3]]])
+    got = list(take(0, iter(recomputed_first + intact_second)))
+    assert got == ["a0", "b0", "b1", "c0", "d0"]
+    assert sorted(read) == ["s0", "s1"]  # not s2, s3: their block was not lost
+
+
+def test_a_mismatch_in_a_middle_block_rereads_that_block_alone(monkeypatch):
+    """Three blocks joined end to end: the first intact, the middle one recomputed to a
+    different second range (a shard grew), the last recomputed to exactly the record."""
+    recorded = [header(f"s{n}", 1, (n, 0), (n, 0)) for n in range(7)]
+    plans = [plan(f"s{n}") for n in range(7)]
+    read = rereads_of(monkeypatch, {"s3": ["r3"], "s4": ["r4"]})
+    first = [recorded[0], "x0", recorded[1], "x1"]
+    grown = recorded[3]._replace(records=2, last_esn=(9, 0))
+    middle = [recorded[2], "x2", grown, "x3", "new3", recorded[4], "x4"]
+    last = [recorded[5], "x5", recorded[6], "x6"]
+    blocks = [[[0, 1], [2, 3, 4], [5, 6]]]
+    got = list(deliver(plans, recorded, None, blocks)(0, iter(first + middle + last)))
+    assert got == ["x0", "x1", "x2", "r3", "r4", "x5", "x6"]
+    assert sorted(read) == ["s3", "s4"]
+    # a batch holding part of the shards re-reads only its own
+    read.clear()
+    part = deliver(plans, recorded, frozenset({1, 4, 6}), blocks)
+    assert list(part(0, iter(first + middle + last))) == ["x1", "r4", "x6"]
+    assert read == ["s4"]
 
 
 def test_a_group_applies_the_message_handler_after_reading_and_a_failure_is_permanent():
