@@ -17,17 +17,16 @@ records in the same order, never to "whatever is there now".
 
 from __future__ import annotations
 
-import collections
 import itertools
 import logging
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Optional
 
 from ..executor_heap import freeze_heap_once
 from ..retrieval.reader import StartPosition, apply_handler
 from ..retrieval.replay import replay_range
 from .executor_read import MAX_READ_THREADS, FetchPlan, ShardRange
+from .read_window import read_window
 
 log = logging.getLogger(__name__)
 
@@ -113,28 +112,15 @@ def _same_range(header: ShardRange, expected: ShardRange) -> bool:
 def _reread(plans: list, ranges: list, indexes: list) -> Iterator:
     """The records of the recorded ranges ``indexes``, read again from Kinesis by threads
     (at most :data:`~.executor_read.MAX_READ_THREADS` ranges in flight or waiting to be
-    yielded) and yielded in that order, each through the message handler in this (the
-    task's) thread. One after another, a lost block of a 64-shard group took 64 reads'
-    round trips."""
-    if not indexes:
-        return
-    pending = iter(indexes)
-    threads = min(len(indexes), MAX_READ_THREADS)
-    with ThreadPoolExecutor(threads, thread_name_prefix="kinesis-reread") as pool:
-        window = collections.deque(
-            (i, pool.submit(read_range, plans[i], ranges[i]))
-            for i in itertools.islice(pending, threads)
-        )
-        while window:
-            plan_index, future = window.popleft()
-            raw = future.result()
-            following = next(pending, None)
-            if following is not None:
-                window.append(
-                    (following, pool.submit(read_range, plans[following], ranges[following]))
-                )
-            plan = plans[plan_index]
-            yield from apply_handler(plan.transform, raw, plan.stream_name, plan.shard_id)
+    yielded, :func:`~.read_window.read_window`) and yielded in that order, each through the
+    message handler in this (the task's) thread. One after another, a lost block of a
+    64-shard group took 64 reads' round trips."""
+    reads = read_window(
+        lambda i: read_range(plans[i], ranges[i]), indexes, MAX_READ_THREADS, True, "kinesis-reread"
+    )
+    for plan_index, raw in reads:
+        plan = plans[plan_index]
+        yield from apply_handler(plan.transform, raw, plan.stream_name, plan.shard_id)
 
 
 def read_range(plan: FetchPlan, expected: ShardRange) -> list:

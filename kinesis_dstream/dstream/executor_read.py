@@ -17,11 +17,9 @@ message handler raised, the stream is gone, ...) and message, and the task goes 
 from __future__ import annotations
 
 import functools
-import itertools
 import logging
 import time
 from collections.abc import Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple, Optional
 
@@ -30,6 +28,7 @@ from ..errors import MessageHandlerError
 from ..retrieval.fanout import FanOutConfig, FanOutShardReader
 from ..retrieval.reader import ReaderConfig, ShardReader, StartPosition, apply_handler
 from ..retrieval.start import WHOLE_RECORD
+from .read_window import read_window
 
 log = logging.getLogger(__name__)
 
@@ -146,24 +145,9 @@ def _read_group(group: list) -> Iterator:
     bounded by its plan's ``max_time_s``).
     """
     read = functools.partial(_read_one, with_handler=False)
-    plans = iter(group)
-    threads = min(len(group), MAX_READ_THREADS)
-    with ThreadPoolExecutor(threads, thread_name_prefix="kinesis-read") as pool:
-        # future -> (position in the group, plan): reads finished together go in order
-        window = {
-            pool.submit(read, plan): (n, plan)
-            for n, plan in enumerate(itertools.islice(plans, threads))
-        }
-        started = len(window)
-        while window:
-            done, _ = wait(window, return_when=FIRST_COMPLETED)
-            for future in sorted(done, key=lambda f: window[f][0]):
-                _, plan = window.pop(future)
-                yield _handle(plan, future.result())
-                following = next(plans, None)  # once this page is yielded: the bound holds
-                if following is not None:
-                    window[pool.submit(read, following)] = (started, following)
-                    started += 1
+    reads = read_window(read, group, MAX_READ_THREADS, False, "kinesis-read")
+    for plan, result in reads:
+        yield _handle(plan, result)
 
 
 def _handle(plan: FetchPlan, result: tuple) -> tuple:
