@@ -40,8 +40,13 @@ class RoundInFlight:
     :meth:`close` (the receiver stops) wakes every waiter for good. Thread-safe.
     """
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
-        self._clock = clock
+    def __init__(
+        self,
+        clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._clock = clock  # the wait's deadline (never moved by a wall-clock step)
+        self._wall_clock = wall_clock  # the rounds' starts and the batch times
         self._changed = threading.Condition()
         self._started_at: Optional[float] = None
         self._expected_end: Optional[float] = None
@@ -69,13 +74,20 @@ class RoundInFlight:
     def wait_before(self, cut_s: float, timeout_s: float) -> bool:
         """Wait (at most ``timeout_s``) while a round that started before wall-clock time
         ``cut_s`` runs. True when none runs (any more); False when the wait ran out, or
-        was not even begun: the round is expected to end after ``cut_s + timeout_s``."""
-        deadline = self._clock() + timeout_s
+        was not even begun: the round is expected to end after the wait's deadline.
+
+        The deadline and the expected end are compared from one reference, now: a batch
+        cut late (Spark's job generator behind) waits ``timeout_s`` from now, so a round
+        expected to end within that is waited for; a cut asked before its time, likewise,
+        does not begin a wait that cannot reach the round's end."""
+        now = self._clock()
+        deadline = now + timeout_s
+        deadline_wall = self._wall_clock() + timeout_s
         with self._changed:
             running = self._started_at is not None and self._started_at < cut_s
             expected = self._expected_end
-            if running and expected is not None and expected > cut_s + timeout_s:
-                return False  # it would run past the bound anyway: cut without it
+            if running and expected is not None and expected > deadline_wall:
+                return False  # it would run past the deadline anyway: cut without it
             while not self._closed and self._started_at is not None and self._started_at < cut_s:
                 remaining = deadline - self._clock()
                 if remaining <= 0:

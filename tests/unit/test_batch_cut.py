@@ -54,21 +54,53 @@ def test_the_wait_is_bounded_and_a_stop_ends_it():
     assert in_flight.wait_before(100.0, 30.0)  # and later cuts do not wait
 
 
-def test_a_round_expected_to_run_past_the_bound_is_not_waited_for():
-    """Rounds as long as the interval (an overloaded machine): a wait for each would hold
-    every batch back the whole bound for nothing."""
-    in_flight = RoundInFlight()
-    in_flight.started(99.7, 1.0)  # expected to end at 100.7, past 100.0 + 0.5
-    started = time.monotonic()
-    assert not in_flight.wait_before(100.0, 0.5)
-    assert time.monotonic() - started < 0.1
-    in_flight.started(99.7, 0.6)  # expected at 100.3: waited for (it ends at once here)
-    thread, result = waiter(in_flight, 100.0, 10.0)
+def frozen(wall_s):
+    """A RoundInFlight whose wall clock reads ``wall_s`` (a list: the test moves it) and
+    whose monotonic clock stands still, so a wait it begins never runs out by itself:
+    whether it waits at all is the decision under test, not the machine's speed."""
+    return RoundInFlight(clock=lambda: 0.0, wall_clock=lambda: wall_s[0])
+
+
+def assert_waits_for_the_round(in_flight, cut_s, timeout_s):
+    thread, result = waiter(in_flight, cut_s, timeout_s)
     time.sleep(0.1)
-    assert thread.is_alive()
+    assert thread.is_alive()  # waiting for the round
     in_flight.ended()
     thread.join(5)
     assert result["ok"]
+
+
+def assert_cut_without_waiting(in_flight, cut_s, timeout_s):
+    thread, result = waiter(in_flight, cut_s, timeout_s)
+    thread.join(5)
+    assert not thread.is_alive() and result["ok"] is False
+    in_flight.ended()
+
+
+def test_a_round_expected_to_run_past_the_bound_is_not_waited_for():
+    """Rounds as long as the interval (an overloaded machine): a wait for each would hold
+    every batch back the whole bound for nothing. The edge, a 0.5 s bound from a cut at
+    its time (100.0): a round expected to end at 100.55 is not waited for, one expected
+    at 100.45 is."""
+    in_flight = frozen([100.0])
+    in_flight.started(99.7, 0.85)
+    assert_cut_without_waiting(in_flight, 100.0, 0.5)
+    in_flight.started(99.7, 0.75)
+    assert_waits_for_the_round(in_flight, 100.0, 0.5)
+
+
+def test_the_deadline_and_the_expected_end_are_measured_from_one_moment():
+    """The wait lasts ``timeout_s`` from when the cut is asked for; the round's expected
+    end is compared with that same deadline, not with the batch time plus the bound."""
+    now = [100.3]  # batch 100.0 cut 0.3 s late (Spark's job generator behind): until 100.8
+    in_flight = frozen(now)
+    in_flight.started(99.7, 1.05)  # expected at 100.75: inside the wait
+    assert_waits_for_the_round(in_flight, 100.0, 0.5)
+    in_flight.started(99.7, 1.15)  # expected at 100.85: past it
+    assert_cut_without_waiting(in_flight, 100.0, 0.5)
+    now[0] = 99.8  # a cut asked 0.2 s before its time: until 100.3
+    in_flight.started(99.7, 0.65)  # expected at 100.35: a wait would run out first
+    assert_cut_without_waiting(in_flight, 100.0, 0.5)
 
 
 def test_the_bound_is_half_a_batch_interval_at_most_a_fetch_interval():
