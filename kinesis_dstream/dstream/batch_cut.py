@@ -14,7 +14,8 @@ every batch would otherwise wait the whole bound for nothing. Batch ``t`` is sti
 once, when Spark first asks for it (asked again, it is the same batch), so determinism
 and the ledger are unchanged.
 
-:class:`RoundInFlight` is the round thread's mark of the round it is running; pure
+:class:`RoundInFlight` is the round thread's mark of the round it is running;
+:class:`BatchCuts` gives every stream's cut of one batch time one deadline. Pure
 threading, no Spark, no AWS.
 """
 
@@ -71,18 +72,20 @@ class RoundInFlight:
             self._closed = True
             self._changed.notify_all()
 
-    def wait_before(self, cut_s: float, timeout_s: float) -> bool:
-        """Wait (at most ``timeout_s``) while a round that started before wall-clock time
-        ``cut_s`` runs. True when none runs (any more); False when the wait ran out, or
-        was not even begun: the round is expected to end after the wait's deadline.
+    def wait_before(self, cut_s: float, timeout_s: float, since: Optional[float] = None) -> bool:
+        """Wait while a round that started before wall-clock time ``cut_s`` runs, until
+        ``timeout_s`` after ``since`` (a time of the monotonic clock, at most now; default
+        now). True when none runs (any more); False when the wait ran out, or was not even
+        begun: the round is expected to end after the wait's deadline.
 
-        The deadline and the expected end are compared from one reference, now: a batch
-        cut late (Spark's job generator behind) waits ``timeout_s`` from now, so a round
+        The deadline and the expected end are compared from one reference: a batch cut
+        late (Spark's job generator behind) waits ``timeout_s`` from its cut, so a round
         expected to end within that is waited for; a cut asked before its time, likewise,
         does not begin a wait that cannot reach the round's end."""
         now = self._clock()
-        deadline = now + timeout_s
-        deadline_wall = self._wall_clock() + timeout_s
+        reference = now if since is None else min(since, now)
+        deadline = reference + timeout_s
+        deadline_wall = self._wall_clock() - (now - reference) + timeout_s
         with self._changed:
             running = self._started_at is not None and self._started_at < cut_s
             expected = self._expected_end
@@ -94,3 +97,33 @@ class RoundInFlight:
                     return False
                 self._changed.wait(remaining)
             return True
+
+
+class BatchCuts:
+    """When each batch time was first cut in this process: the one start of its wait.
+
+    Spark cuts batch ``t`` of every input stream in turn, on its job generator thread.
+    Several ``createStream`` calls in one application would each wait their own bound
+    one after another (N streams: up to N bounds a batch); measured from the first cut of
+    ``t``, they share one deadline, and a stream cut after it does not wait at all (its
+    round goes to the next batch, as any round past the bound does). A few recent batch
+    times are kept (cuts of one time come together). Thread-safe.
+    """
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic, keep: int = 8) -> None:
+        self._clock = clock
+        self._keep = keep
+        self._lock = threading.Lock()
+        self._first: dict = {}  # batch time (ms) -> its first cut (monotonic s)
+
+    def wait(self, in_flight: RoundInFlight, batch_ms: int, timeout_s: float) -> bool:
+        """``in_flight.wait_before`` for batch ``batch_ms``, bounded from its first cut."""
+        with self._lock:
+            since = self._first.setdefault(batch_ms, self._clock())
+            while len(self._first) > self._keep:
+                del self._first[min(self._first)]
+        return in_flight.wait_before(batch_ms / 1000, timeout_s, since)
+
+
+#: The cuts of this process (every receiver's round thread).
+BATCH_CUTS = BatchCuts()

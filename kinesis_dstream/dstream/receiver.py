@@ -309,7 +309,7 @@ class KinesisReceiver:
         """
         # A round running at the batch time is waited for (bounded): its records would
         # otherwise wait a whole batch interval (see batch_cut).
-        self.round_thread.wait_for_round_at(batch_ms / 1000)
+        self.round_thread.wait_for_round_at(batch_ms)
         parts, logged = self.state.batch_opened(batch_ms, owners_ms or (batch_ms,))
         if parts is None:
             return range_rdd(sc, logged or (), self._range_plan)

@@ -23,7 +23,7 @@ from typing import Any, Optional, Protocol
 
 from ..aws import ClientSpec
 from ..retrieval.reader import ReaderConfig, StartPosition
-from .batch_cut import RoundInFlight, cut_wait_s
+from .batch_cut import BATCH_CUTS, RoundInFlight, cut_wait_s
 from .executor_read import FetchPlan, RangeList, warm_up
 from .pacing import RoundPacer
 from .receiver_state import ReceiverState
@@ -86,6 +86,8 @@ class RoundThread:
         self.in_flight = RoundInFlight()
         #: The longest a batch waits for it.
         self.cut_wait_s = cut_wait_s(settings.batch_interval_s, settings.fetch_interval_s)
+        #: Every stream's cut of a batch time shares one deadline (batch_cut).
+        self.batch_cuts = BATCH_CUTS
 
     def configure(self, sc: Any) -> None:
         """Read Spark's settings (retries, maxRate) and make the range accumulator."""
@@ -228,12 +230,13 @@ class RoundThread:
             unpersist(round_)
         return round_.records
 
-    def wait_for_round_at(self, batch_s: float) -> None:
-        """Batch time ``batch_s`` (epoch seconds) is being cut: wait, at most
-        :attr:`cut_wait_s`, for a round that started before it to be recorded, so the
-        batch holds its records (see :mod:`.batch_cut`)."""
+    def wait_for_round_at(self, batch_ms: int) -> None:
+        """Batch time ``batch_ms`` is being cut: wait, at most :attr:`cut_wait_s` from its
+        first cut in this process (any stream's), for a round that started before it to
+        be recorded, so the batch holds its records (see :mod:`.batch_cut`)."""
+        batch_s = batch_ms / 1000
         started = time.monotonic()
-        if not self.in_flight.wait_before(batch_s, self.cut_wait_s):
+        if not self.batch_cuts.wait(self.in_flight, batch_ms, self.cut_wait_s):
             log.debug(
                 "stream %s: batch %.3f cut without the round still running after %.2fs",
                 self.settings.stream_name,

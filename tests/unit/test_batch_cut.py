@@ -3,7 +3,7 @@
 import threading
 import time
 
-from kinesis_dstream.dstream.batch_cut import RoundInFlight, cut_wait_s
+from kinesis_dstream.dstream.batch_cut import BatchCuts, RoundInFlight, cut_wait_s
 
 
 def waiter(in_flight, cut_s, timeout_s):
@@ -15,7 +15,7 @@ def waiter(in_flight, cut_s, timeout_s):
         result["ok"] = in_flight.wait_before(cut_s, timeout_s)
         result["waited_s"] = time.monotonic() - started
 
-    thread = threading.Thread(target=run)
+    thread = threading.Thread(target=run, daemon=True)  # a wrong wait must not hang the run
     thread.start()
     return thread, result
 
@@ -101,6 +101,45 @@ def test_the_deadline_and_the_expected_end_are_measured_from_one_moment():
     now[0] = 99.8  # a cut asked 0.2 s before its time: until 100.3
     in_flight.started(99.7, 0.65)  # expected at 100.35: a wait would run out first
     assert_cut_without_waiting(in_flight, 100.0, 0.5)
+
+
+def test_the_streams_of_one_process_share_one_deadline_per_batch_time():
+    """Spark cuts batch t of every stream in turn on one thread: measured from the first
+    cut of t, the waits end together (N streams: one bound a batch, not N). The
+    monotonic clock is the test's: it moves only when the test says so."""
+    clock = [0.0]
+    cuts = BatchCuts(clock=lambda: clock[0])
+    first, second = RoundInFlight(clock=lambda: clock[0]), RoundInFlight(clock=lambda: clock[0])
+    first.started(99.7)
+    second.started(99.8)
+    result: dict = {}
+    thread = threading.Thread(
+        target=lambda: result.update(ok=cuts.wait(first, 100_000, 0.5)), daemon=True
+    )
+    thread.start()
+    time.sleep(0.05)
+    assert thread.is_alive()  # the first stream waits for its round
+    clock[0] = 0.5  # ... the whole bound: its round runs on, and the batch goes without it
+    first.ended()
+    thread.join(5)
+    assert result == {"ok": True}
+    late: dict = {}
+    thread = threading.Thread(
+        target=lambda: late.update(ok=cuts.wait(second, 100_000, 0.5)), daemon=True
+    )
+    thread.start()
+    thread.join(2)
+    assert late == {"ok": False}, "the second stream's cut of the same batch waited again"
+    # the next batch time has a wait of its own
+    thread = threading.Thread(
+        target=lambda: late.update(ok=cuts.wait(second, 101_000, 0.5)), daemon=True
+    )
+    thread.start()
+    time.sleep(0.05)
+    assert thread.is_alive()
+    second.ended()
+    thread.join(5)
+    assert late == {"ok": True}
 
 
 def test_the_bound_is_half_a_batch_interval_at_most_a_fetch_interval():
