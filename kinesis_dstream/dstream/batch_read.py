@@ -2,16 +2,21 @@
 
 A batch's RDD maps each cached partition of the rounds it holds through :func:`deliver`.
 A partition holds one group of shards, each as its :class:`~.executor_read.ShardRange`
-followed by its records, in the order the round's task yielded them, which the driver
-recorded with the ranges. A batch partition may read several cached blocks one after
-another (a coalesced round). The batch checks each header against the recorded one. If a
-cached block was lost and Spark re-ran the round's task, the re-read may have started
-elsewhere (a LATEST iterator), gone further (new records since) or finished its reads in
-another order: from the first header that differs, the batch skips the rest of that
-block (a block holds one header per plan of its group, each followed by as many records
-as it says) and reads the block's remaining recorded ranges again from Kinesis instead,
-concurrently and yielded in the recorded order; the next block is compared again, so an
-intact block after a lost one is taken from the cache. A batch recomputes to the same
+followed by its records, in the order the round's task yielded them (the order its reads
+finished), which the driver recorded with the ranges. A batch partition may read several
+cached blocks one after another (a coalesced round). The batch checks each header against
+the recorded one.
+
+If a cached block was lost (an executor gone, a MEMORY_ONLY block that did not fit) or a
+speculative copy of the round's task ran, the block is the task run again: its reads
+may have started elsewhere (a LATEST iterator), gone further (new records since), and
+finish in another order. From the first header that differs, the batch reads the rest of
+that block (a block holds one header per plan of its group, each followed by as many
+records as it says) and lines it up with the record by shard: a range that came back
+exactly as recorded is delivered from the block, held until its turn if it came early
+(at most :data:`MAX_HELD_BYTES` a block); every other recorded range of the block is
+read again from Kinesis, concurrently (:mod:`.read_window`), and all are yielded in the
+recorded order. The next block is compared again. A batch recomputes to the same
 records in the same order, never to "whatever is there now".
 """
 
@@ -31,6 +36,12 @@ from .read_window import read_window
 log = logging.getLogger(__name__)
 
 
+#: A recomputed block's ranges that came back as recorded but ahead of their turn are
+#: held (their records) up to this many bytes of data a block; past it, they are read
+#: again from Kinesis when their turn comes (a few ranges of a 64-shard block at most).
+MAX_HELD_BYTES = 16 * 1024 * 1024
+
+
 def deliver(
     plans: list,
     ranges: list,
@@ -44,8 +55,8 @@ def deliver(
     in the order the task yielded them, each as its :class:`ShardRange` then that many
     records. ``ranges`` are the ones the driver recorded, a plan each. ``included`` names
     the plans (shards) the batch holds; the others (a lost lease's) deliver nothing. A
-    block that is not what was recorded (a recomputed block) reads the recorded ranges
-    from its first difference on again from Kinesis (:func:`_reread`).
+    block that is not what was recorded (a recomputed block) is lined up with the record
+    from its first difference on (:func:`_recomputed`).
     """
 
     def records(index: int, items: Iterator) -> Iterator:
@@ -62,19 +73,14 @@ def deliver(
         _consume(items)
 
     def wanted(plan_index: int) -> bool:
-        return included is None or plan_index in included
+        in_batch = included is None or plan_index in included
+        return in_batch and ranges[plan_index].records > 0
 
     def _block_records(block: Any, items: Iterator) -> Iterator:
         for position, plan_index in enumerate(block):
             header = next(items, None)
             if header is None or not _same_range(header, ranges[plan_index]):
-                # A recomputed block: what it holds from here on is not the record. Skip
-                # to its end only (this header's records, then the block's other
-                # headers' each), so the blocks after it are compared again.
-                if header is not None:
-                    _skip_block(items, header, len(block) - position - 1)
-                rest = [i for i in block[position:] if wanted(i) and ranges[i].records]
-                yield from _reread(plans, ranges, rest)
+                yield from _recomputed(block[position:], header, items)
                 return
             chunk = itertools.islice(items, header.records)
             if wanted(plan_index):
@@ -82,17 +88,35 @@ def deliver(
             else:
                 _consume(chunk)
 
+    def _recomputed(targets: list, header: Optional[ShardRange], items: Iterator) -> Iterator:
+        """The rest of a recomputed block (``header`` and what follows to the block's end:
+        one header per plan of ``targets``), lined up with the record: the recorded ranges
+        ``targets`` in that order, each from the block if it came back as recorded (held
+        until its turn, within :data:`MAX_HELD_BYTES`), else read again from Kinesis."""
+        slot = {ranges[i].shard_id: i for i in targets}
+        held: dict = {}  # plan index -> its records, exactly the recorded range's
+        room = MAX_HELD_BYTES
+        for left in range(len(targets) - 1, -1, -1):
+            if header is None:
+                break  # no block at all (a recovered batch's empty partition)
+            i = slot.get(header.shard_id)
+            chunk = itertools.islice(items, header.records)
+            fits = header.data_bytes <= room
+            if i is not None and wanted(i) and fits and _same_range(header, ranges[i]):
+                held[i] = list(chunk)
+                room -= header.data_bytes
+            else:
+                _consume(chunk)
+            header = next(items, None) if left else None
+        again = _reread(plans, ranges, [i for i in targets if wanted(i) and i not in held])
+        for i in targets:
+            if i in held:
+                yield from held.pop(i)
+            elif wanted(i):
+                _, handled = next(again)
+                yield from handled
+
     return records
-
-
-def _skip_block(items: Iterator, header: ShardRange, headers_left: int) -> None:
-    """Read past ``header``'s records and the ``headers_left`` shards after it."""
-    _consume(itertools.islice(items, header.records))
-    for _ in range(headers_left):
-        following = next(items, None)
-        if following is None:
-            return
-        _consume(itertools.islice(items, following.records))
 
 
 def _consume(chunk: Iterator) -> None:
@@ -110,17 +134,17 @@ def _same_range(header: ShardRange, expected: ShardRange) -> bool:
 
 
 def _reread(plans: list, ranges: list, indexes: list) -> Iterator:
-    """The records of the recorded ranges ``indexes``, read again from Kinesis by threads
-    (at most :data:`~.executor_read.MAX_READ_THREADS` ranges in flight or waiting to be
-    yielded, :func:`~.read_window.read_window`) and yielded in that order, each through the
-    message handler in this (the task's) thread. One after another, a lost block of a
-    64-shard group took 64 reads' round trips."""
+    """``(index, records)`` of the recorded ranges ``indexes``, read again from Kinesis by
+    threads (at most :data:`~.executor_read.MAX_READ_THREADS` ranges in flight or held,
+    :func:`~.read_window.read_window`), in that order, each through the message handler
+    in this (the task's) thread. One after another, a lost block of a 64-shard group took
+    64 reads' round trips."""
     reads = read_window(
         lambda i: read_range(plans[i], ranges[i]), indexes, MAX_READ_THREADS, True, "kinesis-reread"
     )
     for plan_index, raw in reads:
         plan = plans[plan_index]
-        yield from apply_handler(plan.transform, raw, plan.stream_name, plan.shard_id)
+        yield plan_index, apply_handler(plan.transform, raw, plan.stream_name, plan.shard_id)
 
 
 def read_range(plan: FetchPlan, expected: ShardRange) -> list:

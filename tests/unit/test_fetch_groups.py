@@ -64,39 +64,16 @@ def plan(shard):
     return SimpleNamespace(shard_id=shard, stream_name="s", transform=lambda record: record)
 
 
-def test_an_empty_range_recomputed_with_records_delivers_nothing(monkeypatch):
+def test_an_empty_range_recomputed_with_records_delivers_nothing():
     recorded = [header("s0", 0, None, None), header("s1", 1)]
     recomputed = [header("s0", 2, (5, 0), (6, 0)), "new0", "new1", recorded[1], "b0"]
-    reread = {"s1": ["b0"]}  # from the first difference on, the recorded ranges again
-    monkeypatch.setattr(batch_read, "read_range", lambda p, expected: reread[p.shard_id])
-    take = deliver([plan("s0"), plan("s1")], recorded, None, [[[0, 1]]])
-    assert list(take(0, iter(recomputed))) == ["b0"]
+    take = deliver([None, None], recorded, None, [[[0, 1]]])
+    assert list(take(0, iter(recomputed))) == ["b0"]  # s1 as recorded: from the block
 
 
-def test_a_block_holds_its_shards_in_the_recorded_order_and_a_recompute_keeps_it(monkeypatch):
-    """A round's task yields its shards as their reads finish; the driver records that
-    order. A recomputed block whose reads finished in another order delivers the recorded
-    ranges in the recorded order, read again concurrently (one after another, a lost
-    64-shard block took 64 round trips)."""
-    recorded = [header("s0", 1), header("s1", 2), header("s2", 1)]
-    plans = [plan("s0"), plan("s1"), plan("s2")]
-    block = [recorded[2], "c0", recorded[0], "a0", recorded[1], "b0", "b1"]
-    take = deliver(plans, recorded, None, [[[2, 0, 1]]])
-    assert list(take(0, iter(block))) == ["c0", "a0", "b0", "b1"]
-    barrier = threading.Barrier(3, timeout=10)  # the three re-reads at the same time
-    rereads = {"s0": ["a0"], "s1": ["b0", "b1"], "s2": ["c0"]}
-
-    def read_range(p, expected):
-        barrier.wait()
-        return rereads[p.shard_id]
-
-    monkeypatch.setattr(batch_read, "read_range", read_range)
-    recomputed = [recorded[0], "a0", recorded[1], "b0", "b1", recorded[2], "c0"]
-    assert list(take(0, iter(recomputed))) == ["c0", "a0", "b0", "b1"]
-    # only the batch's shards are read again, and empty ranges never
-    barrier = threading.Barrier(1, timeout=10)
-    part = deliver(plans, recorded, frozenset({1}), [[[2, 0, 1]]])
-    assert list(part(0, iter(recomputed))) == ["b0", "b1"]
+def grown(recorded):
+    """The same shard's range read again further (new records since the round)."""
+    return recorded._replace(records=recorded.records + 1, last_esn=(99, 0))
 
 
 def rereads_of(monkeypatch, records_by_shard):
@@ -113,17 +90,66 @@ def rereads_of(monkeypatch, records_by_shard):
     return read
 
 
-def test_a_lost_block_of_a_coalesced_partition_rereads_only_its_own_remaining_ranges(
+def test_a_recomputed_block_is_lined_up_with_the_record_by_shard(monkeypatch):
+    """A round's task yields its shards as their reads finish; the driver records that
+    order. A recomputed block whose reads finished in another order but read the same
+    ranges is delivered from the block in the recorded order, nothing read again; a range
+    that differs is read again, in its turn."""
+    recorded = [header("s0", 1), header("s1", 2), header("s2", 1)]
+    plans = [plan("s0"), plan("s1"), plan("s2")]
+    read = rereads_of(monkeypatch, {"s1": ["b0", "b1"]})
+    block = [recorded[2], "c0", recorded[0], "a0", recorded[1], "b0", "b1"]
+    take = deliver(plans, recorded, None, [[[2, 0, 1]]])
+    assert list(take(0, iter(block))) == ["c0", "a0", "b0", "b1"]  # as recorded
+    recomputed = [recorded[0], "a0", recorded[1], "b0", "b1", recorded[2], "c0"]
+    assert list(take(0, iter(recomputed))) == ["c0", "a0", "b0", "b1"]
+    assert read == []
+    changed = [recorded[0], "a0", grown(recorded[1]), "b0", "b1", "b2", recorded[2], "c0"]
+    assert list(take(0, iter(changed))) == ["c0", "a0", "b0", "b1"]
+    assert read == ["s1"]
+    # held ranges are bounded: past the bound, an early range is read again in its turn
+    monkeypatch.setattr(batch_read, "MAX_HELD_BYTES", 10)
+    sized = [r._replace(data_bytes=6) for r in recorded]
+    read = rereads_of(monkeypatch, {"s0": ["a0"], "s1": ["b0", "b1"], "s2": ["c0"]})
+    big = [sized[0], "a0", sized[1], "b0", "b1", sized[2], "c0"]
+    take = deliver(plans, sized, None, [[[2, 0, 1]]])
+    assert list(take(0, iter(big))) == ["c0", "a0", "b0", "b1"]
+    assert sorted(read) == ["s1", "s2"]  # s0 held (6 bytes of 10); s1 and s2 find no room
+
+
+def test_a_recomputed_block_rereads_what_differs_concurrently_and_only_the_batchs(
     monkeypatch,
 ):
+    """The ranges of a recomputed block that differ are read again at the same time (a
+    3-party barrier): one after another, a lost 64-shard block took 64 round trips."""
+    recorded = [header("s0", 1), header("s1", 2), header("s2", 1)]
+    plans = [plan("s0"), plan("s1"), plan("s2")]
+    barrier = threading.Barrier(3, timeout=10)
+    rereads = {"s0": ["a0"], "s1": ["b0", "b1"], "s2": ["c0"]}
+
+    def read_range(p, expected):
+        barrier.wait()
+        return rereads[p.shard_id]
+
+    monkeypatch.setattr(batch_read, "read_range", read_range)
+    changed = [grown(recorded[0]), "x", "y", grown(recorded[1]), "x", "y", "z"]
+    changed += [grown(recorded[2]), "x", "y"]
+    take = deliver(plans, recorded, None, [[[2, 0, 1]]])
+    assert list(take(0, iter(changed))) == ["c0", "a0", "b0", "b1"]
+    # only the batch's shards are read again, and empty ranges never
+    barrier = threading.Barrier(1, timeout=10)
+    part = deliver(plans, recorded, frozenset({1}), [[[2, 0, 1]]])
+    assert list(part(0, iter(changed))) == ["b0", "b1"]
+
+
+def test_a_lost_block_of_a_coalesced_partition_rereads_only_its_own_ranges(monkeypatch):
     """A coalesced batch partition reads two cached blocks one after another; only the
-    first came back different (recomputed, its reads finished in another order). Only that
-    block's ranges from its first difference on are read again; the second block, intact,
-    comes from the cache."""
+    first came back different (recomputed after its shards grew). Only that block's
+    ranges are read again; the second block, intact, comes from the cache."""
     recorded = [header("s0", 1), header("s1", 2), header("s2", 1), header("s3", 1)]
     plans = [plan(f"s{n}") for n in range(4)]
     read = rereads_of(monkeypatch, {"s0": ["a0"], "s1": ["b0", "b1"]})
-    recomputed_first = [recorded[1], "b0", "b1", recorded[0], "a0"]
+    recomputed_first = [grown(recorded[1]), "b0", "b1", "b2", grown(recorded[0]), "a0", "a1"]
     intact_second = [recorded[2], "c0", recorded[3], "d0"]
     take = deliver(plans, recorded, None, [[[0, 1], [2, 3]]])
     got = list(take(0, iter(recomputed_first + intact_second)))
@@ -131,25 +157,29 @@ def test_a_lost_block_of_a_coalesced_partition_rereads_only_its_own_remaining_ra
     assert sorted(read) == ["s0", "s1"]  # not s2, s3: their block was not lost
 
 
-def test_a_mismatch_in_a_middle_block_rereads_that_block_alone(monkeypatch):
-    """Three blocks joined end to end: the first intact, the middle one recomputed to a
-    different second range (a shard grew), the last recomputed to exactly the record."""
+def test_a_mismatch_in_a_middle_block_rereads_from_that_block_alone(monkeypatch):
+    """Three blocks joined end to end: the first intact, the middle one recomputed with
+    its second range grown (a shard with new records), the last recomputed to exactly
+    the record in another order."""
     recorded = [header(f"s{n}", 1, (n, 0), (n, 0)) for n in range(7)]
     plans = [plan(f"s{n}") for n in range(7)]
-    read = rereads_of(monkeypatch, {"s3": ["r3"], "s4": ["r4"]})
+    read = rereads_of(monkeypatch, {"s3": ["r3"]})
     first = [recorded[0], "x0", recorded[1], "x1"]
-    grown = recorded[3]._replace(records=2, last_esn=(9, 0))
-    middle = [recorded[2], "x2", grown, "x3", "new3", recorded[4], "x4"]
-    last = [recorded[5], "x5", recorded[6], "x6"]
+    middle = [recorded[2], "x2", grown(recorded[3]), "x3", "new3", recorded[4], "x4"]
+    last = [recorded[6], "x6", recorded[5], "x5"]
     blocks = [[[0, 1], [2, 3, 4], [5, 6]]]
     got = list(deliver(plans, recorded, None, blocks)(0, iter(first + middle + last)))
-    assert got == ["x0", "x1", "x2", "r3", "r4", "x5", "x6"]
-    assert sorted(read) == ["s3", "s4"]
+    assert got == ["x0", "x1", "x2", "r3", "x4", "x5", "x6"]
+    assert read == ["s3"]
     # a batch holding part of the shards re-reads only its own
     read.clear()
+    part = deliver(plans, recorded, frozenset({1, 3, 6}), blocks)
+    assert list(part(0, iter(first + middle + last))) == ["x1", "r3", "x6"]
+    assert read == ["s3"]
+    read.clear()
     part = deliver(plans, recorded, frozenset({1, 4, 6}), blocks)
-    assert list(part(0, iter(first + middle + last))) == ["x1", "r4", "x6"]
-    assert read == ["s4"]
+    assert list(part(0, iter(first + middle + last))) == ["x1", "x4", "x6"]
+    assert read == []
 
 
 def test_a_group_applies_the_message_handler_after_reading_and_a_failure_is_permanent():
