@@ -1,5 +1,6 @@
 """createStream and the builder on local Spark against moto's server."""
 
+import collections
 import logging
 import time
 from datetime import datetime, timezone
@@ -380,18 +381,37 @@ def test_a_lost_block_recomputes_to_exactly_the_recorded_range(
         receiver.stop(release=True)
 
 
+def _noting(path, record):
+    """A message handler that notes each record it handles (the shard, a line in ``path``):
+    a round's task handles what it reads; a batch handles only what it reads again from
+    Kinesis (a lost block's ranges) or a recomputed block's task reads. The Python
+    workers' log lines go to the JVM's stderr, which no capture of the test sees."""
+    with open(path, "a") as noted:
+        noted.write(record.shard_id + "\n")
+    return record.shard_id, record.data.decode()
+
+
+def handled(path):
+    """The shards of the records handled so far, a line each (see _noting)."""
+    return path.read_text().split() if path.exists() else []
+
+
 def test_a_round_of_more_blocks_than_cores_is_one_wave_of_batch_tasks_and_recomputes_the_same(
-    spark, local_aws, kinesis, unique_name
+    spark, local_aws, kinesis, unique_name, tmp_path
 ):
     """Three cached blocks (a round of three one-shard tasks) make a batch of one task per
-    core, a task reading its blocks one after another; lost, they recompute to the same.
-    A batch of several rounds keeps them in round order (a shard's records in order)."""
+    core, a task reading its blocks one after another, each as it was recorded (nothing
+    read again); lost, they recompute to the same. A batch of several rounds keeps them
+    in round order (a shard's records in order)."""
+    import functools
+
     ensure_stream(kinesis, unique_name, 3)
     sent = put(kinesis, unique_name, 600)
+    noted = tmp_path / "handled"
     settings = receiver_settings(
         local_aws,
         unique_name,
-        lambda record: (record.shard_id, record.data.decode()),
+        functools.partial(_noting, str(noted)),
         max_records_per_fetch=50,
         shards_per_task=1,
     )
@@ -399,19 +419,83 @@ def test_a_round_of_more_blocks_than_cores_is_one_wave_of_batch_tasks_and_recomp
     receiver.start(spark, round_thread=False)  # rounds are driven by hand below
     try:
         assert receiver.fetch_round() == 150
+        assert len(handled(noted)) == 150  # the round's tasks handled what they read
         batch = receiver.batch_rdd(1000, spark)
         assert batch.getNumPartitions() == spark.defaultParallelism  # not 3: one wave
         got = batch.collect()
-        assert len(got) == 150 and {data for _, data in got} <= set(sent)
+        assert len(handled(noted)) == 150, "the batch read cached blocks again from Kinesis"
+        assert len(set(got)) == 150 and {data for _, data in got} <= set(sent)
         assert len({s for s, _ in got}) == 3
         for round_ in receiver.state.rounds():
             round_.rdd.unpersist(blocking=True)  # the cached blocks are lost
         assert batch.collect() == got  # recomputed: the same records, in the same order
+        # each block's task ran again (the shards did not grow: the same ranges), and no
+        # range was read a third time
+        assert len(handled(noted)) == 300
         assert [receiver.fetch_round() for _ in range(2)] == [150, 150]
         later = receiver.batch_rdd(2000, spark).collect()
         for shard in {s for s, _ in later}:  # each shard's records in the order put
             numbers = [int(data[1:]) for s, data in later if s == shard]
             assert numbers == sorted(numbers) and len(numbers) == 100
+    finally:
+        receiver.stop(release=True)
+
+
+def test_one_changed_block_of_a_coalesced_batch_task_is_read_again_alone(
+    spark, local_aws, kinesis, unique_name, tmp_path
+):
+    """Six shards two a task: three cached blocks, a batch of two tasks, one of which reads
+    two blocks. The blocks are lost after the shards of that task's first block grew: each
+    block's task runs again, the first block's now reads more than the record, so the batch
+    reads that block's ranges again from Kinesis; the block after it recomputed to the
+    record, and is not read a third time."""
+    import functools
+
+    from kinesis_dstream.dstream.spark_internals import coalesced_parents
+
+    ensure_stream(kinesis, unique_name, 6)
+    put(kinesis, unique_name, 120, prefix="first")
+    noted = tmp_path / "handled"
+    settings = receiver_settings(
+        local_aws,
+        unique_name,
+        functools.partial(_noting, str(noted)),
+        max_records_per_fetch=1000,  # a round reads each shard to its end
+        shards_per_task=2,
+    )
+    receiver = KinesisReceiver(settings)
+    receiver.start(spark, round_thread=False)  # rounds are driven by hand below
+    try:
+        assert receiver.fetch_round() == 120
+        [round_] = receiver.state.rounds()
+        assert [len(g) for g in round_.groups] == [2, 2, 2]
+        batch = receiver.batch_rdd(1000, spark)
+        assert batch.getNumPartitions() == spark.defaultParallelism == 2
+        got = batch.collect()
+        assert len(set(got)) == 120 and len(handled(noted)) == 120  # nothing read again
+        [(changed, after)] = [p for p in coalesced_parents(batch.prev) if len(p) == 2]
+        grown = [round_.plans[i] for i in round_.groups[changed]]
+        for plan in grown:  # 5 more records in each shard of the first block
+            for n in range(5):
+                kinesis.put_record(
+                    StreamName=unique_name,
+                    Data=f"second-{plan.shard_id}-{n}".encode(),
+                    PartitionKey="any",
+                    ExplicitHashKey=str(plan.hash_key_range[0]),
+                )
+        for round_ in receiver.state.rounds():
+            round_.rdd.unpersist(blocking=True)  # the cached blocks are lost
+        assert batch.collect() == got  # the same records, in the same order
+        again = collections.Counter(handled(noted)[120:])
+        recorded = {r.shard_id: r.records for r in round_.ranges}
+        for plan in grown:  # its task read 5 more; then the batch its recorded range
+            assert again[plan.shard_id] == recorded[plan.shard_id] + 5 + recorded[plan.shard_id]
+        # the other blocks' tasks ran again to the same ranges: each record handled once
+        # more, none read a third time (the block after the changed one included)
+        assert after not in (changed,) and round_.groups[after]
+        for plan in round_.plans:
+            if plan not in grown:
+                assert again[plan.shard_id] == recorded[plan.shard_id], plan.shard_id
     finally:
         receiver.stop(release=True)
 
