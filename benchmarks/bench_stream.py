@@ -18,13 +18,8 @@ printed apart from the client's.
    Prints records/s for both and (b)/(a); then (b) once more under a new application
    name on the now warm SparkContext, without the JVM's first-job start, and how long
    after its ``ssc.start()`` the first ``foreachRDD`` with records ran (target <= 2 s).
-   Then (b) warm four more times, started 0, 0.25, 0.5 and 0.75 s after a batch time
-   (the wait for the first batch time, and so for every later one, depends on it by up
-   to a whole interval): their mean, and per run when every record was fetched (the
-   rounds), the last batch time and its output; and (c) **Spark's floor** at the same
-   phases: the same records already cached in RDDs of a round's size and shape, in a
-   ``queueStream`` with the same 1 s batches and the same count, i.e. the wait for the
-   first batch time and one batch job: Spark's own share, measured in every run.
+   Then (b) warm at four start phases of the batch interval and (c) Spark's floor at
+   the same phases (:mod:`benchmarks.stream_phases`): where a warm run's time goes.
 2. Latency: a producer puts 1,000 records/s, each carrying its put time, into a fresh
    4-shard stream read by createStream (LATEST, 1 s batches); the output operation
    records now - put time for every record. Prints p50/p99/max of every record, and of
@@ -43,11 +38,18 @@ import sys
 import threading
 import time
 import uuid
-from typing import NamedTuple, Optional
 
 from benchmarks import results
 from benchmarks.bench_shard_read import process_cpu_s
 from benchmarks.kinesis_server import BenchKinesis
+from benchmarks.stream_phases import (
+    PHASES,
+    Timeline,
+    floor,
+    print_phased,
+    run_counted,
+    timeline_of,
+)
 from kinesis_dstream import InitialPositionInStream, KinesisProducer, KinesisUtils
 from kinesis_dstream.local import LocalAWS
 from kinesis_dstream.retrieval.streams import ensure_stream, list_shard_ids
@@ -177,24 +179,6 @@ def grouped_line(lead: str, per_task: str, n: int, seconds: float, raw_rate: flo
     )
 
 
-class Timeline(NamedTuple):
-    """One createStream (or floor) run, in perf_counter seconds."""
-
-    elapsed: float  # from ssc.start() until all n records were output
-    start: float
-    first_output: float  # the first output with records
-    steady: float  # records/s from the first output to the last
-    fetched: float  # every record fetched (rounds recorded); nan for the floor
-    last_batch: float  # the batch time of the last output with records
-    phase: float  # ssc.start()'s offset into the batch interval, seconds
-
-
-def start_at_phase(phase: Optional[float], interval_s: float = 1.0) -> None:
-    """Sleep until ``phase`` seconds past a batch time (epoch multiples of the interval)."""
-    if phase is not None:
-        time.sleep((phase - time.time()) % interval_s)
-
-
 def streaming(sc, aws, stream: str, n: int, kinesis_at=None, phase=None) -> Timeline:
     """createStream from ``ssc.start()`` until it delivered all n records (a
     :class:`Timeline`; ``[0]`` the seconds); Kinesis at ``kinesis_at`` (default ``aws``),
@@ -224,82 +208,8 @@ def streaming(sc, aws, stream: str, n: int, kinesis_at=None, phase=None) -> Time
             return True
         return False
 
-    elapsed, start, outputs = _run(ssc, lines, n, phase, fetched_all)
-    return _timeline(elapsed, start, outputs, fetched[0] if fetched else float("nan"))
-
-
-def _run(ssc, dstream, n: int, phase: Optional[float], poll=None) -> tuple:
-    """Start ``ssc`` (at ``phase``), count ``dstream`` until n; stop gracefully. Returns
-    (seconds, start, [(time, running total, batch time)] of each output with records);
-    ``poll()`` runs every 10 ms until it returns True."""
-    counted = []
-    outputs: list = []
-    done = threading.Event()
-
-    def count(batch_time, rdd):
-        counted.append(rdd.count())
-        if counted[-1]:
-            outputs.append((time.perf_counter(), sum(counted), batch_time.timestamp()))
-        if sum(counted) >= n:
-            done.set()
-
-    dstream.foreachRDD(count)
-    start_at_phase(phase)
-    start = time.perf_counter()
-    ssc.start()
-    if poll is not None:
-        while not done.is_set() and time.perf_counter() - start < 600 and not poll():
-            time.sleep(0.01)
-    if not done.wait(600):
-        raise SystemExit(f"counted only {sum(counted)} of {n} in 600 s")
-    elapsed = time.perf_counter() - start
-    ssc.stop(stopSparkContext=False, stopGraceFully=True)
-    assert sum(counted) == n, sum(counted)
-    return elapsed, start, outputs
-
-
-def _timeline(elapsed: float, start: float, outputs: list, fetched: float) -> Timeline:
-    (first_at, first_total, _), (last_at, last_total, last_batch) = outputs[0], outputs[-1]
-    steady = (last_total - first_total) / (last_at - first_at) if last_at > first_at else 0.0
-    # the batch time in perf_counter terms: wall-clock batch time less the wall-clock start
-    wall_start = time.time() - (time.perf_counter() - start)
-    return Timeline(
-        elapsed,
-        start,
-        first_at,
-        steady,
-        fetched,
-        start + (last_batch - wall_start),
-        wall_start % 1.0,
-    )
-
-
-def floor(sc, n: int, phase: Optional[float]) -> Timeline:
-    """Spark's own share: the same records (strings of ~100 B) already cached, in RDDs the
-    size and shape of createStream's rounds (a shard's 10,000-record page a partition
-    ... grouped a task per core, MEMORY_AND_DISK_2), in a queue stream with the same 1 s
-    batches and the same count; from ``ssc.start()`` until counted. What is left is the
-    wait for the first batch time and a batch job over the cached records."""
-    from pyspark.storagelevel import StorageLevel
-    from pyspark.streaming import StreamingContext
-
-    payload = "x" * 90
-    per_round = SHARDS * 10_000
-    tasks = min(SHARDS, max(1, sc.defaultParallelism))
-    rdds = []
-    for first in range(0, n, per_round):
-        size = min(per_round, n - first)
-        rdd = sc.parallelize(range(first, first + size), tasks).map(lambda i: f"{i:09d}{payload}")
-        rdd.persist(StorageLevel.MEMORY_AND_DISK_2)
-        rdd.count()
-        rdds.append(rdd)
-    ssc = StreamingContext(sc, 1)
-    try:
-        elapsed, start, outputs = _run(ssc, ssc.queueStream(rdds, oneAtATime=False), n, phase)
-    finally:
-        for rdd in rdds:
-            rdd.unpersist()
-    return _timeline(elapsed, start, outputs, float("nan"))
+    elapsed, start, outputs = run_counted(ssc, lines, n, phase, fetched_all)
+    return timeline_of(elapsed, start, outputs, fetched[0] if fetched else float("nan"))
 
 
 def produce_steady(env: dict, stream: str, seconds: int, rate: int) -> None:
@@ -409,7 +319,7 @@ def main() -> None:
         )
         warm_cpu = cpu.since_last()
         phased = [streaming(sc, aws, stream, n, kinesis_at, phase) for phase in PHASES]
-        floors = [floor(sc, n, phase) for phase in PHASES]
+        floors = [floor(sc, n, phase, SHARDS) for phase in PHASES]
         raw_rate, ours_rate, warm_rate = n / raw_s, n / ours_s, n / warm_s
         first_delay = warm_first - warm_started
         print(f"{n:,} records of ~100 B over {SHARDS} shards, {cpu.label}, local[2]")
@@ -445,52 +355,11 @@ def main() -> None:
             )
         )
         print("  " + paced_line(n, paced_s, warm_rate, "warm createStream"))
-        print_phased(n, phased, floors, raw_s, paced_s)
+        print_phased(n, phased, floors, raw_s, paced_s, met)
         if args.latency_seconds:
             measured = latency(sc, aws, kinesis_at, args.latency_seconds, 1000)
             print_latency(measured)
         sc.stop()
-
-
-#: Where in a 1 s batch interval the phased warm runs and the floor start: the time to the
-#: first batch time, and so to every later one, depends on it by up to a whole interval.
-PHASES = (0.0, 0.25, 0.5, 0.75)
-
-
-def print_phased(n: int, runs: list, floors: list, raw_s: float, paced_s: float) -> None:
-    """The warm runs started at :data:`PHASES`, where their time went, and the floor."""
-    mean = statistics.fmean(r.elapsed for r in runs)
-    print(
-        f"  warm, started at {len(runs)} phases of the batch interval "
-        f"({', '.join(f'{p:.2f}' for p in PHASES)} s after a batch time): mean {mean:.2f} s, "
-        f"{n / mean:,.0f} records/s; ratio to raw {raw_s / mean:.2f}, to paced raw "
-        f"{paced_s / mean:.2f} (target >= 0.9: {met(raw_s / mean)})"
-    )
-    print("    phase  total s  first output  all fetched  last batch time  its output")
-    for r in runs:
-        print(
-            f"    {r.phase:5.2f}  {r.elapsed:7.2f}  {r.first_output - r.start:12.2f}  "
-            f"{r.fetched - r.start:11.2f}  {r.last_batch - r.start:15.2f}  "
-            f"{r.start + r.elapsed - r.last_batch:10.2f}"
-        )
-    fetched = statistics.fmean(r.fetched - r.start for r in runs)
-    waited = statistics.fmean(r.last_batch - r.fetched for r in runs)
-    job = statistics.fmean(r.start + r.elapsed - r.last_batch for r in runs)
-    floor_mean = statistics.fmean(f.elapsed for f in floors)
-    floor_wait = statistics.fmean(f.last_batch - f.start for f in floors)
-    floor_job = statistics.fmean(f.start + f.elapsed - f.last_batch for f in floors)
-    print(
-        f"  Spark's floor (the same {n:,} records already cached in round-sized RDDs, a queue "
-        f"stream, 1 s batches, the same count), at the same phases: mean {floor_mean:.2f} s = "
-        f"the wait for the first batch time {floor_wait:.2f} s + the batch's job "
-        f"{floor_job:.2f} s; createStream / floor {mean / floor_mean:.2f}"
-    )
-    print(
-        f"  where the warm time went (means): leases and rounds until every record was "
-        f"fetched {fetched:.2f} s (paced raw reader {paced_s:.2f} s: ratio "
-        f"{paced_s / fetched:.2f}), then the wait for the next batch time {waited:.2f} s and "
-        f"the last batch's job {job:.2f} s"
-    )
 
 
 def print_latency(measured: list) -> None:
