@@ -18,6 +18,8 @@ printed apart from the client's.
    Prints records/s for both and (b)/(a); then (b) once more under a new application
    name on the now warm SparkContext, without the JVM's first-job start, and how long
    after its ``ssc.start()`` the first ``foreachRDD`` with records ran (target <= 2 s).
+   Then (b) warm at four start phases of the batch interval and (c) Spark's floor at
+   the same phases (:mod:`benchmarks.stream_phases`): where a warm run's time goes.
 2. Latency: a producer puts 1,000 records/s, each carrying its put time, into a fresh
    4-shard stream read by createStream (LATEST, 1 s batches); the output operation
    records now - put time for every record. Prints p50/p99/max of every record, and of
@@ -40,6 +42,14 @@ import uuid
 from benchmarks import results
 from benchmarks.bench_shard_read import process_cpu_s
 from benchmarks.kinesis_server import BenchKinesis
+from benchmarks.stream_phases import (
+    PHASES,
+    Timeline,
+    floor,
+    print_phased,
+    run_counted,
+    timeline_of,
+)
 from kinesis_dstream import InitialPositionInStream, KinesisProducer, KinesisUtils
 from kinesis_dstream.local import LocalAWS
 from kinesis_dstream.retrieval.streams import ensure_stream, list_shard_ids
@@ -169,10 +179,13 @@ def grouped_line(lead: str, per_task: str, n: int, seconds: float, raw_rate: flo
     )
 
 
-def streaming(sc, aws, stream: str, n: int, kinesis_at=None) -> tuple:
-    """(seconds from ssc.start() until createStream delivered all n records, start, first
-    output, steady records/s); Kinesis at ``kinesis_at`` (default ``aws``), leases on ``aws``."""
+def streaming(sc, aws, stream: str, n: int, kinesis_at=None, phase=None) -> Timeline:
+    """createStream from ``ssc.start()`` until it delivered all n records (a
+    :class:`Timeline`; ``[0]`` the seconds); Kinesis at ``kinesis_at`` (default ``aws``),
+    leases on ``aws``; ``phase``: started that far into a 1 s batch interval."""
     from pyspark.streaming import StreamingContext
+
+    from kinesis_dstream.dstream.context import progress
 
     kinesis_at = kinesis_at or aws
     ssc = StreamingContext(sc, 1)
@@ -187,28 +200,16 @@ def streaming(sc, aws, stream: str, n: int, kinesis_at=None) -> tuple:
         dynamoDBEndpointUrl=aws.endpoint_url,
         cloudWatchEndpointUrl=aws.endpoint_url,
     )
-    counted = []
-    outputs: list = []  # (time, running total) after each non-empty batch
-    done = threading.Event()
+    fetched: list = []
 
-    def count(rdd):
-        counted.append(rdd.count())
-        if counted[-1]:
-            outputs.append((time.perf_counter(), sum(counted)))
-        if sum(counted) >= n:
-            done.set()
+    def fetched_all() -> bool:
+        if sum(p["records_fetched"] for p in progress() if p["stream"] == stream) >= n:
+            fetched.append(time.perf_counter())
+            return True
+        return False
 
-    lines.foreachRDD(count)
-    start = time.perf_counter()
-    ssc.start()
-    if not done.wait(600):
-        raise SystemExit(f"createStream counted only {sum(counted)} of {n} in 600 s")
-    elapsed = time.perf_counter() - start
-    ssc.stop(stopSparkContext=False, stopGraceFully=True)
-    assert sum(counted) == n, sum(counted)
-    (first_at, first_total), (last_at, last_total) = outputs[0], outputs[-1]
-    steady = (last_total - first_total) / (last_at - first_at) if last_at > first_at else 0.0
-    return elapsed, start, first_at, steady
+    elapsed, start, outputs = run_counted(ssc, lines, n, phase, fetched_all)
+    return timeline_of(elapsed, start, outputs, fetched[0] if fetched else float("nan"))
 
 
 def produce_steady(env: dict, stream: str, seconds: int, rate: int) -> None:
@@ -308,13 +309,17 @@ def main() -> None:
         preload(kinesis, stream, n)
         cpu = ServerCPU(kinesis_at)
         raw_s, raw_cpu, paced_s = raw_baselines(kinesis, stream, n, cpu)
-        ours_s, started, first_output, steady = streaming(sc, aws, stream, n, kinesis_at)
+        ours_s, started, first_output, steady, *_ = streaming(sc, aws, stream, n, kinesis_at)
         ours_cpu = cpu.since_last()
         # The same stream again under a new application name (its own leases, from
         # TRIM_HORIZON) on the now warm SparkContext: what a second stream of one
         # application pays, without the JVM's and PySpark's first-job start.
-        warm_s, warm_started, warm_first, warm_steady = streaming(sc, aws, stream, n, kinesis_at)
+        warm_s, warm_started, warm_first, warm_steady, *_ = streaming(
+            sc, aws, stream, n, kinesis_at
+        )
         warm_cpu = cpu.since_last()
+        phased = [streaming(sc, aws, stream, n, kinesis_at, phase) for phase in PHASES]
+        floors = [floor(sc, n, phase, SHARDS) for phase in PHASES]
         raw_rate, ours_rate, warm_rate = n / raw_s, n / ours_s, n / warm_s
         first_delay = warm_first - warm_started
         print(f"{n:,} records of ~100 B over {SHARDS} shards, {cpu.label}, local[2]")
@@ -350,6 +355,7 @@ def main() -> None:
             )
         )
         print("  " + paced_line(n, paced_s, warm_rate, "warm createStream"))
+        print_phased(n, phased, floors, raw_s, paced_s, met)
         if args.latency_seconds:
             measured = latency(sc, aws, kinesis_at, args.latency_seconds, 1000)
             print_latency(measured)

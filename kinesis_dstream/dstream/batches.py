@@ -17,8 +17,10 @@ from collections import OrderedDict
 from typing import Any, Callable, NamedTuple, Optional
 
 from ..retrieval.reader import StartPosition
-from .executor_read import ShardRange, deliver
+from .batch_read import deliver
+from .executor_read import ShardRange
 from .ledger import Ledger
+from .spark_internals import coalesced_parents
 
 #: Keep at least this much of the log whatever the graph says (Spark re-runs the batches
 #: pending at a checkpoint, which lie within a few batch intervals of it).
@@ -163,16 +165,39 @@ class BatchBook:
 
 
 def union_rdd(sc: Any, parts: list) -> Any:
-    """The records of a live batch: each round's included partitions, in round order."""
-    rdds = [
-        r.rdd.mapPartitionsWithIndex(
-            deliver(r.plans, r.ranges, included, r.groups), preservesPartitioning=True
-        )
-        for r, included in parts
-    ]
-    if not rdds:
+    """The records of a live batch: each round's included partitions, in round order.
+
+    A batch of one round with more cached partitions than the application has cores
+    (``defaultParallelism``) reads them in that many tasks (a ``coalesce``, no shuffle: a
+    task reads several cached blocks one after another), so it is one wave of tasks: a
+    512-shard round is 8 cached blocks, 4 waves of tasks on 2 cores. Its blocks are
+    different shards, so their order does not matter. A batch of several rounds keeps each
+    round's partitions in round order (a shard's records span its rounds, and Spark's
+    coalescer groups cached blocks by where they are, not in order).
+    """
+    if not parts:
         return sc.parallelize([], 1)
-    return rdds[0] if len(rdds) == 1 else sc.union(rdds)
+    if len(parts) > 1:
+        return sc.union([_delivered(r, included) for r, included in parts])
+    round_, included = parts[0]
+    groups = round_.groups if round_.groups is not None else [[i] for i in range(len(round_.plans))]
+    tasks = max(1, int(sc.defaultParallelism))
+    if len(groups) <= tasks:
+        return _delivered(round_, included)
+    cached = round_.rdd.coalesce(tasks)
+    # A coalesced partition holds its parents' blocks one after another; each is compared
+    # with the record on its own (a lost block does not make its siblings be read again).
+    blocks = [[groups[p] for p in parents] for parents in coalesced_parents(cached)]
+    return cached.mapPartitionsWithIndex(
+        deliver(round_.plans, round_.ranges, included, blocks), preservesPartitioning=True
+    )
+
+
+def _delivered(round_: Any, included: frozenset) -> Any:
+    blocks = None if round_.groups is None else [[group] for group in round_.groups]
+    return round_.rdd.mapPartitionsWithIndex(
+        deliver(round_.plans, round_.ranges, included, blocks), preservesPartitioning=True
+    )
 
 
 def range_rdd(sc: Any, ranges: tuple, plan: Callable[..., Any]) -> Any:

@@ -4,40 +4,31 @@ A round is a Spark job with one partition per group of shards (``shardsPerTask``
 task reads its shards concurrently, each with a :class:`~..retrieval.reader.ShardReader`,
 and emits for each a :class:`ShardRange` (the shard's range read in one go: where it
 starts and ends, how many records, what the read saw) followed by the records (decoded,
-or what the message handler returned). The job's RDD is persisted, so the data stays on
-the executors; the driver collects only the ranges.
+or what the message handler returned), in the order the reads finish. The job's RDD is
+persisted, so the data stays on the executors; the driver collects only the ranges, in
+that order, which is the order a batch expects them in (:mod:`.batch_read`).
 
 Failures are per shard: a task never fails because one shard did. A read that fails
 reports an empty range with the error's kind (``transient``: throttling or an
 unavailable service past the retry budget, retried next round; ``permanent``: the
 message handler raised, the stream is gone, ...) and message, and the task goes on.
-
-The batch RDD built from a round checks each range a partition holds against the one
-the driver recorded. If a cached block was lost and Spark re-ran the fetch, the re-read may
-have started elsewhere (a LATEST iterator) or gone further (new records since): the
-partition then reads exactly the recorded range instead, so a batch recomputes to the
-same records, never to "whatever is there now".
 """
 
 from __future__ import annotations
 
-import collections
 import functools
-import itertools
 import logging
 import time
 from collections.abc import Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple, Optional
 
 from ..aws import ClientSpec
 from ..errors import MessageHandlerError
-from ..executor_heap import freeze_heap_once
 from ..retrieval.fanout import FanOutConfig, FanOutShardReader
 from ..retrieval.reader import ReaderConfig, ShardReader, StartPosition, apply_handler
-from ..retrieval.replay import replay_range
 from ..retrieval.start import WHOLE_RECORD
+from .read_window import read_window
 
 log = logging.getLogger(__name__)
 
@@ -122,13 +113,13 @@ def fetch(groups: Iterable[list], ranges: Any = None) -> Iterator:
     """mapPartitions function of a round: the shard's range, then its records, per plan.
 
     A partition holds one group of plans (shards): they are read concurrently (at most
-    :data:`MAX_READ_THREADS` at a time, see :func:`_read_group`) and yielded in the group's
-    order. Reading many shards in one task is what keeps a round of hundreds of mostly quiet shards
-    cheap: a task's launch and its Python worker's round trip are paid once a group.
-    ``ranges`` is a Spark accumulator of lists: each range is also added there, so the
-    driver learns the ranges from the job that caches the data, with no second job
-    reading the cache (and no Python worker left with unread input, which Spark would
-    not reuse).
+    :data:`MAX_READ_THREADS` at a time, see :func:`_read_group`) and yielded as their
+    reads finish. Reading many shards in one task is what keeps a round of hundreds of
+    mostly quiet shards cheap: a task's launch and its Python worker's round trip are paid
+    once a group. ``ranges`` is a Spark accumulator of lists: each range is also added
+    there as it is yielded, so the driver learns the ranges, and their order in the
+    cached block, from the job that caches the data, with no second job reading the cache
+    (and no Python worker left with unread input, which Spark would not reuse).
     """
     for group in groups:
         results = [_read_one(group[0])] if len(group) == 1 else _read_group(group)
@@ -140,29 +131,23 @@ def fetch(groups: Iterable[list], ranges: Any = None) -> Iterator:
 
 
 def _read_group(group: list) -> Iterator:
-    """(header, records) of each plan of ``group``, in its order, read by threads with at
-    most :data:`MAX_READ_THREADS` reads in flight or waiting to be yielded.
+    """(header, records) of each plan of ``group``, as the reads finish, read by threads
+    with at most :data:`MAX_READ_THREADS` reads in flight or waiting to be yielded.
 
     A read starts when an earlier one is yielded, so a task holds at most that many pages
     (up to 10 MiB each) however many shards its group has: a group of hundreds of quiet
-    shards is one task, not one per 16. Threads read and de-aggregate; the user's message
-    handler runs here, in the task's own thread, one record after another as it always
-    did. Leaving early (the task killed) waits for the reads in flight (each bounded by
-    its plan's ``max_time_s``).
+    shards is one task, not one per 16. Reads are yielded in the order they finish, not
+    the group's: a slow read (a full page, a throttled call's backoff) holds one slot,
+    while the other reads go on through the rest (in the group's order, one slot held
+    by a slow read would stop every read behind it). Threads read and de-aggregate; the
+    user's message handler runs here, in the task's own thread, one record after another
+    as it always did. Leaving early (the task killed) waits for the reads in flight (each
+    bounded by its plan's ``max_time_s``).
     """
     read = functools.partial(_read_one, with_handler=False)
-    plans = iter(group)
-    threads = min(len(group), MAX_READ_THREADS)
-    with ThreadPoolExecutor(threads, thread_name_prefix="kinesis-read") as pool:
-        window = collections.deque(
-            (plan, pool.submit(read, plan)) for plan in itertools.islice(plans, threads)
-        )
-        while window:
-            plan, future = window.popleft()
-            yield _handle(plan, future.result())
-            following = next(plans, None)  # once this page is yielded: the bound holds
-            if following is not None:
-                window.append((following, pool.submit(read, following)))
+    reads = read_window(read, group, MAX_READ_THREADS, False, "kinesis-read")
+    for plan, result in reads:
+        yield _handle(plan, result)
 
 
 def _handle(plan: FetchPlan, result: tuple) -> tuple:
@@ -316,88 +301,3 @@ class RangeList:
     def addInPlace(self, value1: list, value2: list) -> list:  # Spark's name
         value1.extend(value2)
         return value1
-
-
-def deliver(
-    plans: list,
-    ranges: list,
-    included: Optional[frozenset] = None,
-    groups: Optional[list] = None,
-) -> Callable[[int, Iterator], Iterator]:
-    """mapPartitionsWithIndex function of a batch: the round's records, exactly its range.
-
-    Partition ``p`` holds the plans ``groups[p]`` (default: plan ``p`` alone), each as its
-    :class:`ShardRange` then that many records. ``ranges`` are the ones the driver
-    recorded, a plan each. ``included`` names the plans (shards) the batch holds;
-    the others (a lost lease's) deliver nothing. A partition recomputed after its cached
-    block was lost read something else: each plan whose range differs from the recorded
-    one is re-read from Kinesis, exactly its recorded range.
-    """
-
-    def records(index: int, items: Iterator) -> Iterator:
-        freeze_heap_once()  # a worker that never built a client: what the imports left
-        group = groups[index] if groups is not None else (index,)
-        if included is not None and included.isdisjoint(group):
-            _consume(items)  # nothing of this partition is in the batch
-            return
-        yield from _group_records(group, items)
-        # Read the input to its end: PySpark reuses a Python worker only if the task read
-        # its input's end marker; stopping after the last record costs a new worker (a
-        # fork and the imports, about 0.3 s on 2 cores) per task of every batch.
-        _consume(items)
-
-    def _group_records(group: Any, items: Iterator) -> Iterator:
-        for plan_index in group:
-            header = next(items, None)
-            chunk = itertools.islice(items, header.records if header is not None else 0)
-            expected = ranges[plan_index]
-            if included is not None and plan_index not in included:
-                _consume(chunk)
-                continue
-            if header is not None and _same_range(header, expected):
-                yield from chunk
-                continue
-            _consume(chunk)
-            if expected.records == 0:
-                continue  # the round read nothing here; a re-read must deliver nothing
-            yield from read_range(plans[plan_index], expected)
-
-    return records
-
-
-def _consume(chunk: Iterator) -> None:
-    for _ in chunk:
-        pass
-
-
-def _same_range(header: ShardRange, expected: ShardRange) -> bool:
-    return (header.first_esn, header.last_esn, header.records) == (
-        expected.first_esn,
-        expected.last_esn,
-        expected.records,
-    )
-
-
-def read_range(plan: FetchPlan, expected: ShardRange) -> list:
-    """Exactly the records from ``expected.first_esn`` to ``expected.last_esn``."""
-    assert expected.first_esn is not None and expected.last_esn is not None
-    log.warning(
-        "re-reading shard %s of %s from %s to %s (%d records): its cached block was lost",
-        plan.shard_id,
-        plan.stream_name,
-        expected.first_esn,
-        expected.last_esn,
-        expected.records,
-    )
-    first_seq, first_sub = expected.first_esn
-    # GetRecords even under fan-out: a live round may hold the shard's subscription.
-    reader = plan.reader(start=StartPosition.at_esn(str(first_seq), first_sub), polling=True)
-    chunks = replay_range(
-        reader,
-        expected.last_esn,
-        expected.records,
-        f"shard {plan.shard_id} of stream {plan.stream_name!r} from {expected.first_esn} "
-        f"to {expected.last_esn}",
-        max_records=plan.config.max_records_per_call,
-    )
-    return [record for chunk in chunks for record in chunk]

@@ -16,7 +16,7 @@ One :class:`KinesisReceiver` per ``createStream`` call is one KCL-style worker. 
   (the contiguous prefix of rounds whose batches completed with every output
   successful), and warns about blocked shards; a batch that completes a shard's last
   range wakes it at once, so the shard's children are read without waiting an interval;
-- the metrics thread.
+- the metrics thread (both in :class:`~.receiver_loops.ReceiverLoops`).
 
 Batch ``t`` gets the ranges the ledger assigns to it (:meth:`batch_rdd`); the streaming
 listener reports each batch's outcome (:meth:`batch_completed`). A shard that failed for
@@ -32,9 +32,8 @@ import enum
 import logging
 import threading
 from datetime import datetime, timezone
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
-from ..backoff import RetryLog
 from ..leases.lease import Lease
 from ..retrieval.consumers import ensure_consumer
 from ..retrieval.fanout import FanOutConfig
@@ -46,6 +45,7 @@ from .checkpointer import Checkpointer
 from .executor_read import FetchPlan
 from .lease_setup import build_lease_worker
 from .observe import ReceiverObserver
+from .receiver_loops import ReceiverLoops
 from .receiver_state import ReceiverState
 from .round_book import FetchStats
 from .round_job import unpersist
@@ -97,9 +97,14 @@ class KinesisReceiver:
         self.checkpointer = Checkpointer(
             self.state, self.coordinator, self.observer, STALLED_BATCH_MS
         )
-        self._stop_background = threading.Event()
-        self._wake_checkpointer = threading.Event()  # a shard's end may be written now
-        self._threads: list = []
+        #: The checkpointer's and the metrics' threads.
+        self.loops = ReceiverLoops(
+            settings.stream_name,
+            settings.stream_id,
+            (settings.checkpoint_interval_s, self.checkpointer.checkpoint_pass),
+            (settings.metrics_interval_s, self.observer.publish),
+            JOIN_TIMEOUT_S,
+        )
 
     @property
     def stats(self) -> FetchStats:
@@ -177,13 +182,7 @@ class KinesisReceiver:
     def _start_threads(self, round_thread: bool) -> None:
         if round_thread:
             self.round_thread.start_thread()
-        loops = [("checkpointer", self._checkpoint_loop), ("metrics", self._metrics_loop)]
-        for name, target in loops:
-            thread = threading.Thread(
-                target=target, name=f"kinesis-{name}-{self.settings.stream_id}", daemon=True
-            )
-            thread.start()
-            self._threads.append(thread)
+        self.loops.start()
 
     def remember(self, remember_ms: Optional[int]) -> None:
         """How far back (ms) the DStream graph may recompute batches: the batch log
@@ -213,9 +212,7 @@ class KinesisReceiver:
             self._phase = ReceiverPhase.STOPPED
         try:
             self.stop_fetching()
-            self._stop_background.set()
-            self._wake_checkpointer.set()
-            self._join(self._threads)
+            self.loops.stop()
             if started:
                 self._last_checkpoints()
         finally:
@@ -244,12 +241,6 @@ class KinesisReceiver:
             self.observer.publish()
         except Exception:
             log.exception("the last metrics of stream %s failed", self.settings.stream_name)
-
-    def _join(self, threads: Any) -> None:
-        for thread in list(threads):
-            thread.join(timeout=JOIN_TIMEOUT_S)
-            if thread.is_alive():
-                log.error("receiver thread %s did not stop in %.0fs", thread.name, JOIN_TIMEOUT_S)
 
     def _unpersist_all(self) -> None:
         rounds = self.state.rounds_dropped()
@@ -297,7 +288,9 @@ class KinesisReceiver:
     # -- batches ----------------------------------------------------------------------------
 
     def batch_rdd(self, batch_ms: int, sc: Any, owners_ms: Optional[tuple] = None) -> Any:
-        """The RDD of batch ``batch_ms``: the ranges the ledger assigns to it, processed
+        """The RDD of batch ``batch_ms``: the ranges the ledger assigns to it (the rounds
+        recorded by then, and a round running at ``batch_ms``, waited for up to half a
+        batch interval: :mod:`.batch_cut`), processed
         once every job time of ``owners_ms`` (default: ``batch_ms`` alone; see
         :func:`~.spark_internals.next_job_times`) has completed.
 
@@ -305,6 +298,9 @@ class KinesisReceiver:
         from a restored batch log (after a restart), it re-reads exactly those ranges. A
         shard that failed for good fails the batch, naming stream, shard and position.
         """
+        # A round running at the batch time is waited for (bounded): its records would
+        # otherwise wait a whole batch interval (see batch_cut).
+        self.round_thread.wait_for_round_at(batch_ms)
         parts, logged = self.state.batch_opened(batch_ms, owners_ms or (batch_ms,))
         if parts is None:
             return range_rdd(sc, logged or (), self._range_plan)
@@ -348,56 +344,15 @@ class KinesisReceiver:
         parts = [part for _, time_parts in completed.done for part in time_parts]
         self.observer.batch_completed(batch_ms, completed.succeeded, parts, completed.shards_held)
         if completed.succeeded and self.state.shard_end_due():
-            self._wake_checkpointer.set()
+            self.loops.wake_checkpointer()
 
     # -- checkpoints ------------------------------------------------------------------------
-
-    def _checkpoint_loop(self) -> None:
-        self._background_loop(
-            "checkpointing",
-            self.settings.checkpoint_interval_s,
-            self.checkpointer.checkpoint_pass,
-            self._wake_checkpointer,
-        )
-
-    def _background_loop(
-        self,
-        what: str,
-        interval_s: float,
-        work: Callable[[], object],
-        wake: Optional[threading.Event] = None,
-    ) -> None:
-        """Run ``work`` every ``interval_s`` (and when ``wake`` is set) until the stop; a
-        failed pass is retried at the next, and failures are reported at a bounded rate
-        (the first with its traceback), not a traceback a pass through an outage."""
-        failures = RetryLog(
-            log,
-            f"{what} of stream {self.settings.stream_name}",
-            level=logging.ERROR,
-            traceback=True,
-        )
-        signal = wake if wake is not None else self._stop_background
-        while True:
-            signal.wait(interval_s)
-            if self._stop_background.is_set():
-                return
-            if wake is not None:
-                wake.clear()
-            try:
-                work()
-            except Exception as exc:
-                failures.failed(exc)
-            else:
-                failures.succeeded()
 
     def checkpoint_now(self) -> int:
         """Write every position the ledger allows and finish ended shards. Returns writes."""
         return self.checkpointer.checkpoint_now()
 
     # -- metrics and progress ---------------------------------------------------------------
-
-    def _metrics_loop(self) -> None:
-        self._background_loop("metrics", self.settings.metrics_interval_s, self.observer.publish)
 
     def progress(self) -> dict:
         """A snapshot of what this stream is doing: lag, throughput, blocked shards."""

@@ -83,7 +83,8 @@ class Round:
     data_bytes: int
     batch_ms: Optional[int] = None
     completed_at: Optional[float] = None
-    #: Plan indexes each partition of ``rdd`` holds, in order (None: one plan each).
+    #: Plan indexes each partition of ``rdd`` holds, in the order its block holds them
+    #: (the order its task yielded them; None: one plan each).
     groups: Optional[list] = None
     #: When the round was planned (the book's clock); None: when it is recorded.
     planned_at: Optional[float] = None

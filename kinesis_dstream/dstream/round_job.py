@@ -38,7 +38,8 @@ def run_round(
     """Run a round as a Spark job, cache its RDD, and collect only its shard ranges.
 
     ``ranges`` is the receiver's accumulator: each task adds its shards' ranges there, so
-    the driver learns them from the job that caches the data, with no second job.
+    the driver learns them, and the order each partition holds them in, from the job
+    that caches the data, with no second job.
     Each partition holds one group of plans (one element: the group's list), so Spark's
     slicing of the collection puts exactly that group in that partition.
     """
@@ -49,12 +50,18 @@ def run_round(
     )
     rdd.persist(storage_level)
     count_in_jvm(rdd)  # computes and caches the round in the JVM; no Python pass over it
-    by_shard = {r.shard_id: r for r in ranges.value if r.round_id == round_id}
+    # In the order the tasks yielded them (a task adds each range as it yields it); a
+    # range reported twice (a task run again) counts where it was last reported.
+    mine = [r for r in ranges.value if r.round_id == round_id]
     ranges.value = []  # a recomputed old round may add ranges: they are ignored
+    by_shard = {r.shard_id: r for r in mine}
     missing = [p.shard_id for p in plans if p.shard_id not in by_shard]
     if missing:
         raise RuntimeError(f"round {round_id}: no range reported for shards {missing}")
+    rank = {r.shard_id: n for n, r in enumerate(mine)}
     ordered = [by_shard[p.shard_id] for p in plans]
+    # Each partition's plans in the order its block holds them: what a batch expects.
+    groups = [sorted(group, key=lambda i: rank[plans[i].shard_id]) for group in groups]
     return Round(
         round_id,
         rdd,

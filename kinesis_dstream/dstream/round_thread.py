@@ -23,6 +23,7 @@ from typing import Any, Optional, Protocol
 
 from ..aws import ClientSpec
 from ..retrieval.reader import ReaderConfig, StartPosition
+from .batch_cut import BATCH_CUTS, RoundInFlight, cut_wait_s
 from .executor_read import FetchPlan, RangeList, warm_up
 from .pacing import RoundPacer
 from .receiver_state import ReceiverState
@@ -81,6 +82,12 @@ class RoundThread:
         if settings.batch_interval_s is not None:  # in the settings: survives a restart
             self.pacer.align(settings.batch_interval_s)
         self._max_wait_s = settings.fetch_interval_s + (settings.batch_interval_s or 0.0)
+        #: The round running now, which a batch cut at its time waits for (batch_cut).
+        self.in_flight = RoundInFlight()
+        #: The longest a batch waits for it.
+        self.cut_wait_s = cut_wait_s(settings.batch_interval_s, settings.fetch_interval_s)
+        #: Every stream's cut of a batch time shares one deadline (batch_cut).
+        self.batch_cuts = BATCH_CUTS
 
     def configure(self, sc: Any) -> None:
         """Read Spark's settings (retries, maxRate) and make the range accumulator."""
@@ -128,6 +135,7 @@ class RoundThread:
     def stop(self) -> None:
         """Start no more rounds, cancel the one in flight and join the thread (bounded)."""
         self._stop.set()
+        self.in_flight.close()  # no batch waits for a round any more
         if context_alive(self.sc):
             try:
                 self.sc.cancelJobGroup(self._job_group)
@@ -188,16 +196,27 @@ class RoundThread:
         generations = [c.generation for _, c in shards]
         per_task = shards_per_task(settings, len(plans), self.sc.defaultParallelism)
         started = time.monotonic()
-        round_ = run_round(
-            self.sc, round_id, plans, generations, self._ranges, settings.storage_level, per_task
-        )
-        self.pacer.round_took(time.monotonic() - started)
-        # A shard that filled its read has more now: read again as soon as Kinesis allows,
-        # unless maxRate is what bounded it (then the next round keeps the interval).
-        full = any(r.records >= per_shard for r in round_.ranges)
-        self.pacer.backlog = full and self.max_rate <= 0
-        round_.planned_at = planned.planned_at
-        keep = self._state.round_recorded(round_)
+        self.in_flight.started(time.time(), self.pacer.round_length_s())
+        try:
+            round_ = run_round(
+                self.sc,
+                round_id,
+                plans,
+                generations,
+                self._ranges,
+                settings.storage_level,
+                per_task,
+            )
+            self.pacer.round_took(time.monotonic() - started)
+            # A shard that filled its read has more now: read again as soon as Kinesis
+            # allows, unless maxRate is what bounded it (then the next round keeps the
+            # interval).
+            full = any(r.records >= per_shard for r in round_.ranges)
+            self.pacer.backlog = full and self.max_rate <= 0
+            round_.planned_at = planned.planned_at
+            keep = self._state.round_recorded(round_)
+        finally:
+            self.in_flight.ended()  # a batch waiting for this round takes it now
         log.debug(
             "stream %s round %d: %d shards in %d tasks, %d records",
             settings.stream_name,
@@ -210,6 +229,27 @@ class RoundThread:
         if not keep:
             unpersist(round_)
         return round_.records
+
+    def wait_for_round_at(self, batch_ms: int) -> None:
+        """Batch time ``batch_ms`` is being cut: wait, at most :attr:`cut_wait_s` from its
+        first cut in this process (any stream's), for a round that started before it to
+        be recorded, so the batch holds its records (see :mod:`.batch_cut`)."""
+        batch_s = batch_ms / 1000
+        started = time.monotonic()
+        if not self.batch_cuts.wait(self.in_flight, batch_ms, self.cut_wait_s):
+            log.debug(
+                "stream %s: batch %.3f cut without the round still running after %.2fs",
+                self.settings.stream_name,
+                batch_s,
+                self.cut_wait_s,
+            )
+        elif time.monotonic() - started > 0.001:
+            log.debug(
+                "stream %s: batch %.3f waited %.3fs for the round running at its time",
+                self.settings.stream_name,
+                batch_s,
+                time.monotonic() - started,
+            )
 
     def plan(
         self,

@@ -1,6 +1,7 @@
 """Every use of PySpark internals (``_jsc``, ``_jrdd``, ``_jssc``) lives here.
 
 PySpark's public Python API has no way to cache an RDD without a Python pass over it,
+to tell which parent partitions a coalesced partition reads,
 to ask whether a SparkContext is still alive, or to read a StreamingContext's batch
 interval or how far back its graph may recompute, nor to ask which filesystems and
 classes the JVM has (the Glue layer's writers); these few helpers do it through the
@@ -20,6 +21,12 @@ def context_alive(sc: Any) -> bool:
 def count_in_jvm(rdd: Any) -> int:
     """Compute (and cache, if persisted) ``rdd`` with no Python pass over its elements."""
     return int(rdd._jrdd.count())
+
+
+def coalesced_parents(rdd: Any) -> list:
+    """For each partition of ``rdd`` (a ``coalesce`` without shuffle), the indexes of the
+    parent partitions it reads, in the order it reads them."""
+    return [list(p.parentsIndices()) for p in rdd._jrdd.rdd().partitions()]
 
 
 def batch_interval_s(ssc: Any) -> float:

@@ -1,5 +1,6 @@
 """createStream and the builder on local Spark against moto's server."""
 
+import collections
 import logging
 import time
 from datetime import datetime, timezone
@@ -17,6 +18,7 @@ from kinesis_dstream import (
     SparkAWSCredentials,
 )
 from kinesis_dstream.dstream.context import _RECEIVERS
+from kinesis_dstream.dstream.pacing import HISTORY
 from kinesis_dstream.dstream.receiver import KinesisReceiver
 from kinesis_dstream.dstream.settings import StreamSettings
 from kinesis_dstream.esn import ExtendedSequenceNumber
@@ -380,6 +382,125 @@ def test_a_lost_block_recomputes_to_exactly_the_recorded_range(
         receiver.stop(release=True)
 
 
+def _noting(path, record):
+    """A message handler that notes each record it handles (the shard, a line in ``path``):
+    a round's task handles what it reads; a batch handles only what it reads again from
+    Kinesis (a lost block's ranges) or a recomputed block's task reads. The Python
+    workers' log lines go to the JVM's stderr, which no capture of the test sees."""
+    with open(path, "a") as noted:
+        noted.write(record.shard_id + "\n")
+    return record.shard_id, record.data.decode()
+
+
+def handled(path):
+    """The shards of the records handled so far, a line each (see _noting)."""
+    return path.read_text().split() if path.exists() else []
+
+
+def test_a_round_of_more_blocks_than_cores_is_one_wave_of_batch_tasks_and_recomputes_the_same(
+    spark, local_aws, kinesis, unique_name, tmp_path
+):
+    """Three cached blocks (a round of three one-shard tasks) make a batch of one task per
+    core, a task reading its blocks one after another, each as it was recorded (nothing
+    read again); lost, they recompute to the same. A batch of several rounds keeps them
+    in round order (a shard's records in order)."""
+    import functools
+
+    ensure_stream(kinesis, unique_name, 3)
+    sent = put(kinesis, unique_name, 600)
+    noted = tmp_path / "handled"
+    settings = receiver_settings(
+        local_aws,
+        unique_name,
+        functools.partial(_noting, str(noted)),
+        max_records_per_fetch=50,
+        shards_per_task=1,
+    )
+    receiver = KinesisReceiver(settings)
+    receiver.start(spark, round_thread=False)  # rounds are driven by hand below
+    try:
+        assert receiver.fetch_round() == 150
+        assert len(handled(noted)) == 150  # the round's tasks handled what they read
+        batch = receiver.batch_rdd(1000, spark)
+        assert batch.getNumPartitions() == spark.defaultParallelism  # not 3: one wave
+        got = batch.collect()
+        assert len(handled(noted)) == 150, "the batch read cached blocks again from Kinesis"
+        assert len(set(got)) == 150 and {data for _, data in got} <= set(sent)
+        assert len({s for s, _ in got}) == 3
+        for round_ in receiver.state.rounds():
+            round_.rdd.unpersist(blocking=True)  # the cached blocks are lost
+        assert batch.collect() == got  # recomputed: the same records, in the same order
+        # each block's task ran again (the shards did not grow: the same ranges), and no
+        # range was read a third time
+        assert len(handled(noted)) == 300
+        assert [receiver.fetch_round() for _ in range(2)] == [150, 150]
+        later = receiver.batch_rdd(2000, spark).collect()
+        for shard in {s for s, _ in later}:  # each shard's records in the order put
+            numbers = [int(data[1:]) for s, data in later if s == shard]
+            assert numbers == sorted(numbers) and len(numbers) == 100
+    finally:
+        receiver.stop(release=True)
+
+
+def test_one_changed_block_of_a_coalesced_batch_task_is_read_again_alone(
+    spark, local_aws, kinesis, unique_name, tmp_path
+):
+    """Six shards two a task: three cached blocks, a batch of two tasks, one of which reads
+    two blocks. The blocks are lost after the shards of that task's first block grew: each
+    block's task runs again, the first block's now reads more than the record, so the batch
+    reads that block's ranges again from Kinesis; the block after it recomputed to the
+    record, and is not read a third time."""
+    import functools
+
+    from kinesis_dstream.dstream.spark_internals import coalesced_parents
+
+    ensure_stream(kinesis, unique_name, 6)
+    put(kinesis, unique_name, 120, prefix="first")
+    noted = tmp_path / "handled"
+    settings = receiver_settings(
+        local_aws,
+        unique_name,
+        functools.partial(_noting, str(noted)),
+        max_records_per_fetch=1000,  # a round reads each shard to its end
+        shards_per_task=2,
+    )
+    receiver = KinesisReceiver(settings)
+    receiver.start(spark, round_thread=False)  # rounds are driven by hand below
+    try:
+        assert receiver.fetch_round() == 120
+        [round_] = receiver.state.rounds()
+        assert [len(g) for g in round_.groups] == [2, 2, 2]
+        batch = receiver.batch_rdd(1000, spark)
+        assert batch.getNumPartitions() == spark.defaultParallelism == 2
+        got = batch.collect()
+        assert len(set(got)) == 120 and len(handled(noted)) == 120  # nothing read again
+        [(changed, after)] = [p for p in coalesced_parents(batch.prev) if len(p) == 2]
+        grown = [round_.plans[i] for i in round_.groups[changed]]
+        for plan in grown:  # 5 more records in each shard of the first block
+            for n in range(5):
+                kinesis.put_record(
+                    StreamName=unique_name,
+                    Data=f"second-{plan.shard_id}-{n}".encode(),
+                    PartitionKey="any",
+                    ExplicitHashKey=str(plan.hash_key_range[0]),
+                )
+        for round_ in receiver.state.rounds():
+            round_.rdd.unpersist(blocking=True)  # the cached blocks are lost
+        assert batch.collect() == got  # the same records, in the same order
+        again = collections.Counter(handled(noted)[120:])
+        recorded = {r.shard_id: r.records for r in round_.ranges}
+        for plan in grown:  # its task read 5 more; then the batch its recorded range
+            assert again[plan.shard_id] == recorded[plan.shard_id] + 5 + recorded[plan.shard_id]
+        # the other blocks' tasks ran again to the same ranges: each record handled once
+        # more, none read a third time (the block after the changed one included)
+        assert after not in (changed,) and round_.groups[after]
+        for plan in round_.plans:
+            if plan not in grown:
+                assert again[plan.shard_id] == recorded[plan.shard_id], plan.shard_id
+    finally:
+        receiver.stop(release=True)
+
+
 def test_no_credential_reaches_the_logs_or_the_spark_checkpoint(
     spark, local_aws, kinesis, unique_name, tmp_path, caplog, capfd
 ):
@@ -456,6 +577,78 @@ def test_the_buffer_bound_pauses_fetching_and_max_rate_caps_rounds(
         receiver.round_thread.max_rate = 40  # spark.streaming.receiver.maxRate, records/s
         assert receiver.fetch_round() == 20  # 40/s x a 0.5 s round, one shard
     finally:
+        receiver.stop(release=True)
+
+
+def _gated(gate, reached, record):
+    """A message handler that holds its round until ``gate`` exists (in the task)."""
+    import os
+    import time as clock
+
+    open(reached, "a").close()
+    while not os.path.exists(gate):
+        clock.sleep(0.01)
+    return record.data.decode()
+
+
+def test_a_batch_cut_while_a_round_runs_waits_for_it_bounded(
+    spark, local_aws, kinesis, unique_name, tmp_path
+):
+    """The round that started before a batch time goes into that batch, not a batch
+    interval later: the batch waits for it, at most ``cut_wait_s``."""
+    import functools
+    import threading
+
+    ensure_stream(kinesis, unique_name, 2)
+    sent = put(kinesis, unique_name, 40)
+    gate, reached = tmp_path / "gate", tmp_path / "reached"
+    handler = functools.partial(_gated, str(gate), str(reached))
+    receiver = KinesisReceiver(receiver_settings(local_aws, unique_name, handler))
+    receiver.start(spark, round_thread=False)  # rounds are driven by hand below
+    try:
+        receiver.round_thread.cut_wait_s = 30.0  # wide: the machine may be slow
+        fetched: list = []
+        round_ = threading.Thread(target=lambda: fetched.append(receiver.fetch_round()))
+        round_.start()
+        wait_until(reached.exists, 60, "the round reading")
+        cut: list = []
+        batch = threading.Thread(
+            target=lambda: cut.append(receiver.batch_rdd(int(time.time() * 1000), spark))
+        )
+        batch.start()
+        time.sleep(0.5)
+        assert batch.is_alive()  # the batch waits for the round running at its time
+        gate.touch()
+        batch.join(60)
+        round_.join(60)
+        assert fetched == [40]
+        assert sorted(cut[0].collect()) == sorted(sent)  # the round is in this batch
+        # bounded: a round that runs on past the wait goes to the next batch. The pacer
+        # expects a short round (the gated one above was long, and a round expected to run
+        # past the bound is not waited for at all): the wait begins and runs out.
+        gate.unlink()
+        reached.unlink()
+        put(kinesis, unique_name, 10, prefix="late")
+        bound_s = receiver.round_thread.cut_wait_s = 0.3
+        for _ in range(HISTORY):  # the pacer's whole history of round lengths
+            receiver.round_thread.pacer.round_took(0.01)
+        round_ = threading.Thread(target=receiver.fetch_round)
+        round_.start()
+        wait_until(reached.exists, 60, "the second round reading")
+        started = time.monotonic()
+        early = receiver.batch_rdd(int(time.time() * 1000), spark)
+        waited_s = time.monotonic() - started
+        # waited the whole bound (not skipped), and not much more: the margin is for a
+        # loaded 2-core machine (the waiter's wake-up, the empty batch's py4j calls)
+        margin_s = 1.5
+        assert bound_s <= waited_s < bound_s + margin_s, waited_s
+        gate.touch()
+        round_.join(60)
+        assert early.collect() == []
+        later = receiver.batch_rdd(int(time.time() * 1000) + 1000, spark).collect()
+        assert sorted(later) == sorted(f"late{i}" for i in range(10))
+    finally:
+        gate.touch()
         receiver.stop(release=True)
 
 
