@@ -75,13 +75,21 @@ def test_shards_per_task_reads_a_tasks_shards_together_every_record_once(
     with KinesisProducer(unique_name, client=kinesis) as producer:
         for i in range(60):
             producer.put(f"r{i}", f"key-{i}")
-    alone = read(local_aws, unique_name)
+    alone = read(local_aws, unique_name, shardsPerTask="1")
     grouped = read(local_aws, unique_name, shardsPerTask="2")
     assert sorted(d for d, _ in grouped) == sorted(f"r{i}" for i in range(60))
     assert sorted(grouped) == sorted(alone)
     tasks = batch_reader(local_aws, unique_name, shardsPerTask="2")
     kinds = [type(t).__name__ for t in tasks.partitions()]
     assert kinds == [SliceGroup.__name__, "ShardSlice"]
+    alone_kinds = [
+        type(t).__name__
+        for t in batch_reader(local_aws, unique_name, shardsPerTask="1").partitions()
+    ]
+    assert alone_kinds == ["ShardSlice"] * 3
+    # By default, as the source groups shards behind: two a task, at least two tasks.
+    default = [type(t).__name__ for t in batch_reader(local_aws, unique_name).partitions()]
+    assert default == [SliceGroup.__name__, "ShardSlice"]
 
 
 def test_a_slice_that_fails_fails_its_group_task_and_stops_the_others(

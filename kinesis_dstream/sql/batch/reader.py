@@ -16,6 +16,7 @@ from typing import Any, Optional
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
 from ..config.options import SourceOptions
+from ..executor.group import AUTO_BACKLOG_RANGES_PER_TASK, AUTO_MIN_TASKS
 from ..parsing.payload import PayloadParser
 from ..reading import read_settings, shaped
 from ..schema import OutputColumns
@@ -50,7 +51,13 @@ class KinesisBatchReader(DataSourceReader):
 
     def partitions(self) -> list:
         slices = plan_read(self.options, self.bounds, planning_moment())
-        return group_slices(slices, self.options.shards_per_task)
+        per_task = self.options.shards_per_task
+        if per_task is None:
+            # A batch read is a backlog: grouped as the source groups ranges of shards
+            # behind (two a task, at least two tasks; see sql/executor/group.py).
+            many = len(slices) > AUTO_MIN_TASKS
+            per_task = AUTO_BACKLOG_RANGES_PER_TASK if many else 1
+        return group_slices(slices, per_task)
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
         what = partition.describe()  # type: ignore[attr-defined]

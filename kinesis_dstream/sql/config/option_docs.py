@@ -144,7 +144,7 @@ OPTION_DOCS = {
     ),
     "shardsPerTask": (
         "near-tip ranges at most 64 a task, ranges of shards behind 2 a task, at least 2 "
-        "tasks of each (Databricks: 5); batch reads: 1",
+        "tasks of each (Databricks: 5); batch reads: 2 a task, at least 2 tasks",
         "shard ranges per read task, read concurrently by the task's threads",
     ),
     "maxShardsPerDescribe": ("the service's", "ListShards page size (1-10000)"),
