@@ -85,7 +85,7 @@ class MultiLangDaemon:
         self._env = env
         self.poll_s = poll_s
         #: Children launched and not yet through ``initialize``, at most (see the module).
-        self.max_starting = max_starting or default_max_starting()
+        self.max_starting = default_max_starting() if max_starting is None else max_starting
         if self.max_starting < 1:
             raise ValueError(f"max_starting must be >= 1, got {max_starting}")
         self.start_slot_s = start_slot_s

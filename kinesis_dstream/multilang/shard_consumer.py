@@ -90,7 +90,7 @@ class ShardConsumer:
         read_pool: Optional[ReadPool] = None,
     ) -> None:
         self.lease = lease
-        #: Where the read-ahead's reads run (the daemon's pool; None: a thread of its own).
+        #: Where the read-ahead's reads run (the daemon's pool; None: a pool of its own).
         self._read_pool = read_pool
         #: Told once the child answered ``initialize`` (or the worker ended before).
         self._on_initialized = on_initialized

@@ -93,8 +93,6 @@ class PrefetchState(enum.Enum):
     STOPPED = "stopped"
 
 
-
-
 class ShardPrefetch:
     """Reads ``reader`` ahead; see the module. Use as a context manager, or :meth:`start`
     then :meth:`close`. The reader is the prefetch's steps' until :meth:`close` returns.
