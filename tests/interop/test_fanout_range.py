@@ -55,8 +55,8 @@ class _Transport:
     def read(self, part, settings, buffer):
         readers = []
 
-        def reader(part, settings):
-            readers.append(self._build(part, settings))
+        def reader(part, settings, *, hinted):
+            readers.append(self._build(part, settings, hinted=hinted))
             return readers[-1]
 
         self._monkeypatch.setattr(partition, "_reader", reader)
@@ -93,7 +93,7 @@ def test_fan_out_ranges_end_where_polling_ranges_end(ministack, unique_name, mon
 
     polling = _Transport(monkeypatch, partition._reader)
 
-    def fan_out(part, settings):
+    def fan_out(part, settings, *, hinted):  # (a fan-out range carries no iterator hint)
         return FanOutShardReader(
             settings.client_spec.client(),
             part.stream_name,
