@@ -16,7 +16,7 @@ One :class:`KinesisReceiver` per ``createStream`` call is one KCL-style worker. 
   (the contiguous prefix of rounds whose batches completed with every output
   successful), and warns about blocked shards; a batch that completes a shard's last
   range wakes it at once, so the shard's children are read without waiting an interval;
-- the metrics thread (both in :class:`~.receiver_loops.ReceiverLoops`).
+- the metrics thread (both in one :class:`~..periodic.PeriodicLoops`).
 
 Batch ``t`` gets the ranges the ledger assigns to it (:meth:`batch_rdd`); the streaming
 listener reports each batch's outcome (:meth:`batch_completed`). A shard that failed for
@@ -31,10 +31,12 @@ from __future__ import annotations
 import enum
 import logging
 import threading
+import time
 from datetime import datetime, timezone
 from typing import Any, Optional
 
 from ..leases.lease import Lease
+from ..periodic import PeriodicLoops
 from ..retrieval.consumers import ensure_consumer
 from ..retrieval.fanout import FanOutConfig
 from ..retrieval.idle import IdlePolling
@@ -45,7 +47,6 @@ from .checkpointer import Checkpointer
 from .executor_read import FetchPlan
 from .lease_setup import build_lease_worker
 from .observe import ReceiverObserver
-from .receiver_loops import ReceiverLoops
 from .receiver_state import ReceiverState
 from .round_book import FetchStats
 from .round_job import unpersist
@@ -97,14 +98,12 @@ class KinesisReceiver:
         self.checkpointer = Checkpointer(
             self.state, self.coordinator, self.observer, STALLED_BATCH_MS
         )
-        #: The checkpointer's and the metrics' threads.
-        self.loops = ReceiverLoops(
-            settings.stream_name,
-            settings.stream_id,
-            (settings.checkpoint_interval_s, self.checkpointer.checkpoint_pass),
-            (settings.metrics_interval_s, self.observer.publish),
-            JOIN_TIMEOUT_S,
+        #: The checkpointer's and the metrics' threads (kinesis-checkpointer-<stream id>).
+        self.loops = PeriodicLoops(
+            "kinesis", settings.stream_id, f"stream {settings.stream_name}", log
         )
+        #: Set to run a checkpoint pass now (a shard's end may be written).
+        self._wake_checkpointer = threading.Event()
 
     @property
     def stats(self) -> FetchStats:
@@ -182,7 +181,12 @@ class KinesisReceiver:
     def _start_threads(self, round_thread: bool) -> None:
         if round_thread:
             self.round_thread.start_thread()
-        self.loops.start()
+        settings = self.settings
+        checkpoint = self.checkpointer.checkpoint_pass
+        self.loops.spawn(
+            "checkpointer", settings.checkpoint_interval_s, checkpoint, self._wake_checkpointer
+        )
+        self.loops.spawn("metrics", settings.metrics_interval_s, self.observer.publish)
 
     def remember(self, remember_ms: Optional[int]) -> None:
         """How far back (ms) the DStream graph may recompute batches: the batch log
@@ -212,7 +216,7 @@ class KinesisReceiver:
             self._phase = ReceiverPhase.STOPPED
         try:
             self.stop_fetching()
-            self.loops.stop()
+            self.loops.stop(time.monotonic() + JOIN_TIMEOUT_S, self._wake_checkpointer)
             if started:
                 self._last_checkpoints()
         finally:
@@ -344,7 +348,7 @@ class KinesisReceiver:
         parts = [part for _, time_parts in completed.done for part in time_parts]
         self.observer.batch_completed(batch_ms, completed.succeeded, parts, completed.shards_held)
         if completed.succeeded and self.state.shard_end_due():
-            self.loops.wake_checkpointer()
+            self._wake_checkpointer.set()
 
     # -- checkpoints ------------------------------------------------------------------------
 

@@ -35,11 +35,11 @@ import uuid
 from typing import Callable, Optional
 
 from ..esn import ESN_SHARD_END, ExtendedSequenceNumber
+from ..periodic import PeriodicLoops, time_left
 from .fleet import METRICS_INTERVAL_S, FleetWatch
 from .held import HeldLease, HeldLeases, LeaseState
 from .lease import Lease
 from .lease_writes import checkpoint_held
-from .loops import PeriodicLoops, time_left
 from .membership import DEFAULT_HANDOFF_TIMEOUT_S, FleetMembership
 from .parents import check_parents
 from .refresher import LeaseRefresher
@@ -139,7 +139,7 @@ class LeaseCoordinator:
             on_handoff=self.membership.handoff_started,
             throughput_kbps=self.membership.throughput_kbps,
         )
-        self._loops = PeriodicLoops(self.worker_id)
+        self._loops = PeriodicLoops("lease", self.worker_id, f"worker {self.worker_id}", log)
         self._wake_parents = threading.Event()
         #: The leader of a KCL 3.x fleet is gone, or a shard finished here has children.
         self._wake_taker = threading.Event()

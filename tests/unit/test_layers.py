@@ -5,7 +5,7 @@ Layers, lowest first (a module may import its own layer and those below):
 0. foundations: the error tree, ESN order, records, settings and Spark conf parsing,
    backoff, KPL, the ledger, clients (``aws``, with the GetRecords page decoder and the
    lean GetRecords path it installs), metrics, the local AWS server, signal handling,
-   optional dependencies;
+   periodic threads, optional dependencies;
 1. reading and leasing: ``retrieval``, ``leases``, the producer and its Schema Registry
    serializer;
 2. the three front ends: ``dstream`` (createStream), ``sql`` (the source and sink),
@@ -40,6 +40,7 @@ LAYERS = [
         f"{P}.metrics",
         f"{P}.local",
         f"{P}.stop_signals",
+        f"{P}.periodic",
         f"{P}.extras",
         f"{P}.progress_bar",
     ],

@@ -1,5 +1,5 @@
-"""The lease worker's periodic loops: a failing pass is retried, and reported at a
-bounded rate (an outage of DynamoDB is not a traceback every renewal interval)."""
+"""Periodic loops (a lease worker's, a receiver's): a failing pass is retried, and reported
+at a bounded rate (an outage of DynamoDB is not a traceback every renewal interval)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import logging
 import threading
 import time
 
-from kinesis_dstream.leases.loops import PeriodicLoops
+from kinesis_dstream.periodic import PeriodicLoops
 from tests.support.waiting import wait_until
 
-LOGGER = "kinesis_dstream.leases.loops"
+LOGGER = "kinesis_dstream.leases.coordinator"
 
 
 def test_failing_passes_are_reported_once_with_a_traceback_then_the_recovery(caplog):
@@ -25,7 +25,7 @@ def test_failing_passes_are_reported_once_with_a_traceback_then_the_recovery(cap
         if n <= 5:
             raise RuntimeError(f"table unreachable (pass {n})")
 
-    loops = PeriodicLoops("worker-1")
+    loops = PeriodicLoops("lease", "worker-1", "worker worker-1", logging.getLogger(LOGGER))
     loops.spawn("renewer", 0.01, work)
     try:
         wait_until(
@@ -54,7 +54,7 @@ def test_a_stop_ends_a_loop_whose_every_pass_fails(caplog):
         failed.set()
         raise RuntimeError("still down")
 
-    loops = PeriodicLoops("worker-2")
+    loops = PeriodicLoops("lease", "worker-2", "worker worker-2", logging.getLogger(LOGGER))
     loops.spawn("taker", 0.01, work)
     try:
         wait_until(failed.is_set, timeout_s=10, what="a failed taker pass")
@@ -62,6 +62,29 @@ def test_a_stop_ends_a_loop_whose_every_pass_fails(caplog):
         loops.stop(time.monotonic() + 10)
     assert not _alive("lease-taker-worker-2")
     assert len([r for r in caplog.records if r.levelno >= logging.ERROR]) == 1
+
+
+def test_a_woken_loop_runs_at_once_and_a_stop_ends_it_through_its_wake():
+    """A receiver's checkpointer: an hour's interval, yet a completed shard end runs it now."""
+    passes = []
+    ran = threading.Event()
+
+    def work() -> None:
+        passes.append(time.monotonic())
+        ran.set()
+
+    wake = threading.Event()
+    loops = PeriodicLoops("kinesis", "stream-1", "stream s", logging.getLogger(LOGGER))
+    loops.spawn("checkpointer", 3600.0, work, wake)
+    try:
+        woken_at = time.monotonic()
+        wake.set()
+        wait_until(ran.is_set, timeout_s=10, what="the woken pass")
+        assert passes[0] - woken_at < 5  # not the hour's interval
+    finally:
+        loops.stop(time.monotonic() + 10, wake)
+    assert not _alive("kinesis-checkpointer-stream-1")
+    assert len(passes) == 1
 
 
 def _alive(name: str) -> bool:

@@ -1,11 +1,13 @@
-"""The lease worker's periodic threads: one owner, one stop signal, a bounded join.
+"""Periodic threads with one owner, one stop signal and a bounded join.
 
-Each loop runs its work at a fixed rate until stopped; a loop given a wake event also
-runs as soon as it is set (the parent checker, when a shard ends). A failed pass is
-retried at the next interval: one bad pass never kills a loop. Failures are counted and
-reported at a bounded rate (:class:`~..backoff.RetryLog`: the first at once with its
-traceback, then one line per 30 s with the count), so an outage of DynamoDB is not a
-traceback every renewal interval.
+A lease worker's renewer, taker, shard sync and parent checker, and a receiver's
+checkpointer and metrics threads are each such a loop. Each runs its work at a fixed rate
+until stopped; a loop given a wake event also runs as soon as it is set (the parent
+checker when a shard ends, the checkpointer when a batch completes a shard's last range).
+A failed pass is retried at the next interval: one bad pass never kills a loop. Failures
+are counted and reported at a bounded rate (:class:`~.backoff.RetryLog`: the first at once
+with its traceback, then one line per 30 s with the count), so an outage of DynamoDB is
+not a traceback every renewal interval.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import threading
 import time
 from typing import Callable, Optional
 
-from ..backoff import RetryLog
+from .backoff import RetryLog
 
 log = logging.getLogger(__name__)
 
@@ -26,10 +28,23 @@ def time_left(deadline: float) -> float:
 
 
 class PeriodicLoops:
-    """The threads of one worker; :meth:`stop` sets the one stop signal and joins them."""
+    """The threads of one owner; :meth:`stop` sets the one stop signal and joins them.
 
-    def __init__(self, owner: str) -> None:
+    A loop ``name``'s thread is ``{kind}-{name}-{owner}``; its failures are reported as
+    ``{kind} {name} pass of {subject}`` on ``logger`` (the owner's module's).
+    """
+
+    def __init__(
+        self,
+        kind: str,
+        owner: str,
+        subject: str,
+        logger: logging.Logger = log,
+    ) -> None:
+        self.kind = kind
         self.owner = owner
+        self.subject = subject
+        self.log = logger
         self.stopping = threading.Event()
         self._threads: list = []
 
@@ -48,7 +63,7 @@ class PeriodicLoops:
         thread = threading.Thread(
             target=self._loop,
             args=(name, interval_s, work, wake),
-            name=f"lease-{name}-{self.owner}",
+            name=f"{self.kind}-{name}-{self.owner}",
             daemon=True,
         )
         thread.start()
@@ -62,9 +77,8 @@ class PeriodicLoops:
         wake: Optional[threading.Event],
     ) -> None:
         signal = wake if wake is not None else self.stopping
-        failures = RetryLog(
-            log, f"lease {name} pass of worker {self.owner}", level=logging.ERROR, traceback=True
-        )
+        what = f"{self.kind} {name} pass of {self.subject}"
+        failures = RetryLog(self.log, what, level=logging.ERROR, traceback=True)
         next_at = time.monotonic() + interval_s
         while True:
             woken = signal.wait(time_left(next_at))
@@ -92,7 +106,7 @@ class PeriodicLoops:
         for thread in self._threads:
             thread.join(timeout=time_left(join_by))
             if thread.is_alive():
-                log.error(
-                    "lease thread %s did not stop in time; it ends after its call", thread.name
+                self.log.error(
+                    "thread %s did not stop in time; it ends after its call", thread.name
                 )
         self._threads = []
