@@ -30,12 +30,9 @@ import threading
 import time
 import uuid
 
-import botocore.exceptions
-
 from benchmarks import results
-from benchmarks.bench_shards import Run, _servers
-from benchmarks.bench_stream import kinesis_server, spark_environment
-from kinesis_dstream import InitialPositionInStream, KinesisUtils
+from benchmarks.bench_shards import Run, create_stream, server_pids, wait_for_leases
+from benchmarks.bench_stream import kinesis_server, local_spark_context, spark_environment
 from kinesis_dstream.dstream import round_thread
 from kinesis_dstream.local import LocalAWS
 
@@ -66,20 +63,6 @@ def pct(values: list, q: float) -> float:
     return ordered[max(0, int(len(ordered) * q) - 1)] if ordered else float("nan")
 
 
-def wait_for_leases(dynamodb, app: str, shards: int, started: threading.Event) -> None:
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and not started.is_set():
-        try:
-            items = dynamodb.scan(TableName=app, ConsistentRead=True)["Items"]
-        except dynamodb.exceptions.ResourceNotFoundException:
-            items = []
-        except botocore.exceptions.ClientError:
-            items = []  # moto's server now and then answers a scan with an HTML 500
-        if len([i for i in items if "leaseOwner" in i]) == shards:
-            started.set()
-        time.sleep(0.2)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--shards", type=int, default=512)
@@ -90,35 +73,14 @@ def main() -> None:
     _timed_rounds()
     with LocalAWS() as moto, kinesis_server("bench", moto) as aws:
         spark_environment(aws)
-        from pyspark import SparkConf, SparkContext
         from pyspark.streaming import StreamingContext
         from pyspark.streaming.listener import StreamingListener
 
-        sc = SparkContext(
-            conf=SparkConf()
-            .setMaster("local[2]")
-            .setAppName("bench-latency-steps")
-            .set("spark.ui.enabled", "false")
-            .set("spark.ui.showConsoleProgress", "false")
-        )
-        sc.setLogLevel("ERROR")
-        run = Run(aws, args.shards, args.rate, args.seconds, args.warmup, _servers(aws, moto))
+        sc = local_spark_context("bench-latency-steps")
+        run = Run(aws, args.shards, args.rate, args.seconds, args.warmup, server_pids(aws, moto))
         ssc = StreamingContext(sc, 1)
         app = f"bench-{uuid.uuid4().hex[:8]}"
-        lines = KinesisUtils.createStream(
-            ssc,
-            app,
-            run.stream,
-            aws.endpoint_url,
-            aws.region_name,
-            InitialPositionInStream.LATEST,
-            2,
-            dynamoDBEndpointUrl=moto.endpoint_url,
-            cloudWatchEndpointUrl=moto.endpoint_url,
-            metricsLevel=2,
-            failoverTimeMs=30_000 if args.shards >= 256 else 10_000,
-            messageHandler=stamp,
-        )
+        lines = create_stream(ssc, run, aws, moto, app, args.shards, messageHandler=stamp)
         steps: list = []  # (put, read, batch time, output) per record
         batches: list = []  # (batch time, scheduling delay, processing delay)
 

@@ -69,7 +69,12 @@ import botocore.exceptions
 
 from benchmarks import results
 from benchmarks.bench_shard_read import process_cpu_s
-from benchmarks.bench_stream import add_server_option, kinesis_server, spark_environment
+from benchmarks.bench_stream import (
+    add_server_option,
+    kinesis_server,
+    local_spark_context,
+    spark_environment,
+)
 from benchmarks.kinesis_server import BenchKinesis
 from kinesis_dstream import InitialPositionInStream, KinesisProducer, KinesisUtils
 from kinesis_dstream.executor_heap import FREEZE_ENV
@@ -244,21 +249,17 @@ def _get_records_served(aws) -> Optional[int]:
     return aws.calls().get("GetRecords", 0) if isinstance(aws, BenchKinesis) else None
 
 
-def _servers(aws, lease_aws) -> dict:
+def server_pids(aws, lease_aws) -> dict:
+    """The servers' processes whose CPU each figure reports apart from ours."""
     if lease_aws is aws:
         return {"server": aws.pid}
     return {"Kinesis server": aws.pid, "lease server": lease_aws.pid}
 
 
-def run_create_stream(sc, aws, lease_aws, shards: int, rate: int, args) -> dict:
-    from pyspark.streaming import StreamingContext
-
-    from kinesis_dstream.dstream.context import progress
-
-    run = Run(aws, shards, rate, args.seconds, args.warmup, _servers(aws, lease_aws))
-    ssc = StreamingContext(sc, 1)
-    app = f"bench-{uuid.uuid4().hex[:8]}"
-    lines = KinesisUtils.createStream(
+def create_stream(ssc, run: Run, aws, lease_aws, app: str, shards: int, **options):
+    """The benchmarks' createStream: LATEST, 2 s checkpoints, leases and detailed metrics on
+    ``lease_aws``; ``options`` are createStream's keyword arguments on top."""
+    return KinesisUtils.createStream(
         ssc,
         app,
         run.stream,
@@ -270,6 +271,42 @@ def run_create_stream(sc, aws, lease_aws, shards: int, rate: int, args) -> dict:
         cloudWatchEndpointUrl=lease_aws.endpoint_url,
         metricsLevel=2,
         failoverTimeMs=30_000 if shards >= 256 else 10_000,
+        **options,
+    )
+
+
+def wait_for_leases(dynamodb, app: str, shards: int, started: threading.Event) -> None:
+    """Set ``started`` once every one of ``shards`` leases has an owner (at most 120 s)."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not started.is_set():
+        try:
+            items = dynamodb.scan(TableName=app, ConsistentRead=True)["Items"]
+        except dynamodb.exceptions.ResourceNotFoundException:
+            items = []
+        except botocore.exceptions.ClientError as error:
+            if error.response.get("ResponseMetadata", {}).get("HTTPStatusCode") != 500:
+                raise
+            items = []  # moto's server now and then answers a scan with an HTML 500
+        if len([i for i in items if "leaseOwner" in i]) == shards:
+            started.set()
+        time.sleep(0.2)
+
+
+def run_create_stream(sc, aws, lease_aws, shards: int, rate: int, args) -> dict:
+    from pyspark.streaming import StreamingContext
+
+    from kinesis_dstream.dstream.context import progress
+
+    run = Run(aws, shards, rate, args.seconds, args.warmup, server_pids(aws, lease_aws))
+    ssc = StreamingContext(sc, 1)
+    app = f"bench-{uuid.uuid4().hex[:8]}"
+    lines = create_stream(
+        ssc,
+        run,
+        aws,
+        lease_aws,
+        app,
+        shards,
         idleShardPollMs=args.idle_poll_ms,
         fetchIntervalMs=args.fetch_interval_ms,
     )
@@ -282,20 +319,7 @@ def run_create_stream(sc, aws, lease_aws, shards: int, rate: int, args) -> dict:
     lines.foreachRDD(lambda rdd: run.add(rdd.collect()))
     started = threading.Event()
     ssc.start()
-    dynamodb = lease_aws.client("dynamodb")
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and not started.is_set():  # every lease held
-        try:
-            items = dynamodb.scan(TableName=app, ConsistentRead=True)["Items"]
-        except dynamodb.exceptions.ResourceNotFoundException:
-            items = []
-        except botocore.exceptions.ClientError as error:
-            if error.response.get("ResponseMetadata", {}).get("HTTPStatusCode") != 500:
-                raise
-            items = []  # moto's server now and then answers a scan with an HTML 500
-        if len([i for i in items if "leaseOwner" in i]) == shards:
-            started.set()
-        time.sleep(0.2)
+    wait_for_leases(lease_aws.client("dynamodb"), app, shards, started)
     try:
         return run.drive(started)
     finally:
@@ -303,7 +327,7 @@ def run_create_stream(sc, aws, lease_aws, shards: int, rate: int, args) -> dict:
 
 
 def run_source(spark, aws, lease_aws, shards: int, rate: int, args) -> dict:
-    run = Run(aws, shards, rate, args.seconds, args.warmup, _servers(aws, lease_aws))
+    run = Run(aws, shards, rate, args.seconds, args.warmup, server_pids(aws, lease_aws))
     started = threading.Event()
 
     def each(batch_df, _batch_id):
@@ -398,19 +422,11 @@ def main() -> None:
         spark_environment(aws)
         if args.no_heap_freeze:  # inherited by the JVM and its Python workers
             os.environ[FREEZE_ENV] = "0"
-        from pyspark import SparkConf, SparkContext
         from pyspark.sql import SparkSession
 
         from kinesis_dstream.sql import KinesisDataSource
 
-        sc = SparkContext(
-            conf=SparkConf()
-            .setMaster("local[2]")
-            .setAppName("bench-shards")
-            .set("spark.ui.enabled", "false")
-            .set("spark.ui.showConsoleProgress", "false")
-        )
-        sc.setLogLevel("ERROR")
+        sc = local_spark_context("bench-shards")
         spark = SparkSession(sc)
         spark.dataSource.register(KinesisDataSource)
         print(

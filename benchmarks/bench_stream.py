@@ -75,6 +75,21 @@ def spark_environment(aws: LocalAWS) -> None:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 
+def local_spark_context(app_name: str):
+    """A SparkContext on local[2] without the UI or the console's progress bar."""
+    from pyspark import SparkConf, SparkContext
+
+    sc = SparkContext(
+        conf=SparkConf()
+        .setMaster("local[2]")
+        .setAppName(app_name)
+        .set("spark.ui.enabled", "false")
+        .set("spark.ui.showConsoleProgress", "false")
+    )
+    sc.setLogLevel("ERROR")
+    return sc
+
+
 @contextlib.contextmanager
 def kinesis_server(kind: str, aws: LocalAWS):
     """The server Kinesis' calls go to: moto's (``aws`` itself) or the benchmark server."""
@@ -293,16 +308,7 @@ def main() -> None:
     n = args.records
     with LocalAWS() as aws, kinesis_server(args.kinesis_server, aws) as kinesis_at:
         spark_environment(aws)
-        from pyspark import SparkConf, SparkContext
-
-        sc = SparkContext(
-            conf=SparkConf()
-            .setMaster("local[2]")
-            .setAppName("bench-stream")
-            .set("spark.ui.enabled", "false")
-            .set("spark.ui.showConsoleProgress", "false")
-        )
-        sc.setLogLevel("ERROR")
+        sc = local_spark_context("bench-stream")
         kinesis = kinesis_at.client("kinesis")
         stream = f"bench-{uuid.uuid4().hex[:8]}"
         ensure_stream(kinesis, stream, SHARDS)
