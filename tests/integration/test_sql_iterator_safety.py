@@ -31,6 +31,18 @@ def data(got) -> list:
     return [r[0] for r in got]
 
 
+def first_range(local_aws, kinesis, stream: str, tmp_path, records: int, **options) -> tuple:
+    """A one-shard stream with ``records`` records put, and a source reader of it:
+    ``(reader, offset, end, partition)`` of its first batch (one range)."""
+    ensure_stream(kinesis, stream, 1)
+    put_records(kinesis, stream, records)
+    reader = reader_for(local_aws, stream, tmp_path, **options)
+    offset = reader.initialOffset()
+    end = next_offset(reader, offset)
+    (part,) = reader.partitions(offset, end)
+    return reader, offset, end, part
+
+
 def test_a_range_cut_at_an_available_now_cutoff_hands_on_no_iterator_past_the_cut(
     local_aws, kinesis, unique_name, tmp_path
 ):
@@ -72,12 +84,9 @@ def iterator_after(kinesis, stream, shard_id, sequence_number) -> str:
 def test_a_replay_reads_the_recorded_range_whatever_iterator_its_partition_carries(
     local_aws, kinesis, unique_name, tmp_path
 ):
-    ensure_stream(kinesis, unique_name, 1)
-    put_records(kinesis, unique_name, 4)
-    reader = reader_for(local_aws, unique_name, tmp_path, failOnDataLoss="true")
-    offset = reader.initialOffset()
-    end = next_offset(reader, offset)
-    (part,) = reader.partitions(offset, end)
+    reader, offset, end, part = first_range(
+        local_aws, kinesis, unique_name, tmp_path, 4, failOnDataLoss="true"
+    )
     first = [(r[0], r[2]) for r in rows(reader, offset, end)]  # the end is recorded
     assert data(first) == [b"r0", b"r1", b"r2", b"r3"]
     # a partition whose hint stands after r1: a wrong one, or a stale one from an
@@ -148,12 +157,7 @@ def test_a_task_refused_its_start_iterator_reads_the_range_from_its_start(
 ):
     """The hint is in the pickled partition: without the fallback every Spark retry of
     the task would meet it again and fail."""
-    ensure_stream(kinesis, unique_name, 1)
-    put_records(kinesis, unique_name, 3)
-    reader = reader_for(local_aws, unique_name, tmp_path)
-    offset = reader.initialOffset()
-    end = next_offset(reader, offset)
-    (planned,) = reader.partitions(offset, end)
+    reader, _, end, planned = first_range(local_aws, kinesis, unique_name, tmp_path, 3)
     # one the server is never sent (moto makes the same string for the same position)
     part = dataclasses.replace(planned, start_iterator=f"refused-{planned.start_iterator}")
     refused = RefusedIterator(reader.settings.client_spec.client(), part.start_iterator)
@@ -249,12 +253,7 @@ def test_a_retried_task_reads_its_range_from_the_same_hint(
     """The first attempt read the range with the peek's iterator and failed before its end
     was recorded; Spark's retry runs the same partition (the same hint): it reads the
     range again, up to its limit, with what arrived in between."""
-    ensure_stream(kinesis, unique_name, 1)
-    put_records(kinesis, unique_name, 3)
-    reader = reader_for(local_aws, unique_name, tmp_path)
-    offset = reader.initialOffset()
-    end = next_offset(reader, offset)
-    (part,) = reader.partitions(offset, end)
+    reader, offset, end, part = first_range(local_aws, kinesis, unique_name, tmp_path, 3)
     assert part.start_iterator
     monkeypatch.setattr(reader, "store", LostBeforeRecorded(reader.store))
     calls = IteratorCalls(reader.settings.client_spec.client())
