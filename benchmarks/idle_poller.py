@@ -23,7 +23,7 @@ import signal
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 #: How long a stop waits for each thread (one read in flight at most).
 JOIN_S = 10.0
@@ -88,17 +88,11 @@ def poll_shards(polls: list, interval_s: float, stop: threading.Event) -> None:
 
 
 def shard_ids(args: argparse.Namespace) -> list:
-    import boto3
+    from kinesis_dstream.aws import create_client
+    from kinesis_dstream.retrieval.streams import list_shard_ids
 
-    client = boto3.client("kinesis", region_name=args.region, endpoint_url=args.endpoint)
-    ids: list = []
-    kwargs: dict[str, Any] = {"StreamName": args.stream}
-    while True:
-        page = client.list_shards(**kwargs)
-        ids += [shard["ShardId"] for shard in page["Shards"]]
-        if not page.get("NextToken"):
-            return ids
-        kwargs = {"NextToken": page["NextToken"]}
+    client = create_client("kinesis", region_name=args.region, endpoint_url=args.endpoint)
+    return list_shard_ids(client, args.stream)
 
 
 def main() -> int:
