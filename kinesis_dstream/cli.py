@@ -204,7 +204,7 @@ def _parser() -> argparse.ArgumentParser:
     consumers.add_argument("--endpoint-url", help="Kinesis endpoint (default: the AWS SDK's)")
     consumers.add_argument("--region", help="AWS region (default: the AWS SDK's)")
     consumers.set_defaults(func=_consumers)
-    from .glue.runner import add_glue_command
+    from .glue.job.runner import add_glue_command
 
     add_glue_command(commands, common)
     return parser

@@ -17,6 +17,7 @@ from typing import Any, Callable, Optional, Union
 from ..aws import AWSCredentials, resolve_region
 from ..extras import require
 from ..record import KinesisRecord
+from ..spark_internals import batch_interval_s
 from .context import create, progress
 from .settings import (
     DEFAULT_FAILOVER_TIME_S,
@@ -29,7 +30,6 @@ from .settings import (
     StreamSettings,
     default_fetch_interval_s,
 )
-from .spark_internals import batch_interval_s
 
 log = logging.getLogger(__name__)
 

@@ -17,10 +17,10 @@ from collections import OrderedDict
 from typing import Any, Callable, NamedTuple, Optional
 
 from ..retrieval.reader import StartPosition
+from ..spark_internals import coalesced_parents
 from .batch_read import deliver
 from .executor_read import ShardRange
 from .ledger import Ledger
-from .spark_internals import coalesced_parents
 
 #: Keep at least this much of the log whatever the graph says (Spark re-runs the batches
 #: pending at a checkpoint, which lie within a few batch intervals of it).

@@ -12,9 +12,9 @@ from typing import Any, Callable, Union
 
 from ..aws import AWSCredentials
 from ..record import KinesisRecord
+from ..spark_internals import batch_interval_s
 from .api import InitialPositionInStream, MetricsLevel, build_settings, raw_data
 from .context import create
-from .spark_internals import batch_interval_s
 
 __all__ = ["KinesisInputDStream"]
 

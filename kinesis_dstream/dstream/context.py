@@ -23,10 +23,10 @@ import threading
 from datetime import datetime
 from typing import Any, Optional
 
+from ..spark_internals import input_stream_ids, job_times_ms, remember_ms
 from .input_info import report_batch, reporter_for
 from .receiver import JOIN_TIMEOUT_S, KinesisReceiver
 from .settings import StreamSettings
-from .spark_internals import input_stream_ids, job_times_ms, remember_ms
 
 log = logging.getLogger(__name__)
 

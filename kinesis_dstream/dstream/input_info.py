@@ -8,7 +8,7 @@ stream reports for itself (a second, never-read input stream would be lost from 
 restored by ``getOrCreate``), once per job time: a window's transforms for the times
 between job times add to the next job time, reported when the transform for the job
 time itself runs (the last a window asks for). The row is named for the stream through a
-receiver-started event (:func:`~.spark_internals.name_input_stream`).
+receiver-started event (:func:`~kinesis_dstream.spark_internals.name_input_stream`).
 Reporting never fails a batch: a failure is logged once and the batch goes on.
 """
 
@@ -18,7 +18,7 @@ import logging
 import threading
 from typing import Any, Callable
 
-from .spark_internals import name_input_stream, report_input_info
+from ..spark_internals import name_input_stream, report_input_info
 
 log = logging.getLogger(__name__)
 
@@ -130,7 +130,8 @@ def report_batch(
     ranges: tuple,
     lags: dict,
 ) -> None:
-    """Report through Spark's InputInfoTracker (:mod:`.spark_internals`); never raises."""
+    """Report through Spark's InputInfoTracker (:mod:`~kinesis_dstream.spark_internals`); never
+    raises."""
     if not reporter.named:
         reporter.named = True
         try:

@@ -42,6 +42,7 @@ from ..retrieval.fanout import FanOutConfig
 from ..retrieval.idle import IdlePolling
 from ..retrieval.reader import StartPosition
 from ..retrieval.streams import latest_iterator, require_stream
+from ..spark_internals import context_alive
 from .batches import range_rdd, union_rdd
 from .checkpointer import Checkpointer
 from .executor_read import FetchPlan
@@ -52,7 +53,6 @@ from .round_book import FetchStats
 from .round_job import unpersist
 from .round_thread import RoundThread
 from .settings import StreamSettings
-from .spark_internals import context_alive
 
 log = logging.getLogger(__name__)
 
@@ -296,7 +296,7 @@ class KinesisReceiver:
         recorded by then, and a round running at ``batch_ms``, waited for up to half a
         batch interval: :mod:`.batch_cut`), processed
         once every job time of ``owners_ms`` (default: ``batch_ms`` alone; see
-        :func:`~.spark_internals.next_job_times`) has completed.
+        :func:`~kinesis_dstream.spark_internals.next_job_times`) has completed.
 
         Asked again for the same time, it returns the same records; for a time known only
         from a restored batch log (after a restart), it re-reads exactly those ranges. A

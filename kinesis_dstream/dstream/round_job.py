@@ -12,9 +12,9 @@ import functools
 import logging
 from typing import Any
 
+from ..spark_internals import count_in_jvm
 from .executor_read import fetch
 from .round_book import Round
-from .spark_internals import count_in_jvm
 
 log = logging.getLogger(__name__)
 

@@ -23,13 +23,13 @@ from typing import Any, Optional, Protocol
 
 from ..aws import ClientSpec
 from ..retrieval.reader import ReaderConfig, StartPosition
+from ..spark_internals import context_alive
 from .batch_cut import BATCH_CUTS, RoundInFlight, cut_wait_s
 from .executor_read import FetchPlan, RangeList, warm_up
 from .pacing import RoundPacer
 from .receiver_state import ReceiverState
 from .round_job import run_round, unpersist
 from .settings import StreamSettings, shards_per_task
-from .spark_internals import context_alive
 
 log = logging.getLogger(__name__)
 

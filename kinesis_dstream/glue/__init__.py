@@ -10,6 +10,6 @@ source and sink and an S3 writer; what it does not provide fails at once, naming
 from __future__ import annotations
 
 from .errors import GlueArgumentError, GlueError, NotProvidedError
-from .installing import install
+from .job.installing import install
 
 __all__ = ["GlueArgumentError", "GlueError", "NotProvidedError", "install"]

@@ -16,17 +16,29 @@ from typing import Any, Callable, Optional
 from pyspark.sql import SQLContext
 
 from ..sql import KinesisDataSource
-from .catalog import TableName
-from .data_sink import DataSink
-from .dynamicframe import DynamicFrame
+from .catalog.tables import TableName
 from .errors import ReportsNotProvided, not_provided
-from .file_sink import GlueFileSink
-from .foreach_batch import BatchLoop
-from .ingestion import add_ingestion_time_columns
+from .frames.dynamicframe import DynamicFrame
+from .frames.ingestion import add_ingestion_time_columns
 from .logger import GlueLogger
 from .options import ForEachBatchOptions
-from .readers import DataFrameReader, DynamicFrameReader, note_ignored, read_catalog, read_options
-from .writers import DataFrameWriter, DynamicFrameWriter, frame_of, write_catalog, write_options
+from .sinks.data_sink import DataSink
+from .sinks.file_sink import GlueFileSink
+from .sinks.writers import (
+    DataFrameWriter,
+    DynamicFrameWriter,
+    frame_of,
+    write_catalog,
+    write_options,
+)
+from .sources.readers import (
+    DataFrameReader,
+    DynamicFrameReader,
+    note_ignored,
+    read_catalog,
+    read_options,
+)
+from .streaming.foreach_batch import BatchLoop
 
 log = logging.getLogger(__name__)
 
@@ -141,7 +153,8 @@ class GlueContext(ReportsNotProvided, SQLContext):
         transformation_ctx: str = "",
         **options: Any,
     ) -> Any:
-        """A :class:`~.data_sink.DataSink`: ``options`` are its connection options."""
+        """A :class:`~kinesis_dstream.glue.sinks.data_sink.DataSink`: ``options`` are its
+        connection options."""
         sink = DataSink(self, connection_type, options)
         if format:
             sink.setFormat(format)
@@ -189,7 +202,8 @@ class GlueContext(ReportsNotProvided, SQLContext):
         options: Mapping[str, Any] = {},
     ) -> None:
         """Run ``batch_function(data_frame, batch_id)`` on every non-empty micro-batch
-        (see :mod:`.foreach_batch`); returns when the query is stopped (Ctrl-C)."""
+        (see :mod:`~kinesis_dstream.glue.streaming.foreach_batch`); returns when the query is
+        stopped (Ctrl-C)."""
         BatchLoop(frame, batch_function, ForEachBatchOptions.parse(options)).run()
 
     def add_ingestion_time_columns(self, frame: Any, time_granularity: str) -> Any:

@@ -5,7 +5,8 @@ Glue's connection options are taken by ``format("kinesis")`` under their own nam
 A few belong to the Glue layer and are never passed down: ``typeOfData`` (what kind of
 source a table or connection is) and forEachBatch's ``windowSize``,
 ``checkpointLocation``, ``batchMaxRetries``, ``persistDataFrame`` and ``storageLevel``.
-Spark's ``columnNameOfCorruptRecord`` is the reader's (:mod:`.corrupt_records`).
+Spark's ``columnNameOfCorruptRecord`` is the reader's
+(:mod:`~kinesis_dstream.glue.sources.corrupt_records`).
 """
 
 from __future__ import annotations

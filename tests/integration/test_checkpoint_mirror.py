@@ -6,9 +6,9 @@ import os
 
 import pytest
 
-from kinesis_dstream.glue.checkpoint_mirror import CheckpointMirror
-from kinesis_dstream.glue.checkpoint_plan import local_files
 from kinesis_dstream.glue.errors import GlueError
+from kinesis_dstream.glue.streaming.checkpoint_mirror import CheckpointMirror
+from kinesis_dstream.glue.streaming.checkpoint_plan import local_files
 
 from ..support.faults import CallErrors
 from ..support.glue import s3_objects

@@ -6,10 +6,10 @@ import pytest
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from kinesis_dstream.backoff import Backoff
-from kinesis_dstream.glue.catalog import TableName, catalog_source_options, get_table
+from kinesis_dstream.glue.catalog.tables import TableName, catalog_source_options, get_table
 from kinesis_dstream.glue.errors import GlueError, GlueServiceError
-from kinesis_dstream.glue.foreach_batch import no_restart_heals
-from kinesis_dstream.glue.readers import read_catalog
+from kinesis_dstream.glue.sources.readers import read_catalog
+from kinesis_dstream.glue.streaming.foreach_batch import no_restart_heals
 
 from ..support.faults import CallErrors
 from ..support.glue import create_kinesis_table
@@ -119,7 +119,7 @@ def test_write_to_a_catalog_table_names_the_arguments_it_ignores(
     """The readers warned about arguments without effect; the catalog writer dropped them
     silently (and its write_dynamic_frame.from_catalog did not even pass them on)."""
     from kinesis_dstream.glue.context import GlueContext
-    from kinesis_dstream.glue.writers import DataFrameWriter, DynamicFrameWriter
+    from kinesis_dstream.glue.sinks.writers import DataFrameWriter, DynamicFrameWriter
 
     for key, value in local_aws.env().items():
         monkeypatch.setenv(key, value)
@@ -172,7 +172,7 @@ def test_enable_update_catalog_adds_the_partitions_written_and_the_frame_s_colum
     """enableUpdateCatalog was refused; now the partitions a write made are in the
     catalog (once each, however often they are written) and the table takes the
     frame's columns (UPDATE_IN_DATABASE) or keeps its own (LOG)."""
-    from kinesis_dstream.glue.catalog_updates import CatalogUpdate, UpdateBehavior
+    from kinesis_dstream.glue.catalog.updates import CatalogUpdate, UpdateBehavior
 
     glue.create_table(
         DatabaseName=database,
@@ -242,7 +242,7 @@ def test_enable_update_catalog_adds_the_partitions_written_and_the_frame_s_colum
 def test_set_catalog_info_on_a_new_table_creates_it_in_the_format_written(glue, database):
     """The table is created before the files are written; a missing database is one
     line naming it (a script error, not a service failure to restart on)."""
-    from kinesis_dstream.glue.catalog_updates import CatalogUpdate, UpdateBehavior
+    from kinesis_dstream.glue.catalog.updates import CatalogUpdate, UpdateBehavior
 
     name = TableName(database, "fresh")
     change = CatalogUpdate(glue, name, None, UpdateBehavior.UPDATE_IN_DATABASE)
@@ -268,7 +268,7 @@ def test_update_catalog_partitions_point_where_the_files_went_and_keys_match_in_
     """(review) A sink whose path was not the table's Location got partitions at the
     table's Location, where no file was: the data could not be seen through the table. And
     partitionKeys ["Region"] against the catalog's lower-case "region" failed the write."""
-    from kinesis_dstream.glue.catalog_updates import CatalogUpdate, UpdateBehavior
+    from kinesis_dstream.glue.catalog.updates import CatalogUpdate, UpdateBehavior
 
     glue.create_table(
         DatabaseName=database,

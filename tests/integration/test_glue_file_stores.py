@@ -9,9 +9,9 @@ import pyarrow as pa
 import pytest
 
 from kinesis_dstream.aws import ClientSpec
-from kinesis_dstream.glue.file_formats import LINE_COLUMN
-from kinesis_dstream.glue.file_sink import FileSetWriter
-from kinesis_dstream.glue.file_stores import S3Store
+from kinesis_dstream.glue.sinks.file_formats import LINE_COLUMN
+from kinesis_dstream.glue.sinks.file_sink import FileSetWriter
+from kinesis_dstream.glue.sinks.file_stores import S3Store
 
 from ..support.faults import CallErrors
 from ..support.glue import s3_objects

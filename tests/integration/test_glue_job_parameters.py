@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from kinesis_dstream.glue import job_files
-from kinesis_dstream.glue.script_process import run_in_process
+from kinesis_dstream.glue.job import files as job_files
+from kinesis_dstream.glue.job.script_process import run_in_process
 
 from .test_glue_runner import glue_run
 

@@ -11,7 +11,7 @@ import threading
 import time
 from pathlib import Path
 
-from kinesis_dstream.glue.script_process import STOP_BOUND_ENV
+from kinesis_dstream.glue.job.script_process import STOP_BOUND_ENV
 
 from ..support.waiting import wait_until
 

@@ -452,7 +452,7 @@ def test_one_changed_block_of_a_coalesced_batch_task_is_read_again_alone(
     record, and is not read a third time."""
     import functools
 
-    from kinesis_dstream.dstream.spark_internals import coalesced_parents
+    from kinesis_dstream.spark_internals import coalesced_parents
 
     ensure_stream(kinesis, unique_name, 6)
     put(kinesis, unique_name, 120, prefix="first")

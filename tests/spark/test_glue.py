@@ -19,10 +19,10 @@ from pyspark.sql import functions as F
 from kinesis_dstream.demo.readback import read_all_records
 from kinesis_dstream.glue import install
 from kinesis_dstream.glue.context import GlueContext
-from kinesis_dstream.glue.dynamicframe import DynamicFrame, DynamicFrameCollection
 from kinesis_dstream.glue.errors import GlueError, NotProvidedError
-from kinesis_dstream.glue.foreach_batch import BatchLoop
+from kinesis_dstream.glue.frames.dynamicframe import DynamicFrame, DynamicFrameCollection
 from kinesis_dstream.glue.options import ForEachBatchOptions
+from kinesis_dstream.glue.streaming.foreach_batch import BatchLoop
 from kinesis_dstream.glue.transforms import ApplyMapping, DataFrameApplyMapping
 from kinesis_dstream.retrieval.streams import ensure_stream
 
@@ -241,7 +241,7 @@ def test_a_stop_during_a_batch_stuck_in_a_call_ends_within_the_stop_bounds(
 ):
     """query.stop() had no timeout: a batch stuck in a call that never returns kept the
     job from ending after its stop request. Now Spark's stop timeout bounds it."""
-    from kinesis_dstream.glue import foreach_batch
+    from kinesis_dstream.glue.streaming import foreach_batch
 
     monkeypatch.setattr(foreach_batch, "STOP_WAIT_S", 0.2)
     monkeypatch.setattr(foreach_batch, "QUERY_STOP_TIMEOUT_S", 1.0)
@@ -477,7 +477,7 @@ def test_apply_mapping_makes_a_value_it_cannot_cast_null_and_counts_it(
     """Spark 4's ANSI cast raised on 'abc' -> int, failing the batch at every restart;
     Glue's ApplyMapping makes it null. Counted per call on a batch frame, per micro-batch
     on a streaming one."""
-    caplog.set_level("WARNING", logger="kinesis_dstream.glue.cast_failures")
+    caplog.set_level("WARNING", logger="kinesis_dstream.glue.transforms.cast_failures")
     frame = glue.spark_session.createDataFrame([("1",), ("abc",), (None,)], "n string")
     mapped = DynamicFrame.fromDF(frame, glue, "x").apply_mapping([("n", "string", "n", "int")])
     assert [r.n for r in mapped.toDF().collect()] == [1, None, None]
@@ -729,7 +729,7 @@ def test_a_kinesis_avro_table_defined_only_by_its_columns_reads_through_glue(
     from_catalog with "classification avro needs option schema"; Glue builds the record
     schema from the columns, and so does this layer: a producer writing with that schema
     is read back whole."""
-    from kinesis_dstream.glue.avro_types import columns_avro_schema
+    from kinesis_dstream.glue.sinks.avro_types import columns_avro_schema
 
     from .test_sql_connectors import available_now
 

@@ -3,8 +3,8 @@ PySpark): kept locally, mirrored to S3 after each commit, restored from S3 alone
 
 import os
 
-from kinesis_dstream.glue.foreach_batch import BatchLoop
 from kinesis_dstream.glue.options import ForEachBatchOptions
+from kinesis_dstream.glue.streaming.foreach_batch import BatchLoop
 
 from ..support.glue import create_words_table, running_loop, s3_objects
 from ..support.records import put_records

@@ -12,8 +12,8 @@ import pyarrow.parquet as pq
 from pyspark.sql.functions import col, from_json
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
-from kinesis_dstream.glue.dynamicframe import DynamicFrame
-from kinesis_dstream.glue.foreach_batch import BatchLoop
+from kinesis_dstream.glue.frames.dynamicframe import DynamicFrame
+from kinesis_dstream.glue.streaming.foreach_batch import BatchLoop
 from kinesis_dstream.glue.transforms import ApplyMapping
 
 from ..support.glue import json_rows, running_loop, s3_objects, wait_for_rows
@@ -143,7 +143,7 @@ def test_from_df_infers_each_batch_s_texts_in_place_and_keeps_bad_ones_only_on_r
     glue, session, caplog
 ):
     """DynamicFrame.fromDF of inferSchema batches (no stream: the batches themselves)."""
-    from kinesis_dstream.glue.infer_schema import CSV_TEXT_COLUMN, METADATA_KEY
+    from kinesis_dstream.glue.sources.infer_schema import CSV_TEXT_COLUMN, METADATA_KEY
 
     def batch(column, texts, **how):
         df = session.createDataFrame([(t, "2026") for t in texts], [column, "ingest_year"])

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from kinesis_dstream.glue.checkpoint_mirror import HOLD_ENV
+from kinesis_dstream.glue.streaming.checkpoint_mirror import HOLD_ENV
 
 from ..support.glue import create_words_table, json_rows, s3_objects
 from ..support.records import put_records

@@ -11,7 +11,7 @@ from pyspark.sql import functions as F
 
 from kinesis_dstream.glue import install
 from kinesis_dstream.glue.context import GlueContext
-from kinesis_dstream.glue.dynamicframe import DynamicFrame
+from kinesis_dstream.glue.frames.dynamicframe import DynamicFrame
 
 pytestmark = pytest.mark.spark
 

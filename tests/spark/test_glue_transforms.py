@@ -22,9 +22,13 @@ from pyspark.sql.types import (
     StructType,
 )
 
-from kinesis_dstream.glue import gluetypes as G
-from kinesis_dstream.glue.dynamicframe import DynamicFrame, DynamicFrameCollection, ResolveOption
 from kinesis_dstream.glue.errors import GlueError
+from kinesis_dstream.glue.frames import gluetypes as G
+from kinesis_dstream.glue.frames.dynamicframe import (
+    DynamicFrame,
+    DynamicFrameCollection,
+    ResolveOption,
+)
 from kinesis_dstream.glue.transforms import (
     Coalesce,
     DropFields,
@@ -187,8 +191,8 @@ def test_drop_null_fields_drops_the_fields_without_a_value_as_the_persons_exampl
 
 def test_glue_studio_s_drop_null_fields_helper_shape_runs(glue):
     """The helper Glue Studio's Drop Null Fields node writes (our own copy of its shape)."""
-    from kinesis_dstream.glue.gluetypes import ArrayType, IntegerType, NullType, StringType
-    from kinesis_dstream.glue.gluetypes import StructType as GlueStruct
+    from kinesis_dstream.glue.frames.gluetypes import ArrayType, IntegerType, NullType, StringType
+    from kinesis_dstream.glue.frames.gluetypes import StructType as GlueStruct
 
     def find_nulls(schema, path, output, null_strings, null_ints, dyf):
         if isinstance(schema, GlueStruct):

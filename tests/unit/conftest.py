@@ -71,6 +71,6 @@ def pytest_collection_modifyitems(items):
 def glue_warnings_not_yet_given(monkeypatch):
     """The Glue writers name an ignored option once a process; a test that asserts on that
     warning must not depend on whether an earlier test in the session gave it already."""
-    from kinesis_dstream.glue import file_target
+    from kinesis_dstream.glue.sinks import file_target
 
     monkeypatch.setattr(file_target, "_warned", set())

@@ -3,9 +3,9 @@ arguments and Spark environment (no Spark started)."""
 
 import pytest
 
-from kinesis_dstream.glue.arguments import getResolvedOptions
 from kinesis_dstream.glue.errors import GlueArgumentError, GlueError
-from kinesis_dstream.glue.runner import (
+from kinesis_dstream.glue.job.arguments import getResolvedOptions
+from kinesis_dstream.glue.job.runner import (
     master_configured,
     prepare_spark_environment,
     split_arguments,

@@ -3,11 +3,11 @@ the Glue layer's own options (pure: no server, no Spark)."""
 
 import pytest
 
-from kinesis_dstream.glue.catalog import TableName, catalog_sink, catalog_source_options
+from kinesis_dstream.glue.catalog.tables import TableName, catalog_sink, catalog_source_options
 from kinesis_dstream.glue.errors import GlueError, NotProvidedError
-from kinesis_dstream.glue.foreach_batch import restart_wait_s
 from kinesis_dstream.glue.options import ForEachBatchOptions, source_options
-from kinesis_dstream.glue.s3_output import FileTarget
+from kinesis_dstream.glue.sinks.s3_output import FileTarget
+from kinesis_dstream.glue.streaming.foreach_batch import restart_wait_s
 
 NAME = TableName("db", "events")
 ARN = "arn:aws:kinesis:us-east-1:123456789012:stream/events"
@@ -235,7 +235,7 @@ def test_partition_key_is_one_rule_for_the_sink_and_the_glue_writer():
 
 def test_an_s3_write_without_a_region_is_one_line_before_any_task(monkeypatch, tmp_path):
     """The executors' S3 settings defaulted the region to us-east-1, silently."""
-    from kinesis_dstream.glue.s3_output import check_s3_output
+    from kinesis_dstream.glue.sinks.s3_output import check_s3_output
 
     for name in ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE"):
         monkeypatch.delenv(name, raising=False)

@@ -6,13 +6,13 @@ import os
 
 import pytest
 
-from kinesis_dstream.glue.checkpoint_ends import (
+from kinesis_dstream.glue.streaming.checkpoint_ends import (
     choose_place,
     ends_place,
     place_ends,
     with_deferred_ends,
 )
-from kinesis_dstream.glue.checkpoint_plan import local_files, plan_sync, restored_path
+from kinesis_dstream.glue.streaming.checkpoint_plan import local_files, plan_sync, restored_path
 from kinesis_dstream.sql.config.options import DEFAULT_STORE_DIR, OptionError, SourceOptions
 from kinesis_dstream.sql.ends.opening import build_end_store
 from kinesis_dstream.sql.ends.s3 import S3EndStore
@@ -144,7 +144,7 @@ def test_a_deferred_place_is_read_when_the_reader_is_built(tmp_path):
 
 
 def test_a_checkpoint_started_before_keeps_its_ends_in_the_old_default(tmp_path):
-    from kinesis_dstream.glue.checkpoint_ends import checkpoint_started, clear_ends
+    from kinesis_dstream.glue.streaming.checkpoint_ends import checkpoint_started, clear_ends
 
     checkpoint = tmp_path / "cp"
     assert not checkpoint_started(str(checkpoint))

@@ -8,8 +8,8 @@ import pyarrow as pa
 import pytest
 
 from kinesis_dstream.glue.errors import GlueError
-from kinesis_dstream.glue.file_formats import LINE_COLUMN
-from kinesis_dstream.glue.file_sink import FileSetWriter
+from kinesis_dstream.glue.sinks.file_formats import LINE_COLUMN
+from kinesis_dstream.glue.sinks.file_sink import FileSetWriter
 
 
 def writer(path, fmt="json", keys=(), compression="none"):

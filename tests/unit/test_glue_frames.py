@@ -7,8 +7,8 @@ import gzip
 
 import pyarrow as pa
 
-from kinesis_dstream.glue.corrupt_records import pop_corrupt_column
-from kinesis_dstream.glue.infer_schema import payload_text, raw_options, text_kind
+from kinesis_dstream.glue.sources.corrupt_records import pop_corrupt_column
+from kinesis_dstream.glue.sources.infer_schema import payload_text, raw_options, text_kind
 from kinesis_dstream.sql.reading import corrupt_records
 from kinesis_dstream.sql.schema import records_to_arrow
 

@@ -7,9 +7,9 @@ import decimal
 import pytest
 from pyspark.sql import types as T
 
-from kinesis_dstream.glue import gluetypes as G
-from kinesis_dstream.glue.choices import ResolveSpec, _path_parts, parse_specs
-from kinesis_dstream.glue.dynamicframe_records import (
+from kinesis_dstream.glue.errors import GlueError
+from kinesis_dstream.glue.frames import gluetypes as G
+from kinesis_dstream.glue.frames.records import (
     DynamicRecord,
     conform,
     infer_type,
@@ -17,7 +17,7 @@ from kinesis_dstream.glue.dynamicframe_records import (
     to_plain,
     to_record,
 )
-from kinesis_dstream.glue.errors import GlueError
+from kinesis_dstream.glue.transforms.choices import ResolveSpec, _path_parts, parse_specs
 
 
 def test_glue_types_have_glue_s_names_json_and_repr():

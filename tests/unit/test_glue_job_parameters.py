@@ -7,15 +7,15 @@ import sys
 import pytest
 
 from kinesis_dstream.glue.errors import GlueError
-from kinesis_dstream.glue.job_parameters import (
+from kinesis_dstream.glue.job.parameters import (
     SPECIAL_PARAMETERS,
     Handling,
     glue_studio_module,
     parse_conf,
     parse_job_parameters,
 )
-from kinesis_dstream.glue.job_setup import applied_job_parameters, submit_args
-from kinesis_dstream.glue.python_modules import ModuleRequest, check_modules, parse_requirement
+from kinesis_dstream.glue.job.python_modules import ModuleRequest, check_modules, parse_requirement
+from kinesis_dstream.glue.job.startup import applied_job_parameters, submit_args
 
 
 def test_glue_s_parameters_are_read_among_the_script_s_own():

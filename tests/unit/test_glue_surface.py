@@ -11,16 +11,16 @@ import sys
 import pyarrow as pa
 import pytest
 
-from kinesis_dstream.glue import installing
 from kinesis_dstream.glue.context import GlueContext
-from kinesis_dstream.glue.dynamicframe import DynamicFrame
 from kinesis_dstream.glue.errors import GlueError, GlueServiceError, NotProvidedError
-from kinesis_dstream.glue.fields import glue_cast_type, parse_path
-from kinesis_dstream.glue.file_formats import avro_schema
-from kinesis_dstream.glue.file_sink import partition_dir, split_by_keys
-from kinesis_dstream.glue.foreach_batch import first_line, no_restart_heals
-from kinesis_dstream.glue.ingestion import ingestion_values
+from kinesis_dstream.glue.frames.dynamicframe import DynamicFrame
+from kinesis_dstream.glue.frames.ingestion import ingestion_values
+from kinesis_dstream.glue.job import installing
+from kinesis_dstream.glue.sinks.file_formats import avro_schema
+from kinesis_dstream.glue.sinks.file_sink import partition_dir, split_by_keys
+from kinesis_dstream.glue.streaming.foreach_batch import first_line, no_restart_heals
 from kinesis_dstream.glue.transforms import transform_named
+from kinesis_dstream.glue.transforms.fields import glue_cast_type, parse_path
 
 SHIM = "kinesis_dstream.glue.shim.awsglue"
 
@@ -207,7 +207,7 @@ def test_only_script_errors_end_for_each_batch_without_restarts():
 def test_apply_mapping_counts_only_the_casts_that_can_fail():
     from pyspark.sql.types import FloatType, IntegerType, LongType, StringType
 
-    from kinesis_dstream.glue.cast_failures import may_fail
+    from kinesis_dstream.glue.transforms.cast_failures import may_fail
 
     assert may_fail(StringType(), "int") and may_fail(LongType(), "tinyint")
     assert not may_fail(IntegerType(), "bigint") and not may_fail(FloatType(), "double")

@@ -12,14 +12,14 @@ import fastavro
 import pyarrow as pa
 import pytest
 
-from kinesis_dstream.glue.avro_types import columns_avro_schema
-from kinesis_dstream.glue.catalog import TableName, catalog_sink, catalog_source_options
-from kinesis_dstream.glue.catalog_updates import UpdateBehavior, split_update_options
+from kinesis_dstream.glue.catalog.formats import table_format
+from kinesis_dstream.glue.catalog.tables import TableName, catalog_sink, catalog_source_options
+from kinesis_dstream.glue.catalog.updates import UpdateBehavior, split_update_options
 from kinesis_dstream.glue.errors import GlueError
-from kinesis_dstream.glue.file_formats import open_file
-from kinesis_dstream.glue.file_stores import LocalStore
-from kinesis_dstream.glue.file_target import FileTarget
-from kinesis_dstream.glue.table_formats import table_format
+from kinesis_dstream.glue.sinks.avro_types import columns_avro_schema
+from kinesis_dstream.glue.sinks.file_formats import open_file
+from kinesis_dstream.glue.sinks.file_stores import LocalStore
+from kinesis_dstream.glue.sinks.file_target import FileTarget
 from kinesis_dstream.sql.parsing.payload_avro import decode_datum, parse_avro_schema
 from kinesis_dstream.sql.parsing.payload_format import PayloadFormat
 

@@ -5,7 +5,7 @@ Layers, lowest first (a module may import its own layer and those below):
 0. foundations: the error tree, ESN order, records, settings and Spark conf parsing,
    backoff, KPL, the ledger, clients (``aws``, with the GetRecords page decoder and the
    lean GetRecords path it installs), metrics, the local AWS server, signal handling,
-   periodic threads, optional dependencies;
+   periodic threads, optional dependencies, PySpark's internals (``spark_internals``);
 1. reading and leasing: ``retrieval``, ``leases``, the producer and its Schema Registry
    serializer;
 2. the three front ends: ``dstream`` (createStream), ``sql`` (the source and sink),
@@ -43,6 +43,7 @@ LAYERS = [
         f"{P}.periodic",
         f"{P}.extras",
         f"{P}.progress_bar",
+        f"{P}.spark_internals",
     ],
     [
         f"{P}.retrieval",

@@ -16,11 +16,11 @@ from kinesis_dstream.dstream.checkpointer import Checkpointer
 from kinesis_dstream.dstream.executor_read import ShardRange
 from kinesis_dstream.dstream.receiver_state import ReceiverState
 from kinesis_dstream.dstream.round_book import Round
-from kinesis_dstream.dstream.spark_internals import next_job_times
 from kinesis_dstream.errors import KinesisDStreamError, LeaseLostError
 from kinesis_dstream.esn import ESN_SHARD_END, ESN_TRIM_HORIZON, ExtendedSequenceNumber
 from kinesis_dstream.retrieval.reader import StartPosition
 from kinesis_dstream.retrieval.start import WHOLE_RECORD
+from kinesis_dstream.spark_internals import next_job_times
 
 BIG = 10**9
 

@@ -16,7 +16,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from ..dynamicframe import DynamicFrame, DynamicFrameCollection
+from ..frames.dynamicframe import DynamicFrame, DynamicFrameCollection
 from .data_quality import Evaluator
 
 log = logging.getLogger(__name__)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..dynamicframe import DynamicFrame
+from ..frames.dynamicframe import DynamicFrame
 
 #: The visual transforms registered so far, by method name (``gs_now``…).
 REGISTERED: dict[str, Callable[..., Any]] = {}

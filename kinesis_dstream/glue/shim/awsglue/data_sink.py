@@ -1,5 +1,5 @@
 """``awsglue.data_sink``: the DataSink ``GlueContext.getSink`` returns."""
 
-from kinesis_dstream.glue.data_sink import DataSink
+from kinesis_dstream.glue.sinks.data_sink import DataSink
 
 __all__ = ["DataSink"]

@@ -1,3 +1,3 @@
-from kinesis_dstream.glue.readers import DataFrameReader
+from kinesis_dstream.glue.sources.readers import DataFrameReader
 
 __all__ = ["DataFrameReader"]

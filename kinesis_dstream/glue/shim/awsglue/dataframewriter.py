@@ -1,3 +1,3 @@
-from kinesis_dstream.glue.writers import DataFrameWriter
+from kinesis_dstream.glue.sinks.writers import DataFrameWriter
 
 __all__ = ["DataFrameWriter"]

@@ -1,7 +1,11 @@
-from kinesis_dstream.glue.dynamicframe import DynamicFrame, DynamicFrameCollection, ResolveOption
-from kinesis_dstream.glue.dynamicframe_records import DynamicRecord
-from kinesis_dstream.glue.readers import DynamicFrameReader
-from kinesis_dstream.glue.writers import DynamicFrameWriter
+from kinesis_dstream.glue.frames.dynamicframe import (
+    DynamicFrame,
+    DynamicFrameCollection,
+    ResolveOption,
+)
+from kinesis_dstream.glue.frames.records import DynamicRecord
+from kinesis_dstream.glue.sinks.writers import DynamicFrameWriter
+from kinesis_dstream.glue.sources.readers import DynamicFrameReader
 
 __all__ = [
     "DynamicFrame",

@@ -1,3 +1,3 @@
-from kinesis_dstream.glue.job import Job
+from kinesis_dstream.glue.job.glue_job import Job
 
 __all__ = ["Job"]

@@ -1,0 +1,2 @@
+"""Frames: ``DynamicFrame``, its records and collections, Glue's own types, and the
+ingestion-time columns."""
