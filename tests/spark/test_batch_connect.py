@@ -19,6 +19,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Optional
 
 import pytest
 
@@ -72,8 +73,9 @@ def accepts(port: int) -> bool:
 
 
 @contextmanager
-def connect_server(tmp_path: Path) -> Iterator[str]:
-    """A Spark Connect server on a free 127.0.0.1 port; yields its ``sc://`` URL."""
+def connect_server(tmp_path: Path, env: Optional[dict] = None) -> Iterator[str]:
+    """A Spark Connect server on a free 127.0.0.1 port (its environment ``env``, by default
+    :func:`child_env`'s); yields its ``sc://`` URL."""
     import pyspark
 
     spark_submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
@@ -95,7 +97,7 @@ def connect_server(tmp_path: Path) -> Iterator[str]:
         proc = subprocess.Popen(
             [*command, "spark-internal"],
             cwd=str(tmp_path),
-            env=child_env(tmp_path),
+            env=child_env(tmp_path) if env is None else env,
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,

@@ -59,6 +59,7 @@ LAYERS = [
         f"{P}.dstream.*",
         f"{P}.sql",
         f"{P}.sql.*",
+        f"{P}.sql_lookup",
         f"{P}.multilang",
         f"{P}.multilang.*",
         f"{P}.demo",
