@@ -35,6 +35,7 @@ from botocore.credentials import (
     DeferredRefreshableCredentials,
 )
 
+from .arns import note_arn
 from .backoff import MISSING_CREDENTIALS_ERRORS, credentials_error
 from .executor_heap import freeze_heap
 from .retrieval import lean_get_records as _lean_reads
@@ -154,6 +155,7 @@ class AWSCredentials:
             )
         if self.external_id is not None and self.role_arn is None:
             raise ValueError("an STS external id needs a role ARN and session name")
+        note_arn(self.role_arn, "STS role ARN")
 
     def without_role(self) -> Optional[AWSCredentials]:
         """These credentials without their STS role: the keys or the provider, or None

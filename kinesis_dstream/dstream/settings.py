@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Callable, Optional
 
+from ..arns import note_arn
 from ..leases.timing import DEFAULT_FAILOVER_TIME_S, DEFAULT_SHARD_SYNC_INTERVAL_S
 from ..retrieval.idle import DEFAULT_MAX_IDLE_WAIT_S
 
@@ -142,6 +143,7 @@ class StreamSettings:
         if not self.fan_out and (self.consumer_name or self.consumer_arn):
             given = "consumerArn" if self.consumer_arn else "consumerName"
             raise ValueError(f"{given} needs retrievalMode={FANOUT!r}")
+        note_arn(self.consumer_arn, "consumerArn")
 
 
 def default_fetch_interval_s(batch_interval_s: float) -> float:

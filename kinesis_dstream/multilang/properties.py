@@ -18,8 +18,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Optional
 
+from ..arns import note_arn, parse_stream_arn
 from ..esn import AT_TIMESTAMP, LATEST, TRIM_HORIZON
-from ..retrieval.streams import parse_stream_arn
 from .java_properties import PropertiesSyntaxError, read_properties_bytes
 from .property_keys import (
     HONOURED,
@@ -187,7 +187,7 @@ def parse_properties(props: dict, source: Optional[str] = None) -> MultiLangConf
         worker_id=props.get("workerIdentifier") or props.get("workerId") or None,
         table_name=props.get("tableName") or None,
         retrieval_mode=_retrieval_mode(props, where),
-        consumer_arn=props.get("consumerArn") or None,
+        consumer_arn=_consumer_arn(props, where),
         consumer_name=props.get("consumerName") or None,
         kinesis_endpoint=props.get("kinesisEndpoint") or None,
         dynamodb_endpoint=props.get("dynamoDBEndpoint") or None,
@@ -243,15 +243,21 @@ def _retrieval_mode(props: dict, where: str) -> str:
     return "FANOUT"
 
 
+def _consumer_arn(props: dict, where: str) -> Optional[str]:
+    arn = props.get("consumerArn") or None
+    note_arn(arn, f"consumerArn{where}")
+    return arn
+
+
 def _stream(props: dict, where: str) -> tuple:
     arn = props.get("streamArn", "")
     name = props.get("streamName", "")
     if arn:  # streamArn takes precedence over streamName, as in the KCL
-        parsed = parse_stream_arn(arn)
+        parsed = parse_stream_arn(arn, f"streamArn{where}")
         if parsed is None:
             raise PropertiesError(
                 f"streamArn={arn!r}{where} is not a Kinesis stream ARN "
-                "(arn:aws:kinesis:<region>:<account>:stream/<name>)"
+                "(arn:<partition>:kinesis:<region>:<account>:stream/<name>)"
             )
         region, stream = parsed
         if name and name != stream:

@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import functools
 import logging
-import re
 import time
 from typing import Any, Optional
 
 from botocore import xform_name
-from botocore.utils import ArnParser, InvalidArnException
 
 from ..backoff import Backoff, call_with_retry, endpoint_of
 from ..errors import KinesisServiceError, StreamNotActiveError, StreamNotFoundError
@@ -172,29 +170,3 @@ def latest_iterator(client: Any, stream_name: str, shard_id: str) -> Optional[st
         )
         return None
     return response["ShardIterator"]
-
-
-#: What a stream name may be (Kinesis: 1-128 of these).
-_STREAM_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
-
-
-def parse_stream_arn(arn: str) -> Optional[tuple]:
-    """(region, stream name) of a Kinesis stream ARN, None if ``arn`` is not one.
-
-    ``arn:<partition>:kinesis:<region>:<account>:stream/<name>``, split by botocore's
-    ARN parser; any partition (aws, aws-cn, aws-us-gov).
-    """
-    try:
-        parts = ArnParser().parse_arn(arn.strip())
-    except InvalidArnException:
-        return None
-    kind, _, name = parts["resource"].partition("/")
-    well_formed = (
-        parts["partition"].startswith("aws")
-        and parts["service"] == "kinesis"
-        and re.fullmatch(r"[a-z0-9-]+", parts["region"])
-        and re.fullmatch(r"\d{12}", parts["account"])
-        and kind == "stream"
-        and _STREAM_NAME.fullmatch(name)
-    )
-    return (parts["region"], name) if well_formed else None

@@ -44,6 +44,7 @@ LAYERS = [
         f"{P}.extras",
         f"{P}.progress_bar",
         f"{P}.spark_internals",
+        f"{P}.arns",
     ],
     [
         f"{P}.retrieval",

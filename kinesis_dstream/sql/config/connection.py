@@ -11,13 +11,12 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Optional
 
+from ...arns import STREAM_NAME, parse_stream_arn
 from ...aws import AWSCredentials, ClientSpec, resolve_region
-from ...retrieval.streams import parse_stream_arn
 
 DEFAULT_ROLE_SESSION_NAME = "kinesis-dstream-sql"
 
 _ENDPOINT_REGION = re.compile(r"kinesis(?:-fips)?\.([a-z]{2}(?:-[a-z]+)+-\d)\.")
-_STREAM_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 
 
 class OptionError(ValueError):
@@ -65,11 +64,11 @@ def parse_connection(found: dict) -> Connection:
     arn_region = None
     if "streamARN" in found:
         key, arn = found["streamARN"]
-        parsed = parse_stream_arn(str(arn))
+        parsed = parse_stream_arn(str(arn), f"option {key!r}")
         if parsed is None:
             raise OptionError(
                 f"option {key!r}: {arn!r} is not a Kinesis stream ARN "
-                "(arn:aws:kinesis:<region>:<account>:stream/<name>)"
+                "(arn:<partition>:kinesis:<region>:<account>:stream/<name>)"
             )
         arn_region, arn_stream = parsed
         if streams and streams != (arn_stream,):
@@ -113,7 +112,7 @@ def _stream_names(found: dict) -> tuple:
     if not any(names):
         return ()
     for name in names:
-        if not _STREAM_NAME.match(name):
+        if not STREAM_NAME.fullmatch(name):
             raise OptionError(
                 f"option {key!r}={value!r}: {name!r} is not a stream name (1-128 letters, "
                 "digits, '_', '.', '-'; several streams are separated by commas)"

@@ -58,7 +58,12 @@ OPTION_DOCS = {
         "the stream; the source takes a comma-separated list (one offset, ranges and end "
         "records per stream; the `stream` column tells them apart)",
     ),
-    "streamARN": ("—", "the stream by ARN (its region must match `region`); wins over streamName"),
+    "streamARN": (
+        "—",
+        "the stream by ARN (its region must match `region`); wins over streamName; any "
+        "partition and any account text, as AWS takes it (a warning where the account is not "
+        "12 digits)",
+    ),
     "region": ("from the ARN, the endpoint, `AWS_REGION`, the AWS config", "the AWS region"),
     "kinesisRegion": (
         "region",

@@ -22,6 +22,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from ...arns import note_arn
 from ...retrieval.fanout import FanOutConfig
 from ..config.connection import OptionError
 from ..config.option_values import bool_value, int_value, positive_time_ms
@@ -88,6 +89,7 @@ def parse_fan_out(found: dict, stream_count: int) -> Optional[FanOutOptions]:
                 f"({stream_count}), comma-separated in the streams' order"
             )
     if arn is not None:
+        note_arn(arn, "option 'fanoutConsumerARN'")
         if stream_count != 1:
             raise OptionError("option 'fanoutConsumerARN' names one stream's consumer")
         if names:

@@ -11,12 +11,12 @@ process and read every record into the reader's schema (Avro schema resolution).
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Callable, Optional
 
+from ...arns import Arn, note_account, parse_arn
 from ...aws import AWSCredentials, ClientSpec
 from ...schema_registry import (
     REGISTRY_BACKOFF,
@@ -37,7 +37,19 @@ REGISTRY_OPTIONS = (
     "schemaVersionId",
     "registryEndpointUrl",
 )
-_SCHEMA_ARN = re.compile(r"arn:aws[a-z-]*:glue:([a-z0-9-]+):\d{12}:schema/([^/]+)/([^/]+)")
+
+
+def _schema_arn(text: str) -> Optional[Arn]:
+    """A Glue schema ARN (``arn:<partition>:glue:<region>:<account>:schema/<registry>/
+    <schema>``, any account text: :mod:`kinesis_dstream.arns`), None if ``text`` is not one."""
+    arn = parse_arn(text)
+    if arn is None or arn.service != "glue" or not arn.region:
+        return None
+    parts = arn.resource.split("/")
+    if len(parts) != 3 or parts[0] != "schema" or not parts[1] or not parts[2]:
+        return None
+    note_account(arn, "option schemaArn")
+    return arn
 
 
 @dataclass(frozen=True)
@@ -73,10 +85,10 @@ class RegistrySchema:
             raise ValueError(
                 f"option {missing} is needed with {'registryName' if registry else 'schemaName'}"
             )
-        if arn and not _SCHEMA_ARN.fullmatch(arn):
+        if arn and _schema_arn(arn) is None:
             raise ValueError(
                 f"option schemaArn={arn!r} is not a schema ARN "
-                "(arn:aws:glue:<region>:<account>:schema/<registry>/<schema>)"
+                "(arn:<partition>:glue:<region>:<account>:schema/<registry>/<schema>)"
             )
         number, version_id = given["schemaVersionNumber"], given["schemaVersionId"]
         if number and version_id:
@@ -131,8 +143,8 @@ class RegistrySchema:
         return {"SchemaId": schema_id, "SchemaVersionNumber": number}
 
     def region(self, default: str) -> str:
-        match = _SCHEMA_ARN.fullmatch(self.schema_arn or "")
-        return match.group(1) if match else default
+        arn = _schema_arn(self.schema_arn) if self.schema_arn else None
+        return arn.region if arn is not None else default
 
     def resolve(
         self, region_name: str, credentials: Optional[AWSCredentials] = None
