@@ -35,7 +35,7 @@ from kinesis_dstream.aws import create_client
 from kinesis_dstream.leases.coordinator import LeaseCoordinator
 from kinesis_dstream.leases.dynamodb import LeaseTable
 from kinesis_dstream.leases.lease import Lease
-from kinesis_dstream.leases.timing import LeaseTimings
+from kinesis_dstream.leases.timing import LeaseManagementConfig, LeaseTimings
 from kinesis_dstream.local import LocalAWS
 
 LEASES = 8
@@ -81,7 +81,9 @@ def bench_scale(aws: Any, label: str, n: int, timings: LeaseTimings, passes: int
     for i in range(n):
         table.create_lease(Lease(f"shardId-{i:012d}"))
     create_s = time.monotonic() - created
-    worker = LeaseCoordinator(lease_table(aws, app, timings), "solo", timings=timings)
+    worker = LeaseCoordinator(
+        lease_table(aws, app, timings), "solo", LeaseManagementConfig(timings)
+    )
     started = time.monotonic()
     worker.start()
     try:
@@ -120,11 +122,12 @@ def bench_protocol(aws: Any, failover_s: float, window_s: float) -> None:
     doomed = LeaseCoordinator(
         LeaseTable(aws.client("dynamodb"), app),
         "doomed",
-        failover_time_s=failover_s,
-        max_leases_for_worker=LEASES // 2,
+        LeaseManagementConfig.from_failover(failover_s, max_leases_for_worker=LEASES // 2),
     ).start()
     survivor = LeaseCoordinator(
-        LeaseTable(aws.client("dynamodb"), app), "survivor", failover_time_s=failover_s
+        LeaseTable(aws.client("dynamodb"), app),
+        "survivor",
+        LeaseManagementConfig.from_failover(failover_s),
     ).start()
     try:
         assert len(doomed.held_leases()) == len(survivor.held_leases()) == LEASES // 2

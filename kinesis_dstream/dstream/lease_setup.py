@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Callable
 
 from ..aws import ClientSpec
+from ..leases.listeners import LeaseListeners
 from ..leases.worker import LeaseWorker, LeaseWorkerConfig
 from .settings import StreamSettings
 
@@ -34,7 +35,6 @@ def build_lease_worker(
         LeaseWorkerConfig.of(settings.app_name, settings),
         kinesis_spec.client(),
         dynamodb_client,
-        on_lease_gained=on_lease_gained,
-        on_lease_lost=on_lease_lost,
+        LeaseListeners(on_lease_gained=on_lease_gained, on_lease_lost=on_lease_lost),
     )
     return kinesis_spec, worker

@@ -12,7 +12,11 @@ from datetime import datetime
 from typing import Any, Callable, Optional
 
 from ..arns import note_arn
-from ..leases.timing import DEFAULT_FAILOVER_TIME_S, DEFAULT_SHARD_SYNC_INTERVAL_S
+from ..leases.timing import (
+    DEFAULT_FAILOVER_TIME_S,
+    DEFAULT_MAX_LEASES_TO_STEAL,
+    DEFAULT_SHARD_SYNC_INTERVAL_S,
+)
 from ..retrieval.idle import DEFAULT_MAX_IDLE_WAIT_S
 
 #: createStream's default fetch interval is the batch interval within these bounds
@@ -53,7 +57,7 @@ class StreamSettings:
     cloudwatch_endpoint_url: Optional[str] = None
     failover_time_s: float = DEFAULT_FAILOVER_TIME_S
     max_leases_for_worker: Optional[int] = None
-    max_leases_to_steal: int = 1
+    max_leases_to_steal: int = DEFAULT_MAX_LEASES_TO_STEAL
     shard_sync_interval_s: float = DEFAULT_SHARD_SYNC_INTERVAL_S
     fetch_interval_s: float = DEFAULT_FETCH_INTERVAL_S
     max_records_per_fetch: int = DEFAULT_MAX_RECORDS_PER_FETCH

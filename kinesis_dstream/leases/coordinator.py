@@ -6,11 +6,12 @@ three threads, each with the one stop signal and a bounded join:
 - the renewer, every ``failover / 3``: a :class:`~.renewer.LeaseRenewer` pass, each
   lease's renewal in parallel on the pool, then self-fencing of any lease not renewed
   within the failover time by this worker's own clock;
-- the taker, every ``2 x failover``: the shard sync (every ``shard_sync_interval_s``),
-  then a scan that judges expiry by observing counters (never by comparing clocks),
-  takes expired or unowned leases up to the fair share and steals at most
-  ``max_leases_to_steal`` a pass from the most-loaded worker (:mod:`.take_rules`), the writes
-  in parallel on the pool; then it tells the lease-gained listener, on its own thread;
+- the taker, every ``2 x failover``: the shard sync (every ``shard_sync_interval_s``:
+  :class:`~.shard_sync.PeriodicShardSync`), then a scan that judges expiry by observing
+  counters (never by comparing clocks), takes expired or unowned leases up to the fair
+  share and steals at most ``max_leases_to_steal`` a pass from the most-loaded worker
+  (:mod:`.take_rules`), the writes in parallel on the pool; then it tells the
+  lease-gained listener, on its own thread;
 - the parent checker, every half second and when woken: reads the parents of held
   leases that wait for them (:mod:`.parents`), so a failed read delays one child shard
   and never a renewal.
@@ -22,6 +23,8 @@ sooner than a regular pass: :meth:`~.take_pass.LeaseAcquirer.steal_due`).
 A lease whose gained listener raises is released and not taken again for three taker
 passes. :meth:`stop` releases held leases in parallel, each bounded. In a KCL 3.x fleet
 with a live leader the taker only holds what the leader assigned (:mod:`.membership`).
+Its settings are grouped as the KCL groups them: a :class:`~.timing.LeaseManagementConfig`
+(timings and limits) and the owner's :class:`~.listeners.LeaseListeners`.
 """
 
 from __future__ import annotations
@@ -40,23 +43,19 @@ from .fleet import METRICS_INTERVAL_S, FleetWatch
 from .held import HeldLease, HeldLeases, LeaseState
 from .lease import Lease
 from .lease_writes import checkpoint_held
-from .membership import DEFAULT_HANDOFF_TIMEOUT_S, FleetMembership
+from .listeners import LeaseListeners
+from .membership import FleetMembership
 from .parents import check_parents
 from .refresher import LeaseRefresher
 from .renewer import LeaseRenewer, RenewalStats
-from .shard_sync import ShardSync
+from .shard_sync import PeriodicShardSync, ShardSync
 from .take_pass import LeaseAcquirer
 from .thread_pool import ThreadPool
-from .timing import (
-    DEFAULT_FAILOVER_TIME_S,
-    DEFAULT_SHARD_SYNC_INTERVAL_S,
-    LeaseTimings,
-    renewal_pool_width,
-)
+from .timing import LeaseManagementConfig, renewal_pool_width
 
 log = logging.getLogger(__name__)
 
-__all__ = ["DEFAULT_FAILOVER_TIME_S", "DEFAULT_SHARD_SYNC_INTERVAL_S", "LeaseCoordinator"]
+__all__ = ["LeaseCoordinator"]
 
 
 def default_worker_id() -> str:
@@ -66,8 +65,11 @@ def default_worker_id() -> str:
 class LeaseCoordinator:
     """Holds and balances one worker's leases in an application's lease table.
 
-    ``timings`` (default: derived from ``failover_time_s``) sets every interval and
-    bound; ``clock`` (monotonic seconds) is injectable so the protocol is tested in
+    ``config`` (default: the KCL's, a 10 s failover) sets every interval, bound and
+    limit; ``listeners`` are told of leases gained, lost and handed off;
+    ``shard_sync`` (optional) creates the stream's leases every
+    ``config.shard_sync_interval_s``; ``fleet`` (optional) reads a KCL 3.x fleet's mode.
+    ``clock`` (monotonic seconds) and ``rng`` are injectable so the protocol is tested in
     milliseconds. ``start(background=False)`` starts only the pool, for tests that drive
     :meth:`renew_leases`, :meth:`take_leases` and :meth:`check_parents` themselves.
     """
@@ -76,47 +78,30 @@ class LeaseCoordinator:
         self,
         table: LeaseRefresher,
         worker_id: Optional[str] = None,
+        config: Optional[LeaseManagementConfig] = None,
         *,
-        failover_time_s: float = DEFAULT_FAILOVER_TIME_S,
-        max_leases_for_worker: Optional[int] = None,
-        max_leases_to_steal: int = 1,
+        listeners: Optional[LeaseListeners] = None,
         shard_sync: Optional[ShardSync] = None,
-        shard_sync_interval_s: float = DEFAULT_SHARD_SYNC_INTERVAL_S,
-        on_lease_gained: Optional[Callable[[Lease], None]] = None,
-        on_lease_lost: Optional[Callable[[str, str], None]] = None,
-        timings: Optional[LeaseTimings] = None,
         fleet: Optional[FleetWatch] = None,
-        on_lease_handoff: Optional[Callable[[str, str], None]] = None,
-        handoff_timeout_s: float = DEFAULT_HANDOFF_TIMEOUT_S,
-        renewal_threads: Optional[int] = None,
         clock: Callable[[], float] = time.monotonic,
         rng: Optional[random.Random] = None,
     ) -> None:
-        if timings is None:
-            timings = LeaseTimings.from_failover(failover_time_s)
-        elif failover_time_s not in (DEFAULT_FAILOVER_TIME_S, timings.failover_time_s):
-            raise ValueError(
-                f"failover_time_s={failover_time_s} disagrees with the timings' "
-                f"{timings.failover_time_s}: give one or the other"
-            )
-        if max_leases_for_worker is not None and max_leases_for_worker < 1:
-            raise ValueError(f"max_leases_for_worker must be >= 1, got {max_leases_for_worker}")
-        if max_leases_to_steal < 0:
-            raise ValueError(f"max_leases_to_steal must be >= 0, got {max_leases_to_steal}")
-        if renewal_threads is None:
-            renewal_threads = renewal_pool_width(table.max_concurrency)
+        config = config or LeaseManagementConfig()
+        timings = config.timings
         self.table = table
         self.worker_id = worker_id or default_worker_id()
+        self.config = config
         self.timings = timings
         self.failover_time_s = timings.failover_time_s
         self.renewal_interval_s = timings.renewal_interval_s
         self.taker_interval_s = timings.taker_interval_s
-        self.renewal_threads = renewal_threads
-        self.max_leases_for_worker = max_leases_for_worker
-        self.max_leases_to_steal = max_leases_to_steal
+        self.renewal_threads = config.renewal_threads or renewal_pool_width(table.max_concurrency)
+        self.max_leases_for_worker = config.max_leases_for_worker
+        self.max_leases_to_steal = config.max_leases_to_steal
         self.shard_sync = shard_sync
-        self.shard_sync_interval_s = shard_sync_interval_s
-        self._on_lost = on_lease_lost
+        self.shard_sync_interval_s = config.shard_sync_interval_s
+        self._shard_sync = PeriodicShardSync(shard_sync, config.shard_sync_interval_s, clock)
+        self.listeners = listeners = listeners or LeaseListeners()
         self._clock = clock
         self._held = HeldLeases(self.failover_time_s, clock)
         #: The KCL fleet's mode (None: always KCL 2.x, no state read).
@@ -124,11 +109,11 @@ class LeaseCoordinator:
             table,
             self._held,
             fleet,
-            on_handoff=on_lease_handoff,
-            tell_lost=self._tell_lost,
+            on_handoff=listeners.on_lease_handoff,
+            tell_lost=listeners.tell_lost,
             clock=clock,
             failover_time_s=self.failover_time_s,
-            handoff_timeout_s=handoff_timeout_s,
+            handoff_timeout_s=config.handoff_timeout_s,
         )
         self._renewer = LeaseRenewer(
             table,
@@ -149,16 +134,15 @@ class LeaseCoordinator:
             self._held,
             self._renewer,
             timings,
-            max_leases_for_worker=max_leases_for_worker,
-            max_leases_to_steal=max_leases_to_steal,
-            on_gained=on_lease_gained,
-            on_rejected=self._tell_lost,
+            max_leases_for_worker=config.max_leases_for_worker,
+            max_leases_to_steal=config.max_leases_to_steal,
+            on_gained=listeners.on_lease_gained,
+            on_rejected=listeners.tell_lost,
             wake_parents=self._wake_parents.set,
             clock=clock,
             rng=rng or random.Random(),
         )
         self._pool: Optional[ThreadPool] = None
-        self._last_sync: Optional[float] = None
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -184,7 +168,7 @@ class LeaseCoordinator:
                     self._check_due_parents,
                     self._wake_parents,
                 )
-            self._maybe_sync()
+            self._shard_sync.sync_if_due()
             self.membership.poll()
             self.membership.publish_metrics()  # a KCL 3.x leader counts us from now on
             self.take_leases(steal=self._acquirer.steal_due())  # the first regular pass
@@ -224,7 +208,7 @@ class LeaseCoordinator:
             pool.shutdown(time_left(stop_by))
         self._acquirer.forget_unannounced()
         for entry in entries:
-            self._tell_lost(entry.key, "released at stop" if release else "stopped")
+            self.listeners.tell_lost(entry.key, "released at stop" if release else "stopped")
 
     def __enter__(self) -> LeaseCoordinator:
         return self.start()
@@ -278,12 +262,12 @@ class LeaseCoordinator:
                 entry.key,
                 self.failover_time_s,
             )
-            self._tell_lost(entry.key, "not renewed within the failover time")
+            self.listeners.tell_lost(entry.key, "not renewed within the failover time")
 
     def _drop(self, entry: HeldLease, reason: str) -> None:
         if self._held.remove(entry, lost=True):
             log.info("lost lease %s: %s", entry.key, reason)
-            self._tell_lost(entry.key, reason)
+            self.listeners.tell_lost(entry.key, reason)
 
     # -- renewing -------------------------------------------------------------------------
 
@@ -324,7 +308,7 @@ class LeaseCoordinator:
         self.taker_passes_begun += 1
         try:
             try:
-                self._maybe_sync()
+                self._shard_sync.sync_if_due()
             except Exception:  # a failed sync must not cost the take
                 log.exception("shard sync failed for worker %s", self.worker_id)
             if self.membership.takes:  # a follower gains leases in the fleet tick
@@ -333,14 +317,6 @@ class LeaseCoordinator:
                 self.take_leases(steal=self._acquirer.steal_due())
         finally:
             self.taker_passes += 1
-
-    def _maybe_sync(self) -> None:
-        if self.shard_sync is None:
-            return
-        now = self._clock()
-        if self._last_sync is None or now - self._last_sync >= self.shard_sync_interval_s:
-            self._last_sync = now
-            self.shard_sync.sync()
 
     def take_leases(self, steal: bool = True) -> list:
         """One taker pass: scan, judge expiry, take or (with ``steal``) steal; in a KCL
@@ -398,26 +374,7 @@ class LeaseCoordinator:
         and wake the taker, so that the children are read at once, not at its next pass."""
         written = self.checkpoint(shard_id, ESN_SHARD_END, child_shard_ids)
         log.info("shard %s finished; children %s", shard_id, child_shard_ids)
-        if self.shard_sync is not None and child_shard_ids:
-            try:
-                self.shard_sync.create_child_leases(child_shard_ids)
-            except Exception as exc:  # the periodic sync creates them: the parent is leased
-                log.warning(
-                    "could not create the child leases %s of shard %s now: %s; the next "
-                    "shard sync will",
-                    child_shard_ids,
-                    shard_id,
-                    exc,
-                )
+        self._shard_sync.create_children(shard_id, child_shard_ids)
         if child_shard_ids:
             self._wake_taker.set()
         return written
-
-    # -- listeners --------------------------------------------------------------------------
-
-    def _tell_lost(self, key: str, reason: str) -> None:
-        if self._on_lost is not None:
-            try:
-                self._on_lost(key, reason)
-            except Exception:
-                log.exception("lease-lost listener failed for %s", key)

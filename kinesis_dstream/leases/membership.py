@@ -22,11 +22,9 @@ from typing import Any, Callable, Optional
 from .fleet import FleetWatch, LeaseThroughput
 from .held import HeldLease, HeldLeases, LeaseState
 from .refresher import LeaseRefresher
+from .timing import DEFAULT_HANDOFF_TIMEOUT_S
 
 log = logging.getLogger(__name__)
-
-#: The KCL's ``gracefulLeaseHandoffTimeoutMillis`` default.
-DEFAULT_HANDOFF_TIMEOUT_S = 30.0
 
 
 class FleetMembership:

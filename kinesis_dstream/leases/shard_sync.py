@@ -18,12 +18,17 @@
   deleted, or it predates the application).
 - A finished (SHARD_END) lease is deleted once every child lease has started, that is,
   checkpointed past its starting sentinel.
+
+A worker runs its sync through a :class:`PeriodicShardSync`: at start, then from its taker
+passes every ``shard_sync_interval_s``, and a finished shard's children at once (the
+KCL keeps this outside its lease coordinator too: ``PeriodicShardSyncManager``, and the
+shard consumer's ``ShutdownTask``).
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from ..esn import (
     AT_TIMESTAMP,
@@ -160,6 +165,44 @@ class ShardSync:
             if children_started and self.table.delete(lease):
                 log.info("deleted finished lease %s: its children have started", lease.lease_key)
                 del leases[lease.lease_key]
+
+
+class PeriodicShardSync:
+    """One worker's use of a (possibly shared) :class:`ShardSync`: :meth:`sync_if_due`
+    from its taker, :meth:`create_children` at a shard's end. With no sync, nothing."""
+
+    def __init__(
+        self, sync: Optional[ShardSync], interval_s: float, clock: Callable[[], float]
+    ) -> None:
+        self.sync = sync
+        self.interval_s = interval_s
+        self._clock = clock
+        self._last_sync: Optional[float] = None
+
+    def sync_if_due(self) -> None:
+        """Sync if this worker has not within ``interval_s`` (the first call always)."""
+        if self.sync is None:
+            return
+        now = self._clock()
+        if self._last_sync is None or now - self._last_sync >= self.interval_s:
+            self._last_sync = now
+            self.sync.sync()
+
+    def create_children(self, shard_id: str, child_shard_ids: list) -> None:
+        """Create the leases of ``shard_id``'s children now; if that fails, the periodic
+        sync creates them (the parent stays leased until then), so it is logged only."""
+        if self.sync is None or not child_shard_ids:
+            return
+        try:
+            self.sync.create_child_leases(child_shard_ids)
+        except Exception as exc:
+            log.warning(
+                "could not create the child leases %s of shard %s now: %s; the next "
+                "shard sync will",
+                child_shard_ids,
+                shard_id,
+                exc,
+            )
 
 
 def _parents_first(shards: list) -> list:

@@ -1,4 +1,7 @@
-"""Every lease timing, derived from one number: the failover time (as the KCL does).
+"""A worker's lease-management settings, as the KCL's ``LeaseManagementConfig`` groups
+them (:class:`LeaseManagementConfig`), and every lease timing derived from one number:
+the failover time (:class:`LeaseTimings`, as the KCL derives its intervals from
+``failoverTimeMillis``).
 
 - Renew every ``failover / 3``; take every ``2 x (failover + 25 ms)``.
 - A renewal call must end within ``renewal_timeout_s = failover / 6``, half a renewal
@@ -35,8 +38,8 @@ The receiver builds its DynamoDB client and lease table from these values::
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Optional
+from dataclasses import dataclass, field
+from typing import Any, Optional
 
 from ..backoff import Backoff
 
@@ -44,6 +47,10 @@ from ..backoff import Backoff
 DEFAULT_FAILOVER_TIME_S = 10.0
 #: How often shard sync lists the stream's shards (createStream's and the daemon's default).
 DEFAULT_SHARD_SYNC_INTERVAL_S = 60.0
+#: The KCL's ``maxLeasesToStealAtOneTime`` default.
+DEFAULT_MAX_LEASES_TO_STEAL = 1
+#: The KCL's ``gracefulLeaseHandoffTimeoutMillis`` default.
+DEFAULT_HANDOFF_TIMEOUT_S = 30.0
 #: The KCL adds this to the failover time for its taker interval.
 TAKER_EPSILON_S = 0.025
 #: The KCL renews on a pool of 20 threads.
@@ -136,3 +143,46 @@ def renewal_pool_width(client_connections: Optional[int]) -> int:
     if client_connections is None:
         return DEFAULT_RENEWAL_THREADS
     return max(1, min(DEFAULT_RENEWAL_THREADS, client_connections - 2))
+
+
+@dataclass(frozen=True)
+class LeaseManagementConfig:
+    """How a worker holds and balances its leases (the KCL's ``LeaseManagementConfig``);
+    units in the names, defaults the KCL's. Who the worker is, the stores it writes and
+    the listeners it tells are the coordinator's other arguments."""
+
+    #: Every interval and bound, from the failover time (:meth:`from_failover`).
+    timings: LeaseTimings = field(default_factory=LeaseTimings.from_failover)
+    #: The KCL's ``maxLeasesForWorker`` (None: no cap).
+    max_leases_for_worker: Optional[int] = None
+    #: The KCL's ``maxLeasesToStealAtOneTime``: steals a taker pass, from one worker.
+    max_leases_to_steal: int = DEFAULT_MAX_LEASES_TO_STEAL
+    #: How often a taker pass runs the shard sync (when the coordinator has one).
+    shard_sync_interval_s: float = DEFAULT_SHARD_SYNC_INTERVAL_S
+    #: The lease-write pool's width (the KCL's ``maxLeaseRenewalThreads``); None: 20, but
+    #: fewer than the lease client's connections (:func:`renewal_pool_width`).
+    renewal_threads: Optional[int] = None
+    #: The KCL's ``gracefulLeaseHandoffTimeoutMillis``: a KCL 3.x handoff not finished
+    #: by then is transferred anyway.
+    handoff_timeout_s: float = DEFAULT_HANDOFF_TIMEOUT_S
+
+    def __post_init__(self) -> None:
+        if self.max_leases_for_worker is not None and self.max_leases_for_worker < 1:
+            raise ValueError(
+                f"max_leases_for_worker must be >= 1, got {self.max_leases_for_worker}"
+            )
+        if self.max_leases_to_steal < 0:
+            raise ValueError(f"max_leases_to_steal must be >= 0, got {self.max_leases_to_steal}")
+        if self.renewal_threads is not None and self.renewal_threads < 1:
+            raise ValueError(f"renewal_threads must be >= 1, got {self.renewal_threads}")
+
+    @classmethod
+    def from_failover(
+        cls, failover_time_s: float = DEFAULT_FAILOVER_TIME_S, **settings: Any
+    ) -> LeaseManagementConfig:
+        """The timings derived from ``failover_time_s``; ``settings`` the other fields."""
+        return cls(LeaseTimings.from_failover(failover_time_s), **settings)
+
+    @property
+    def failover_time_s(self) -> float:
+        return self.timings.failover_time_s

@@ -8,20 +8,21 @@ change to how our workers join a fleet is made once.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Protocol
 
 from .coordinator import LeaseCoordinator, default_worker_id
 from .dynamodb import LeaseTable
 from .fleet import FleetWatch
-from .lease import Lease
+from .listeners import LeaseListeners
 from .shard_sync import ShardSync
-from .timing import DEFAULT_FAILOVER_TIME_S, DEFAULT_SHARD_SYNC_INTERVAL_S, LeaseTimings
+from .timing import LeaseManagementConfig
 
 
 class WorkerSettings(Protocol):
-    """Settings that name a worker's fields as :class:`LeaseWorkerConfig` does
-    (createStream's StreamSettings, the kcl daemon's MultiLangConfig); read only."""
+    """Settings that name a worker's fields as :class:`LeaseWorkerConfig` and
+    :class:`~.timing.LeaseManagementConfig` do (createStream's StreamSettings, the kcl
+    daemon's MultiLangConfig); read only."""
 
     @property
     def stream_name(self) -> str: ...
@@ -47,7 +48,8 @@ class WorkerSettings(Protocol):
 
 @dataclass(frozen=True)
 class LeaseWorkerConfig:
-    """Who the worker is and how it takes part in the fleet; units in the names."""
+    """Who the worker is and what it reads (the identity half of the KCL's
+    ``LeaseManagementConfig``); how it holds and balances leases is ``lease_management``."""
 
     #: The lease table's name (the KCL's application name).
     application_name: str
@@ -55,10 +57,7 @@ class LeaseWorkerConfig:
     #: Where a new lease starts: LATEST, TRIM_HORIZON or AT_TIMESTAMP.
     initial_position: str
     worker_id: Optional[str] = None
-    failover_time_s: float = DEFAULT_FAILOVER_TIME_S
-    max_leases_for_worker: Optional[int] = None
-    max_leases_to_steal: int = 1
-    shard_sync_interval_s: float = DEFAULT_SHARD_SYNC_INTERVAL_S
+    lease_management: LeaseManagementConfig = field(default_factory=LeaseManagementConfig)
     #: The lease table; None: the application name (the KCL's ``tableName`` default).
     table_name: Optional[str] = None
 
@@ -66,17 +65,21 @@ class LeaseWorkerConfig:
     def of(
         cls, application_name: str, settings: WorkerSettings, table_name: Optional[str] = None
     ) -> LeaseWorkerConfig:
-        """From settings that name the worker's fields as this class does (createStream's
-        StreamSettings, the kcl daemon's MultiLangConfig)."""
+        """From settings that name the worker's fields as this class and
+        :class:`~.timing.LeaseManagementConfig` do (createStream's StreamSettings, the kcl
+        daemon's MultiLangConfig)."""
+        lease_management = LeaseManagementConfig.from_failover(
+            settings.failover_time_s,
+            max_leases_for_worker=settings.max_leases_for_worker,
+            max_leases_to_steal=settings.max_leases_to_steal,
+            shard_sync_interval_s=settings.shard_sync_interval_s,
+        )
         return cls(
             application_name,
             settings.stream_name,
             settings.initial_position,
             settings.worker_id,
-            settings.failover_time_s,
-            settings.max_leases_for_worker,
-            settings.max_leases_to_steal,
-            settings.shard_sync_interval_s,
+            lease_management,
             table_name,
         )
 
@@ -84,17 +87,14 @@ class LeaseWorkerConfig:
     def lease_table_name(self) -> str:
         return self.table_name or self.application_name
 
-    @property
-    def timings(self) -> LeaseTimings:
-        return LeaseTimings.from_failover(self.failover_time_s)
-
 
 class LeaseWorker:
     """Builds (does not start) a worker's lease table, shard sync, fleet watch and
     coordinator.
 
-    ``kinesis`` is the worker's Kinesis client. ``dynamodb_client`` builds its DynamoDB
-    client for a read timeout: lease calls must end well inside a renewal interval
+    ``kinesis`` is the worker's Kinesis client; ``listeners`` are told of the leases it
+    gains, loses and hands off. ``dynamodb_client`` builds its DynamoDB client for a read
+    timeout: lease calls must end well inside a renewal interval
     (:mod:`.timing`), so the timeout comes from the worker's failover time. The
     coordinator is started and stopped by the owner (``worker.coordinator.start()``).
     """
@@ -104,12 +104,9 @@ class LeaseWorker:
         config: LeaseWorkerConfig,
         kinesis: Any,
         dynamodb_client: Callable[[float], Any],
-        *,
-        on_lease_gained: Optional[Callable[[Lease], None]] = None,
-        on_lease_lost: Optional[Callable[[str, str], None]] = None,
-        on_lease_handoff: Optional[Callable[[str, str], None]] = None,
+        listeners: Optional[LeaseListeners] = None,
     ) -> None:
-        timings = config.timings
+        timings = config.lease_management.timings
         self.config = config
         self.dynamodb = dynamodb_client(timings.client_read_timeout_s)
         self.table = LeaseTable(
@@ -126,13 +123,8 @@ class LeaseWorker:
         self.coordinator = LeaseCoordinator(
             self.table,
             worker_id,
-            timings=timings,
-            fleet=self.fleet,
-            on_lease_handoff=on_lease_handoff,
-            max_leases_for_worker=config.max_leases_for_worker,
-            max_leases_to_steal=config.max_leases_to_steal,
+            config.lease_management,
+            listeners=listeners,
             shard_sync=self.shard_sync,
-            shard_sync_interval_s=config.shard_sync_interval_s,
-            on_lease_gained=on_lease_gained,
-            on_lease_lost=on_lease_lost,
+            fleet=self.fleet,
         )

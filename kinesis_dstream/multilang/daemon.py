@@ -42,6 +42,7 @@ import time
 from typing import Any, Optional
 
 from ..aws import create_client
+from ..leases.listeners import LeaseListeners
 from ..leases.worker import LeaseWorker, LeaseWorkerConfig
 from ..retrieval.consumers import ensure_consumer
 from ..retrieval.events import SubscriptionPacer
@@ -127,8 +128,7 @@ class MultiLangDaemon:
                 read_timeout_s=read_timeout_s,
                 session=dynamo_session,
             ),
-            on_lease_lost=self._lease_lost,
-            on_lease_handoff=self._lease_handoff,
+            LeaseListeners(on_lease_lost=self._lease_lost, on_lease_handoff=self._lease_handoff),
         )
         self.dynamodb = worker.dynamodb
         self.table, self.shard_sync = worker.table, worker.shard_sync

@@ -14,6 +14,7 @@ from kinesis_dstream.esn import ESN_SHARD_END, ESN_TRIM_HORIZON, ExtendedSequenc
 from kinesis_dstream.leases.coordinator import LeaseCoordinator
 from kinesis_dstream.leases.dynamodb import LeaseTable
 from kinesis_dstream.leases.lease import Lease
+from kinesis_dstream.leases.timing import LeaseManagementConfig
 
 SEQ = "49590338271490256608559692538361571095921575989136588898"
 
@@ -207,7 +208,7 @@ def test_usage_errors_exit_2(local_aws):
 
 
 def test_reset_is_refused_while_a_worker_renews_and_done_once_stopped(local_aws, app):
-    worker = LeaseCoordinator(app, "live", failover_time_s=1.0).start()
+    worker = LeaseCoordinator(app, "live", LeaseManagementConfig.from_failover(1.0)).start()
     try:
         # 3 s of watching: "live" renews every 1/3 s; a load stall of its renewer must not
         # make it look stopped

@@ -20,7 +20,8 @@ from kinesis_dstream.esn import ExtendedSequenceNumber
 from kinesis_dstream.leases.coordinator import LeaseCoordinator
 from kinesis_dstream.leases.dynamodb import LeaseTable
 from kinesis_dstream.leases.lease import Lease
-from kinesis_dstream.leases.timing import LeaseTimings
+from kinesis_dstream.leases.listeners import LeaseListeners
+from kinesis_dstream.leases.timing import LeaseManagementConfig, LeaseTimings
 
 from ..support.faults import CallCounter, CallErrors, write_from_outside
 from ..support.waiting import seconds_until
@@ -48,12 +49,14 @@ class Workers:
         self.running = []
         self.lost = []
 
-    def start(self, name, **options):
+    def start(self, name, failover_time_s=FAILOVER_S, timings=None, **limits):
         coordinator = LeaseCoordinator(
             LeaseTable(self.server.client("dynamodb"), self.app),
             name,
-            on_lease_lost=lambda key, reason: self.lost.append((name, key, reason)),
-            **{"failover_time_s": FAILOVER_S, **options},
+            LeaseManagementConfig(timings or LeaseTimings.from_failover(failover_time_s), **limits),
+            listeners=LeaseListeners(
+                on_lease_lost=lambda key, reason: self.lost.append((name, key, reason))
+            ),
         )
         self.running.append(coordinator.start())
         return coordinator

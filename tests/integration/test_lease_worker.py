@@ -2,7 +2,7 @@
 
 from kinesis_dstream.dstream.lease_setup import build_lease_worker
 from kinesis_dstream.dstream.settings import StreamSettings
-from kinesis_dstream.leases.worker import LeaseWorkerConfig
+from kinesis_dstream.leases.timing import LeaseTimings
 from kinesis_dstream.multilang.properties import parse_properties
 
 KNOBS = {
@@ -25,7 +25,7 @@ def assert_assembled_from(worker, application_name):
     assert coordinator.shard_sync is worker.shard_sync
     assert coordinator.shard_sync_interval_s == 30.0
     # lease calls end well inside a renewal interval: the client's timeout comes from there
-    timeout = LeaseWorkerConfig("a", "s", "LATEST", failover_time_s=6.0).timings
+    timeout = LeaseTimings.from_failover(6.0)
     assert worker.dynamodb.meta.config.read_timeout == timeout.client_read_timeout_s
 
 

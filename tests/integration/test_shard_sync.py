@@ -18,9 +18,10 @@ from kinesis_dstream.esn import (
 from kinesis_dstream.leases.coordinator import LeaseCoordinator
 from kinesis_dstream.leases.dynamodb import LeaseTable
 from kinesis_dstream.leases.lease import Lease
+from kinesis_dstream.leases.listeners import LeaseListeners
 from kinesis_dstream.leases.memory import InMemoryLeaseRefresher
 from kinesis_dstream.leases.shard_sync import ShardSync
-from kinesis_dstream.leases.timing import LeaseTimings
+from kinesis_dstream.leases.timing import LeaseManagementConfig, LeaseTimings
 from kinesis_dstream.retrieval.reader import ReaderConfig, ShardReader, StartPosition
 from kinesis_dstream.retrieval.streams import ensure_stream, list_shards, wait_active
 
@@ -208,11 +209,12 @@ def test_the_periodic_sync_finds_new_shards_and_the_worker_takes_them(
     with LeaseCoordinator(
         table,
         "w",
-        failover_time_s=10.0,
-        timings=dataclasses.replace(LeaseTimings.from_failover(10.0), taker_interval_s=quick),
+        LeaseManagementConfig(
+            dataclasses.replace(LeaseTimings.from_failover(10.0), taker_interval_s=quick),
+            shard_sync_interval_s=0.5,
+        ),
+        listeners=LeaseListeners(on_lease_gained=lambda lease: gained.append(lease.lease_key)),
         shard_sync=sync,
-        shard_sync_interval_s=0.5,
-        on_lease_gained=lambda lease: gained.append(lease.lease_key),
     ) as worker:
         assert gained == ["shardId-000000000000"]  # told at once, at the first pass
         kinesis.split_shard(
@@ -336,10 +338,10 @@ def test_children_are_taken_at_once_and_a_merge_child_starts_when_another_worker
         name: LeaseCoordinator(
             table,
             name,
-            failover_time_s=30.0,
-            max_leases_for_worker=None,
+            LeaseManagementConfig.from_failover(
+                30.0, max_leases_for_worker=None, shard_sync_interval_s=3600
+            ),
             shard_sync=sync,
-            shard_sync_interval_s=3600,
         )
         for name in ("a", "b")
     }

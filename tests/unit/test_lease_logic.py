@@ -20,7 +20,7 @@ from kinesis_dstream.leases.held import HeldLease, HeldLeases, LeaseState
 from kinesis_dstream.leases.lease import Lease
 from kinesis_dstream.leases.take_rules import LeaseObserver, lease_counts, leases_to_take
 from kinesis_dstream.leases.thread_pool import ThreadPool
-from kinesis_dstream.leases.timing import LeaseTimings
+from kinesis_dstream.leases.timing import LeaseManagementConfig, LeaseTimings
 
 ESN = ExtendedSequenceNumber
 KINESALITE_SEQ = "49680425625131456410559944140152037382098193786771341314"  # 56 digits
@@ -184,6 +184,27 @@ def test_nonsense_timings_are_refused_by_name():
         LeaseTimings.from_failover(0)
     with pytest.raises(ValueError, match="renewal_interval_s"):
         replace(LeaseTimings.from_failover(3.0), renewal_interval_s=3.0)
+
+
+def test_the_lease_management_config_has_the_kcls_defaults_and_one_failover_time():
+    config = LeaseManagementConfig()
+    assert config.timings == LeaseTimings.from_failover(10.0)
+    assert (config.max_leases_for_worker, config.max_leases_to_steal) == (None, 1)
+    assert (config.shard_sync_interval_s, config.handoff_timeout_s) == (60.0, 30.0)
+    assert config.renewal_threads is None  # 20, fewer than the client's connections
+    quick = LeaseManagementConfig.from_failover(3.0, max_leases_to_steal=2)
+    assert quick.failover_time_s == quick.timings.failover_time_s == 3.0
+    assert quick.timings.renewal_interval_s == pytest.approx(1.0)
+    assert quick.max_leases_to_steal == 2
+
+
+@pytest.mark.parametrize(
+    "field, value",
+    [("max_leases_for_worker", 0), ("max_leases_to_steal", -1), ("renewal_threads", 0)],
+)
+def test_nonsense_limits_are_refused_by_name(field, value):
+    with pytest.raises(ValueError, match=f"{field} must be >= .*, got {value}"):
+        LeaseManagementConfig(**{field: value})
 
 
 # -- the held-lease state table -------------------------------------------------------------

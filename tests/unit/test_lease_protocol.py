@@ -17,7 +17,14 @@ import pytest
 
 from kinesis_dstream.errors import DependencyError, LeaseLostError
 from kinesis_dstream.esn import ESN_SHARD_END, ExtendedSequenceNumber
-from kinesis_dstream.leases import InMemoryLeaseRefresher, Lease, LeaseCoordinator, LeaseTimings
+from kinesis_dstream.leases import (
+    InMemoryLeaseRefresher,
+    Lease,
+    LeaseCoordinator,
+    LeaseListeners,
+    LeaseManagementConfig,
+    LeaseTimings,
+)
 from kinesis_dstream.leases.refresher import LeaseRefresher
 
 from ..support.lease_faults import FaultyRefresher
@@ -58,7 +65,9 @@ class World:
         self.events: list = []
         self.workers: list = []
 
-    def worker(self, name: str, *, gained=None, timings=TIMINGS, **options) -> LeaseCoordinator:
+    def worker(
+        self, name: str, *, gained=None, timings=TIMINGS, on_lease_handoff=None, **limits
+    ) -> LeaseCoordinator:
         def on_gained(lease: Lease) -> None:
             self.events.append(("gained", name, lease.lease_key, None))
             if gained is not None:
@@ -67,11 +76,13 @@ class World:
         coordinator = LeaseCoordinator(
             self.store,
             name,
-            timings=timings,
+            LeaseManagementConfig(timings, **limits),
+            listeners=LeaseListeners(
+                on_lease_gained=on_gained,
+                on_lease_lost=lambda key, why: self.events.append(("lost", name, key, why)),
+                on_lease_handoff=on_lease_handoff,
+            ),
             clock=self.clock,
-            on_lease_gained=on_gained,
-            on_lease_lost=lambda key, why: self.events.append(("lost", name, key, why)),
-            **options,
         )
         self.workers.append(coordinator)
         return coordinator.start(background=False)
@@ -370,7 +381,7 @@ def test_stop_returns_in_bounded_time_while_every_release_hangs(world):
 def test_background_threads_renew_and_stop_within_the_bound_when_the_store_is_down():
     world = World()
     timings = LeaseTimings.from_failover(0.6)
-    a = LeaseCoordinator(world.store, "bg", timings=timings).start()
+    a = LeaseCoordinator(world.store, "bg", LeaseManagementConfig(timings)).start()
     try:
         wait_until(
             lambda: world.counter(KEYS[0]) >= 3,

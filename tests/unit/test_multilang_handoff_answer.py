@@ -11,7 +11,12 @@ import threading
 
 import pytest
 
-from kinesis_dstream.leases import InMemoryLeaseRefresher, Lease, LeaseCoordinator
+from kinesis_dstream.leases import (
+    InMemoryLeaseRefresher,
+    Lease,
+    LeaseCoordinator,
+    LeaseManagementConfig,
+)
 from kinesis_dstream.multilang import messages
 from kinesis_dstream.multilang.properties import MultiLangConfig
 from kinesis_dstream.multilang.protocol import ChildHung
@@ -26,7 +31,7 @@ GRACE_S = 0.2
 def coordinator():
     table = InMemoryLeaseRefresher()
     table.create_lease(Lease(SHARD))
-    coord = LeaseCoordinator(table, "worker-a", failover_time_s=10.0)
+    coord = LeaseCoordinator(table, "worker-a", LeaseManagementConfig.from_failover(10.0))
     coord.start(background=False)
     yield coord
     coord.stop(release=True)

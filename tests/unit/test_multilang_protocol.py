@@ -16,7 +16,12 @@ from datetime import datetime, timezone
 import pytest
 
 from kinesis_dstream.esn import ExtendedSequenceNumber
-from kinesis_dstream.leases import InMemoryLeaseRefresher, Lease, LeaseCoordinator
+from kinesis_dstream.leases import (
+    InMemoryLeaseRefresher,
+    Lease,
+    LeaseCoordinator,
+    LeaseManagementConfig,
+)
 from kinesis_dstream.multilang import messages
 from kinesis_dstream.multilang.checkpointer import ChildCheckpointer
 from kinesis_dstream.multilang.messages import (
@@ -81,7 +86,7 @@ def store():
 
 @pytest.fixture
 def coordinator(store):
-    coord = LeaseCoordinator(store, "worker-a", failover_time_s=10.0)
+    coord = LeaseCoordinator(store, "worker-a", LeaseManagementConfig.from_failover(10.0))
     coord.start(background=False)
     assert SHARD in coord.held_leases()
     yield coord
