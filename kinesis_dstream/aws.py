@@ -3,7 +3,12 @@
 Region: the explicit argument, else ``AWS_REGION``, else ``AWS_DEFAULT_REGION`` or the
 shared config profile (boto3's own chain). Endpoint: the explicit argument, else
 botocore's ``AWS_ENDPOINT_URL_<SERVICE>`` / ``AWS_ENDPOINT_URL`` (boto3 applies them when
-no endpoint is given). Credentials: explicit keys, else boto3's default chain.
+no endpoint is given). An explicit endpoint that is the region's public AWS endpoint for
+the service (``https://kinesis.<region>.amazonaws.com``: kinesis-asl's signature asks for
+it, the Glue console writes it into every Kinesis table) means the default, as it does on
+AWS: the SDK's endpoint settings apply to it (:func:`sdk_endpoint`). Each process says in
+one line which endpoint each service uses. Credentials: explicit keys, else boto3's
+default chain.
 
 botocore's own retries are turned off: callers retry with a :class:`~.backoff.Backoff`
 so that attempts and time are bounded by one policy the user can configure.
@@ -20,7 +25,9 @@ or ``lean_get_records=False`` is passed.
 from __future__ import annotations
 
 import importlib
+import logging
 import os
+import re
 import threading
 from dataclasses import dataclass, field, replace
 from typing import Any, Optional
@@ -41,6 +48,8 @@ from .executor_heap import freeze_heap
 from .retrieval import lean_get_records as _lean_reads
 from .retrieval import page_decoder
 
+log = logging.getLogger(__name__)
+
 DEFAULT_CONNECT_TIMEOUT_S = 5.0
 DEFAULT_READ_TIMEOUT_S = 30.0
 
@@ -56,6 +65,53 @@ def resolve_region(region_name: Optional[str] = None) -> str:
             "or a region in the shared AWS config file"
         )
     return region
+
+
+#: A service's endpoint prefix where it is not its boto3 name.
+_ENDPOINT_PREFIX = {"cloudwatch": "monitoring"}
+#: (service, endpoint) pairs this process has named in its one line (:func:`_say_endpoint`).
+_SAID: set = set()
+_SAID_LOCK = threading.Lock()
+
+
+def _public_endpoint(service: str, region: str) -> re.Pattern:
+    prefix = re.escape(_ENDPOINT_PREFIX.get(service, service))
+    region_part = re.escape(region)
+    s3_global = r"|s3\.amazonaws\.com" if service == "s3" and region == "us-east-1" else ""
+    return re.compile(
+        rf"(?:https?://)?(?:{prefix}\.{region_part}\.amazonaws\.com(?:\.cn)?{s3_global})/?",
+        re.IGNORECASE,
+    )
+
+
+def sdk_endpoint(service: str, region: str, endpoint_url: Optional[str]) -> Optional[str]:
+    """The endpoint to give botocore for ``endpoint_url``: None, the AWS SDK's own choice
+    (``AWS_ENDPOINT_URL_<SERVICE>``, ``AWS_ENDPOINT_URL``, the shared config, else the
+    region's default), where it is empty or the region's public AWS endpoint for the service;
+    any other URL (a local server, a VPC or FIPS endpoint, a proxy) as given."""
+    if not endpoint_url or _public_endpoint(service, region).fullmatch(endpoint_url.strip()):
+        return None
+    return endpoint_url
+
+
+def _say_endpoint(service: str, client: Any, given: Optional[str], used: Optional[str]) -> None:
+    """One line per service, endpoint and reason in a process: which endpoint it uses, and
+    why."""
+    if used is not None:
+        why = "as given"
+    else:
+        why = (
+            "the AWS SDK's choice: AWS_ENDPOINT_URL_<SERVICE>, AWS_ENDPOINT_URL, the shared "
+            "config, else the region's default"
+        )
+        if given:
+            why += f", in place of the given {given}: the region's default"
+    endpoint = client.meta.endpoint_url
+    with _SAID_LOCK:
+        if (service, endpoint, why) in _SAID:
+            return
+        _SAID.add((service, endpoint, why))
+    log.info("%s endpoint: %s (%s)", service, endpoint, why)
 
 
 def create_client(
@@ -100,14 +156,14 @@ def create_client(
         max_pool_connections=max_pool_connections or (32 if service == "kinesis" else 10),
     )
     region = resolve_region(region_name)
+    used = sdk_endpoint(service, region, endpoint_url)
     try:
-        client = session.client(
-            service, region_name=region, endpoint_url=endpoint_url or None, config=config
-        )
+        client = session.client(service, region_name=region, endpoint_url=used, config=config)
     except MISSING_CREDENTIALS_ERRORS as exc:  # e.g. a key id without its secret
         raise credentials_error(
             exc, operation=f"create {service} client", endpoint=endpoint_url, region=region
         ) from exc
+    _say_endpoint(service, client, endpoint_url, used)
     if service == "kinesis":
         if fast_get_records is None:
             fast_get_records = page_decoder.enabled_by_environment()

@@ -75,3 +75,38 @@ def test_a_taken_port_is_a_clear_error():
 def test_bad_port_is_rejected():
     with pytest.raises(ValueError, match="70000"):
         LocalAWS(port=70000)
+
+
+def test_the_public_endpoint_given_goes_where_the_sdks_settings_say_and_is_said_once(
+    local_aws, monkeypatch, caplog, unique_name
+):
+    # kinesis-asl's signature asks for the endpoint; the Glue console writes it into every
+    # table: given literally, it means the region's default, which AWS_ENDPOINT_URL_* moves
+    from kinesis_dstream import aws
+    from kinesis_dstream.aws import ClientSpec, create_client
+    from kinesis_dstream.retrieval.streams import ensure_stream
+
+    monkeypatch.setattr(aws, "_SAID", set())  # what earlier tests' clients said: not ours
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    monkeypatch.setenv("AWS_ENDPOINT_URL_KINESIS", local_aws.endpoint_url)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", local_aws.access_key_id)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", local_aws.secret_access_key)
+    public = f"https://kinesis.{local_aws.region_name}.amazonaws.com"
+    caplog.set_level("INFO", logger="kinesis_dstream.aws")
+    client = create_client("kinesis", region_name=local_aws.region_name, endpoint_url=public)
+    assert client.meta.endpoint_url == local_aws.endpoint_url
+    ensure_stream(client, unique_name, 1)  # a real call reaches the local server
+    spec = ClientSpec("kinesis", local_aws.region_name, public)
+    assert unique_name in spec.client().list_streams()["StreamNames"]
+    said = [r.getMessage() for r in caplog.records if r.getMessage().startswith("kinesis endpoint")]
+    assert said == [
+        f"kinesis endpoint: {local_aws.endpoint_url} (the AWS SDK's choice: "
+        "AWS_ENDPOINT_URL_<SERVICE>, AWS_ENDPOINT_URL, the shared config, else the region's "
+        f"default, in place of the given {public}: the region's default)"
+    ]
+    # any other URL is used as given, and said so
+    other = create_client("dynamodb", region_name="us-east-1", endpoint_url=local_aws.endpoint_url)
+    assert other.meta.endpoint_url == local_aws.endpoint_url
+    assert f"dynamodb endpoint: {local_aws.endpoint_url} (as given)" in [
+        r.getMessage() for r in caplog.records
+    ]

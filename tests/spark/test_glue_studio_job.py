@@ -30,7 +30,9 @@ def test_a_glue_studio_job_of_visual_transforms_and_data_quality_runs_unchanged(
         catalog,
         database,
         table,
-        {"streamName": stream, "endpointUrl": local_aws.endpoint_url},
+        # as the Glue console and CDK stacks write it: AWS's endpoint for the region, which
+        # means the default, so the job's AWS SDK settings (the local AWS here) apply
+        {"streamName": stream, "endpointUrl": f"https://kinesis.{local_aws.region_name}.amazonaws.com"},
         {"classification": "json"},
         [
             ("id", "bigint"),
