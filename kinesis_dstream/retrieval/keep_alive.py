@@ -19,10 +19,11 @@ send failed) is replaced and the request sent once more: :meth:`Pool.post` is fo
 that may be sent twice (reads).
 
 The answers are parsed by httptools (llhttp, Node's HTTP parser: :class:`HttptoolsConnection`)
-since 2026-11-28, instead of by hand: at the same CPU (on the benchmark server, one run,
-load 6.5 on 2 cores: a shard read 0.206 ms on httptools against 0.223 ms by hand, the
-exchange alone 0.053 against 0.058 ms; h11, pure Python, 0.378 and 0.186 ms, 70% of a
-read more), and the hand-written parser read a folded header line as a header of its own.
+since 2026-11-28, instead of by hand: at the same CPU (on the benchmark server, two runs
+at load 5-7 on 2 cores: a shard read 0.206 and 0.195 ms on httptools against 0.223 and
+0.185 ms by hand, the exchange alone 0.053 and 0.045 against 0.058 and 0.044 ms; on h11,
+pure Python, 0.378 and 0.305 ms, 65-70% of a read more), and the hand-written parser read
+a folded header line as a header of its own.
 ``docs/benchmarks/results/2026-11-28-shard-read.md`` has the figures;
 ``python -m benchmarks.bench_shard_read --exchanges`` measures the three again (the other
 two are kept in ``benchmarks/http_exchanges.py``).
