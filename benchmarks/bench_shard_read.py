@@ -2,6 +2,7 @@
 
     python -m benchmarks.bench_shard_read [--servers bench,moto,kinesalite] [--calls 300]
                                           [--rounds 5] [--profile]
+                                          [--exchanges hand-written,h11,httptools]
 
 For each local server (``bench``: :mod:`benchmarks.kinesis_server`, kept-alive and in
 memory; ``moto``: moto's server; ``kinesalite``), one stream of one empty shard, and on it,
@@ -12,15 +13,19 @@ in ``--rounds`` interleaved rounds of ``--calls`` reads each:
 - ``reader, botocore``: the library's read path as it was (a :class:`ShardReader` on a
   :func:`~kinesis_dstream.aws.create_client` client: botocore's call, the page decoder),
   one ``read(max_calls=1)`` per read, unpaced;
-- ``reader, lean``: the same reader on a client with the lean GetRecords path
-  (:mod:`kinesis_dstream.retrieval.lean_get_records`), the library's default;
-- ``lean get_records``: the lean call alone, as the baseline's loop makes it.
+- ``reader, lean, X``: the same reader on a client with the lean GetRecords path
+  (:mod:`kinesis_dstream.retrieval.lean_get_records`), the library's default, its HTTP
+  exchange on ``X`` (each of ``--exchanges``: the hand-written one, h11's, httptools');
+- ``lean get_records, X``: the lean call alone, as the baseline's loop makes it;
+- ``exchange alone, X``: the HTTP exchange alone, one request signed once and posted
+  again and again (no signing, no page decoding).
 
 Printed per server and path: the medians over rounds of client CPU per read
 (``time.process_time()`` of this process only), wall time per read, and the server
 process's CPU per read (from ``/proc``, apart from ours), then each path's ratio to the
-baseline of the same run. ``--profile`` prints where the two reader paths' time goes
-(cProfile's top functions by own time, per read) on the first server.
+baseline of the same run, and each exchange's cost beside the first's, the difference as
+a share of a read on the first (``reader, lean``). ``--profile`` prints where the reader
+paths' time goes (cProfile's top functions by own time, per read) on the first server.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
+import json
 import os
 import pstats
 import re
@@ -35,6 +41,7 @@ import statistics
 import time
 from importlib import metadata
 from typing import Any, Callable
+from urllib.parse import urlsplit
 
 import boto3
 from botocore.auth import SigV4Auth
@@ -43,12 +50,19 @@ from botocore.config import Config
 from botocore.credentials import Credentials
 
 from benchmarks import results
+from benchmarks.http_exchanges import H11Connection, HandWrittenConnection
 from benchmarks.kinesis_server import BenchKinesis
 from kinesis_dstream.local import LocalAWS
 from kinesis_dstream.retrieval import lean_get_records
+from kinesis_dstream.retrieval.keep_alive import HttptoolsConnection, Pool
 from kinesis_dstream.retrieval.reader import ReaderConfig, ShardReader, StartPosition
 
 STREAM = "idle"
+EXCHANGES = {
+    "hand-written": HandWrittenConnection,
+    "h11": H11Connection,
+    "httptools": HttptoolsConnection,
+}
 _TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -123,23 +137,56 @@ def reader_loop(client: Any, shard_id: str) -> Callable[[int], None]:
     return run
 
 
-def paths(server: LocalAWS, shard_id: str) -> dict:
-    plain = server.client("kinesis", lean_get_records=False)
-    lean = server.client("kinesis", lean_get_records=True)
-    if lean_get_records.installed(lean) is None:
+def lean_client(server: LocalAWS, exchange: str) -> Any:
+    """A client of the library's whose lean GetRecords path runs on ``exchange``."""
+    client = server.client("kinesis", lean_get_records=False)
+    if lean_get_records.install(client, EXCHANGES[exchange]) is None:
         raise SystemExit("the lean GetRecords path did not install on this client")
-    return {
+    return client
+
+
+def paths(server: LocalAWS, shard_id: str, exchanges: list) -> dict:
+    loops = {
         "boto3 get_records": raw_loop(
             boto3_client(server),
             shard_id,
             lambda c, it: c.get_records(ShardIterator=it, Limit=10000),
         ),
-        "reader, botocore": reader_loop(plain, shard_id),
-        "reader, lean": reader_loop(lean, shard_id),
-        "lean get_records": raw_loop(
-            lean, shard_id, lambda c, it: lean_get_records.get_records(c, it, 10000)
-        ),
+        "reader, botocore": reader_loop(server.client("kinesis", lean_get_records=False), shard_id),
     }
+    for exchange in exchanges:
+        loops[f"reader, lean, {exchange}"] = reader_loop(lean_client(server, exchange), shard_id)
+    for exchange in exchanges:
+        loops[f"lean get_records, {exchange}"] = raw_loop(
+            lean_client(server, exchange),
+            shard_id,
+            lambda c, it: lean_get_records.get_records(c, it, 10000),
+        )
+    for exchange in exchanges:
+        loops[f"exchange alone, {exchange}"] = exchange_loop(server, shard_id, exchange)
+    return loops
+
+
+def exchange_loop(server: LocalAWS, shard_id: str, exchange: str) -> Callable[[int], None]:
+    """The HTTP exchange alone: one GetRecords request, signed once, posted again and
+    again on a pool of ``exchange``'s connections (no signing, no page decoding)."""
+    client = lean_client(server, exchange)
+    iterator = client.get_shard_iterator(
+        StreamName=STREAM, ShardId=shard_id, ShardIteratorType="LATEST"
+    )["ShardIterator"]
+    lean = lean_get_records.installed(client)
+    assert lean is not None
+    request = lean._request(json.dumps({"ShardIterator": iterator, "Limit": 10000}).encode())
+    url = urlsplit(server.endpoint_url)
+    pool = Pool(server.endpoint_url, url.hostname, url.port, None, 10, 10, EXCHANGES[exchange])
+    if pool.post(request).status != 200:
+        raise SystemExit(f"the {exchange} exchange's GetRecords was refused")
+
+    def run(calls: int) -> None:
+        for _ in range(calls):
+            pool.post(request)
+
+    return run
 
 
 def measure(run: Callable[[int], None], calls: int, server_pid: int) -> tuple:
@@ -163,16 +210,18 @@ def print_profile(path: str, run: Callable[[int], None], calls: int) -> None:
     for (filename, line, function), (_, _, own, _, _) in rows:
         # the package's own path (site-packages, the standard library, ours), not the machine's
         where = re.sub(
-            r"^.*(/site-packages/|/lib/python3\.\d+/|/(?=kinesis_dstream/))", "", filename
+            r"^.*(/site-packages/|/lib/python3\.\d+/|/(?=(kinesis_dstream|benchmarks)/))",
+            "",
+            filename,
         )
         print(f"  {1000 * own / calls:10.3f}  {function} ({where}:{line})")
 
 
-def bench_server(name: str, calls: int, rounds: int, profile: bool) -> None:
+def bench_server(name: str, calls: int, rounds: int, profile: bool, exchanges: list) -> None:
     server = start_server(name)
     try:
         shard_id = idle_shard(server)
-        loops = paths(server, shard_id)
+        loops = paths(server, shard_id, exchanges)
         for run in loops.values():
             run(20)  # warm: connections, caches, the first iterator
         samples: dict = {path: [] for path in loops}
@@ -181,7 +230,7 @@ def bench_server(name: str, calls: int, rounds: int, profile: bool) -> None:
                 assert server.pid is not None
                 samples[path].append(measure(run, calls, server.pid))
         if profile:
-            for path in ("reader, botocore", "reader, lean"):
+            for path in ("reader, botocore", *(f"reader, lean, {x}" for x in exchanges)):
                 print_profile(path, loops[path], calls)
     finally:
         server.stop()
@@ -189,9 +238,37 @@ def bench_server(name: str, calls: int, rounds: int, profile: bool) -> None:
     print(f"\n### {server.label}: {calls} reads x {rounds} rounds, medians\n")
     print("| path | client CPU ms/read | / boto3 | wall ms/read | server CPU ms/read |")
     print("| --- | --- | --- | --- | --- |")
+    medians = {}
     for path, rows in samples.items():
         cpu, wall, server_cpu = (statistics.median(r[i] for r in rows) for i in range(3))
+        medians[path] = cpu
         print(f"| {path} | {cpu:.3f} | {cpu / baseline:.2f} | {wall:.3f} | {server_cpu:.3f} |")
+    print_exchange_costs(medians, exchanges)
+
+
+#: The three measures of an exchange's cost, from the whole read to the exchange alone.
+KINDS = ("reader, lean", "lean get_records", "exchange alone")
+
+
+def print_exchange_costs(medians: dict, exchanges: list) -> None:
+    """Each exchange's CPU beside the first's, the difference as a share of a read (the
+    reader's, on the first exchange): what the issue's rule weighs."""
+    first = exchanges[0]
+    if len(exchanges) < 2:
+        return
+    read = medians[f"reader, lean, {first}"]
+    print(
+        f"\nEach exchange's CPU (ms) and its difference from {first}'s as a share of a read"
+        f" ('reader, lean, {first}': {read:.3f} ms):\n"
+    )
+    print("| exchange | " + " | ".join(f"{kind} | +/- of a read" for kind in KINDS) + " |")
+    print("| --- |" + " --- | --- |" * len(KINDS))
+    for exchange in exchanges:
+        cells = []
+        for kind in KINDS:
+            cpu, reference = medians[f"{kind}, {exchange}"], medians[f"{kind}, {first}"]
+            cells += [f"{cpu:.3f}", f"{100 * (cpu - reference) / read:+.1f}%"]
+        print(f"| {exchange} | {' | '.join(cells)} |")
 
 
 def signing_costs(count: int = 2000) -> None:
@@ -262,9 +339,19 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument(
-        "--profile", action="store_true", help="print a profile of both reader paths"
+        "--profile", action="store_true", help="print a profile of the reader paths"
+    )
+    parser.add_argument(
+        "--exchanges",
+        default=",".join(EXCHANGES),
+        help="the lean path's HTTP exchanges to compare, the reference first "
+        f"(of {', '.join(EXCHANGES)})",
     )
     args = parser.parse_args()
+    exchanges = [x.strip() for x in args.exchanges.split(",")]
+    unknown = [x for x in exchanges if x not in EXCHANGES]
+    if unknown:
+        parser.error(f"--exchanges: unknown {', '.join(unknown)} (known: {', '.join(EXCHANGES)})")
     print(
         f"Idle-shard reads, {args.calls} per round, {args.rounds} rounds; client CPU is this "
         f"process's (time.process_time), server CPU its process's apart. Load average at "
@@ -276,7 +363,7 @@ def main() -> None:
         crt = "awscrt not installed: botocore signs with its own SigV4Auth"
     print(crt)
     for index, name in enumerate(args.servers.split(",")):
-        bench_server(name.strip(), args.calls, args.rounds, args.profile and index == 0)
+        bench_server(name.strip(), args.calls, args.rounds, args.profile and index == 0, exchanges)
     signing_costs()
     print(f"\nLoad average at end: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
 

@@ -146,7 +146,7 @@ def _moto_stubbers(emitter: Any) -> list:
 class LeanGetRecords:
     """GetRecords of one client without botocore's per-call machinery (thread-safe)."""
 
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: Any, exchange: Optional[keep_alive.Exchange] = None) -> None:
         # weakly: this object is the value of a WeakKeyDictionary keyed by the client,
         # and a strong reference back would keep every client (and its sockets) for good
         self._client_ref = weakref.ref(client)
@@ -156,8 +156,9 @@ class LeanGetRecords:
         https = url.scheme == "https"
         path = url.path or "/"
         self._url = f"{url.scheme}://{url.netloc}{path}"
+        self._path = path
         # The Host header as the signature has it (botocore's rule: no default port).
-        self._request_line = f"POST {path} HTTP/1.1\r\nHost: {_host_from_url(self._url)}"
+        self._host = ("Host", _host_from_url(self._url))
         self._region = meta.region_name
         self._signing_name = meta.service_model.signing_name
         self._credentials = client._get_credentials()
@@ -170,6 +171,7 @@ class LeanGetRecords:
             self._ssl_context(client._endpoint.http_session._verify) if https else None,
             meta.config.connect_timeout,
             meta.config.read_timeout,
+            exchange,
         )
         self._operation_model = meta.service_model.operation_model(OPERATION)
         self._output_shape = self._operation_model.output_shape
@@ -263,7 +265,7 @@ class LeanGetRecords:
             request_dict={"context": {}},
         )
 
-    def _request(self, body: bytes) -> bytes:
+    def _request(self, body: bytes) -> keep_alive.Request:
         """The whole HTTP request, signed now (credentials refreshed if they are due)."""
         request = AWSRequest(
             method="POST",
@@ -274,16 +276,14 @@ class LeanGetRecords:
         self._signer(
             self._credentials.get_frozen_credentials(), self._signing_name, self._region
         ).add_auth(request)
-        lines = [self._request_line]
-        # The CRT's signer adds the Host header it signed; ours is in the request line's
-        # block already, with the same value (botocore's rule for both).
-        lines.extend(
-            f"{name}: {value}" for name, value in request.headers.items() if name.lower() != "host"
-        )
+        # The CRT's signer adds the Host header it signed; ours comes first, with the same
+        # value (botocore's rule for both).
+        headers = [self._host]
+        headers.extend(item for item in request.headers.items() if item[0].lower() != "host")
         # as http.client asks: the page decoder reads the body as it comes, never gzip
-        lines.append("Accept-Encoding: identity")
-        lines.append(f"Content-Length: {len(body)}\r\n\r\n")
-        return "\r\n".join(lines).encode("latin-1") + body
+        headers.append(("Accept-Encoding", "identity"))
+        headers.append(("Content-Length", str(len(body))))
+        return keep_alive.Request("POST", self._path, tuple(headers), body)
 
     def close(self) -> None:
         """Close the kept-alive connections (new calls open new ones)."""
@@ -328,10 +328,13 @@ _INSTALLED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _INSTALLED_LOCK = threading.Lock()
 
 
-def install(client: Any) -> Optional[LeanGetRecords]:
+def install(
+    client: Any, exchange: Optional[keep_alive.Exchange] = None
+) -> Optional[LeanGetRecords]:
     """Make ``client``'s GetRecords calls through :func:`get_records` lean; returns the
     caller, or None (logged at debug level, nothing changed) where it cannot stand in.
-    Install after the page decoder: its handler is then one of the client's own."""
+    Install after the page decoder: its handler is then one of the client's own.
+    ``exchange``: the HTTP of one exchange (the benchmark compares them), else the module's."""
     try:
         reason = _why_not(client)
     except AttributeError as exc:  # a botocore whose internals moved: botocore's path
@@ -342,7 +345,7 @@ def install(client: Any) -> Optional[LeanGetRecords]:
     with _INSTALLED_LOCK:
         lean = _INSTALLED.get(client)
         if lean is None:
-            lean = _INSTALLED[client] = LeanGetRecords(client)
+            lean = _INSTALLED[client] = LeanGetRecords(client, exchange)
         return lean
 
 
