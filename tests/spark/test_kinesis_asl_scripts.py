@@ -19,7 +19,7 @@ from kinesis_dstream.asl.standin import SHIM_DIR, STANDIN_FILE
 from kinesis_dstream.retrieval.streams import ensure_stream
 
 from ..support.records import put_records
-from ..support.streaming import Collected
+from ..support.streaming import Collected, our_threads
 
 pytestmark = pytest.mark.spark
 
@@ -60,6 +60,34 @@ def test_a_pyspark_2_x_positional_call_reads_every_record_with_its_keys_and_deco
     ssc.stop(stopSparkContext=False, stopGraceFully=True)
     assert sorted(got.snapshot()) == sorted(s.upper() for s in sent)
     assert "PySpark 2.x-3.3's positional layout" in caplog.text
+
+
+@pytest.mark.parametrize(
+    "positional, keywords",
+    [((0, "MEMORY_AND_DISK_2"), {}), ((), {"storageLevel": "MEMORY_AND_DISK_2"})],
+    ids=["positional", "keyword"],
+)
+def test_a_storage_level_that_is_not_one_is_refused_at_the_call(
+    ssc, local_aws, unique_name, positional, keywords
+):
+    # it used to be accepted, and the first round's persist failed in the round thread
+    with pytest.raises(TypeError) as e:
+        KinesisUtils.createStream(
+            ssc,
+            unique_name,
+            unique_name,
+            local_aws.endpoint_url,
+            local_aws.region_name,
+            InitialPositionInStream.LATEST,
+            1,
+            *positional,
+            **keywords,
+        )
+    assert str(e.value) == (
+        "storageLevel must be a pyspark StorageLevel (StorageLevel.MEMORY_AND_DISK_2 by "
+        "default), got 'MEMORY_AND_DISK_2'"
+    )
+    assert our_threads() == []
 
 
 def test_without_the_runner_the_workers_import_pyspark_s_own_and_with_it_the_library_s(spark):
