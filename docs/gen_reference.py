@@ -302,8 +302,10 @@ def createstream_page() -> str:
     lines = [
         GENERATED + "# createStream keywords\n",
         "`KinesisUtils.createStream` takes PySpark 4.x's positional arguments, defaults "
-        "and constants, then keyword-only arguments beyond PySpark. Everything is "
-        "validated before anything starts. See "
+        "and constants, then keyword-only arguments beyond PySpark. PySpark 2.x-3.3's "
+        "positional layout (a `StorageLevel` eighth) is recognised and read as such: "
+        "[PySpark 2.x-3.3's arguments](../migrate-dstream.md#pyspark-2x-33s-arguments). "
+        "Everything is validated before anything starts. See "
         "[Moving a kinesis-asl job](../migrate-dstream.md).\n",
         "| argument | default | PySpark's | what |",
         "| --- | --- | --- | --- |",

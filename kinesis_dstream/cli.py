@@ -15,6 +15,7 @@ from .progress_bar import Progress
 from .stop_signals import stop_signals
 
 PROG = "kinesis-dstream"
+SUBMIT = "submit"
 
 
 def _local_aws(args: argparse.Namespace) -> int:
@@ -207,7 +208,29 @@ def _parser() -> argparse.ArgumentParser:
     from .glue.job.runner import add_glue_command
 
     add_glue_command(commands, common)
+    from .asl.submit import add_submit_command
+
+    add_submit_command(commands, common)
     return parser
+
+
+def _parse(argv: Sequence[str]) -> argparse.Namespace:
+    """The command line, read by argparse, but for what follows ``submit``: spark-submit's
+    options and the script's arguments, which only the runner reads (it keeps them as
+    given); ``submit --help`` before the script is argparse's help."""
+    parser = _parser()
+    argv = list(argv)
+    at = next((i for i, token in enumerate(argv) if not token.startswith("-")), len(argv))
+    if argv[at : at + 1] != [SUBMIT]:
+        return parser.parse_args(argv)
+    from .asl.submit import parse_submit_arguments
+
+    rest = argv[at + 1 :]
+    if parse_submit_arguments(rest).help:
+        return parser.parse_args([*argv[: at + 1], "--help"])  # prints it and exits
+    args = parser.parse_args(argv[: at + 1])
+    args.submit_argv = rest
+    return args
 
 
 def consumers_command(
@@ -256,7 +279,7 @@ def _error(message: str) -> None:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run a subcommand. Failures are one line on stderr and exit 1 (``--debug``: traceback)."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    args = _parser().parse_args(argv)
+    args = _parse(sys.argv[1:] if argv is None else argv)
     if args.debug:
         # Only ours: botocore's debug log shows request headers, session tokens included.
         logging.getLogger("kinesis_dstream").setLevel(logging.DEBUG)

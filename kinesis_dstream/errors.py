@@ -117,6 +117,11 @@ class MessageHandlerError(KinesisDStreamError):
     """The user's decoder or message handler raised; names the stream, shard and record."""
 
 
+class StandInError(KinesisDStreamError):
+    """``pyspark.streaming.kinesis`` cannot be served by this library as asked (the JVM
+    kinesis-asl is named for the job, PySpark's module is already loaded, no spark-submit)."""
+
+
 class ProducerError(KinesisDStreamError):
     """Records could not be written after every retry; they are listed, never dropped."""
 

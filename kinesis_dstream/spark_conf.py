@@ -1,8 +1,12 @@
-"""Reading Spark configuration the way Spark does: keys, defaults and time strings."""
+"""Reading Spark configuration the way Spark does: keys, defaults, time strings, and
+where spark-submit finds its Spark and its ``spark-defaults.conf``."""
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import re
+from collections.abc import Mapping
 from typing import Any, Optional
 
 #: Spark's time suffixes (JavaUtils.timeStringAs), in milliseconds; a bare number is ms.
@@ -54,3 +58,26 @@ def parse_positive_int(value: Any, key: str) -> int:
     if number < 1:
         raise ValueError(f"{key}: must be >= 1, got {number}")
     return number
+
+
+def spark_home(environ: Mapping[str, str]) -> Optional[str]:
+    """The Spark a ``spark-submit`` runs from: ``SPARK_HOME``, else pip's PySpark (its
+    package folder holds ``bin/spark-submit`` and ``jars/``); None when neither."""
+    if environ.get("SPARK_HOME"):
+        return environ["SPARK_HOME"]
+    spec = importlib.util.find_spec("pyspark")
+    if spec is None or spec.origin is None:
+        return None
+    home = os.path.dirname(spec.origin)
+    return home if os.path.isfile(os.path.join(home, "bin", "spark-submit")) else None
+
+
+def spark_defaults_path(environ: Mapping[str, str]) -> Optional[str]:
+    """The ``spark-defaults.conf`` spark-submit reads (``SPARK_CONF_DIR``, else the Spark's
+    ``conf/``), or None when there is none."""
+    conf_dir = environ.get("SPARK_CONF_DIR")
+    if not conf_dir:
+        home = spark_home(environ)
+        conf_dir = os.path.join(home, "conf") if home else None
+    path = os.path.join(conf_dir, "spark-defaults.conf") if conf_dir else None
+    return path if path and os.path.isfile(path) else None

@@ -19,6 +19,7 @@ from ..extras import require
 from ..record import KinesisRecord
 from ..spark_internals import batch_interval_s
 from .context import create, progress
+from .legacy_layout import accepts_older_layout
 from .settings import (
     DEFAULT_FAILOVER_TIME_S,
     DEFAULT_MAX_BUFFER_BYTES,
@@ -165,6 +166,7 @@ class SparkAWSCredentials:
 
 class KinesisUtils:
     @staticmethod
+    @accepts_older_layout
     def createStream(
         ssc: Any,
         kinesisAppName: str,
@@ -231,7 +233,9 @@ class KinesisUtils:
         KCL); a round then subscribes per shard, at most once every 5 s per shard (the
         service's rule). Explicit keys are never written
         to Spark checkpoints or logs; after a restart from a checkpoint the default
-        credential chain is used.
+        credential chain is used. PySpark 2.x-3.3's positional layout (a ``StorageLevel``
+        eighth, where 3.4 put ``metricsLevel``) is recognised and read as such, with one
+        warning (:mod:`.legacy_layout`).
         """
         if (awsAccessKeyId is None) != (awsSecretKey is None):
             missing = "awsAccessKeyId" if awsAccessKeyId is None else "awsSecretKey"
@@ -319,10 +323,15 @@ def build_settings(ssc: Any, **kw: Any) -> StreamSettings:
             f"unknown metricsLevel {kw['metrics_level']!r}; accepted: MetricsLevel.DETAILED (0), "
             "MetricsLevel.SUMMARY (1), MetricsLevel.NONE (2)"
         )
-    if kw["storage_level"] is None:
-        from pyspark.storagelevel import StorageLevel
+    from pyspark.storagelevel import StorageLevel
 
+    if kw["storage_level"] is None:
         kw["storage_level"] = StorageLevel.MEMORY_AND_DISK_2
+    if not isinstance(kw["storage_level"], StorageLevel):
+        raise TypeError(
+            f"storageLevel must be a pyspark StorageLevel (StorageLevel.MEMORY_AND_DISK_2 by "
+            f"default), got {kw['storage_level']!r}"
+        )
     if not callable(kw["transform"]):
         raise TypeError(f"decoder / messageHandler must be callable, got {kw['transform']!r}")
     endpoint = kw.pop("endpoint_url")

@@ -1,5 +1,6 @@
 """`kinesis-dstream local-aws`: runs until Ctrl-C and prints what to export."""
 
+import json
 import os
 import signal
 import socket
@@ -228,3 +229,99 @@ def test_reset_is_refused_while_a_worker_renews_and_done_once_stopped(local_aws,
     leases = app.list_leases()
     assert all(lease.checkpoint == ESN_TRIM_HORIZON for lease in leases)
     assert all(lease.lease_owner is None for lease in leases)
+
+
+# --- kinesis-dstream submit, over a stand-in spark-submit that reports what it got ------
+
+#: A Spark whose spark-submit prints its arguments and what ``pyspark.streaming.kinesis``
+#: a driver started with its environment imports, then exits 3.
+FAKE_SPARK_SUBMIT = """#!/bin/sh
+exec "$PYSPARK_PYTHON" -c '
+import json, os, sys
+import pyspark.streaming.kinesis as m
+print(json.dumps({"argv": sys.argv[1:], "module": m.__file__, "path": os.environ["PYTHONPATH"]}))
+sys.exit(3)' "$@"
+"""
+
+
+@pytest.fixture
+def fake_spark(tmp_path):
+    home = tmp_path / "spark"
+    (home / "bin").mkdir(parents=True)
+    submit = home / "bin" / "spark-submit"
+    submit.write_text(FAKE_SPARK_SUBMIT)
+    submit.chmod(0o755)
+    return home
+
+
+def run_submit(fake_spark, *argv):
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYSPARK_PYTHON")}
+    return subprocess.run(
+        [sys.executable, "-m", "kinesis_dstream.cli", *argv],
+        env={**env, "SPARK_HOME": str(fake_spark)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_submit_passes_every_option_and_argument_to_spark_submit_with_the_stand_in(fake_spark):
+    from kinesis_dstream.asl.standin import SHIM_DIR, STANDIN_FILE
+
+    options = [
+        "--master",
+        "local[2]",
+        "--conf",
+        "spark.ui.enabled=false",
+        "--py-files",
+        "deps.zip",
+        "--packages",
+        "org.apache.spark:spark-avro_2.13:4.0.0",
+        "--driver-memory",
+        "1g",
+        "--verbose",
+        "--name=my job",
+    ]
+    script_args = ["my-app", "--master", "yarn", "--ignore-asl-jar", "", "a b"]
+    done = run_submit(fake_spark, "submit", *options, "job.py", *script_args)
+    assert done.returncode == 3, done.stderr  # spark-submit's own status
+    got = json.loads(done.stdout)
+    assert got["argv"] == [*options, "job.py", *script_args]
+    assert got["module"] == STANDIN_FILE  # the driver imports the library's module
+    assert got["path"].split(os.pathsep)[0] == SHIM_DIR
+    first = done.stderr.splitlines()[0]
+    assert first.startswith("kinesis-dstream submit: pyspark.streaming.kinesis is kinesis_dstream ")
+    assert first.endswith(f"spark-submit: {fake_spark / 'bin' / 'spark-submit'}")
+
+
+def test_submit_refuses_a_job_naming_the_kinesis_asl_jar_unless_told(fake_spark):
+    from kinesis_dstream.asl.standin import SHIM_DIR
+
+    package = "org.apache.spark:spark-streaming-kinesis-asl_2.11:2.1.2"
+    refused = run_submit(fake_spark, "submit", "--packages", package, "main.py", "a")
+    assert refused.returncode == 1 and refused.stdout == ""
+    assert refused.stderr.splitlines() == [
+        f"kinesis-dstream: error: submit: this job names the JVM kinesis-asl (--packages "
+        f"{package}), which PySpark's own pyspark.streaming.kinesis uses under spark-submit: "
+        "drop it to run on kinesis_dstream, or add --ignore-asl-jar to run on kinesis_dstream "
+        "with the jar left unused (or run spark-submit itself to use the jar)"
+    ]
+    told = run_submit(
+        fake_spark, "--debug", "submit", "--ignore-asl-jar", "--packages", package, "main.py", "a"
+    )
+    assert told.returncode == 3, told.stderr
+    assert json.loads(told.stdout)["argv"] == ["--packages", package, "main.py", "a"]
+    first, second = told.stderr.splitlines()[:2]
+    assert first.endswith(f"--packages {package} stays on the classpath, unused (--ignore-asl-jar)")
+    assert second.startswith(f"kinesis-dstream submit: set PYTHONPATH={SHIM_DIR}")
+    assert package not in second  # never the command: a --conf may hold a secret
+
+
+def test_submit_help_is_the_runner_s_and_a_script_s_help_is_the_script_s(fake_spark):
+    shown = run_submit(fake_spark, "submit", "--help")
+    assert shown.returncode == 0
+    assert shown.stdout.startswith(
+        "usage: kinesis-dstream submit [--ignore-asl-jar] [spark-submit options] SCRIPT [ARGS ...]"
+    )
+    passed = run_submit(fake_spark, "submit", "job.py", "--help")
+    assert passed.returncode == 3 and json.loads(passed.stdout)["argv"] == ["job.py", "--help"]

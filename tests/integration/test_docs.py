@@ -85,7 +85,7 @@ def test_every_kcl_key_the_daemon_reads_is_in_the_reference(pages):
 def test_every_cli_command_and_option_is_in_the_reference(pages):
     page = pages["reference/cli.md"]
     commands = gen.cli_commands()
-    expected = {"local-aws", "leases", "status", "kcl", "consumers", "glue", "glue run"}
+    expected = {"local-aws", "leases", "status", "kcl", "consumers", "glue", "glue run", "submit"}
     assert expected <= set(commands)
     for name, parser in commands.items():
         assert f"## `{name}`" in page

@@ -11,6 +11,7 @@ import sys
 import pyarrow as pa
 import pytest
 
+from kinesis_dstream import python_path
 from kinesis_dstream.glue.context import GlueContext
 from kinesis_dstream.glue.errors import GlueError, GlueServiceError, NotProvidedError
 from kinesis_dstream.glue.frames.dynamicframe import DynamicFrame
@@ -75,7 +76,7 @@ def test_the_shim_is_not_awsglue_until_installed(monkeypatch):
     monkeypatch.delitem(sys.modules, "awsglue", raising=False)
     assert importlib.util.find_spec("awsglue") is None
     monkeypatch.setenv("PYTHONPATH", "/elsewhere")
-    monkeypatch.setattr(installing, "active_spark_context", lambda: None)  # a suite's Spark
+    monkeypatch.setattr(python_path, "active_spark_context", lambda: None)  # a suite's Spark
     assert installing.install() == installing.SHIM_DIR
     assert sys.path[0] == installing.SHIM_DIR
     assert os.environ["PYTHONPATH"] == os.pathsep.join([installing.SHIM_DIR, "/elsewhere"])

@@ -5,11 +5,13 @@ Layers, lowest first (a module may import its own layer and those below):
 0. foundations: the error tree, ESN order, records, settings and Spark conf parsing,
    backoff, KPL, the ledger, clients (``aws``, with the GetRecords page decoder and the
    lean GetRecords path it installs), metrics, the local AWS server, signal handling,
-   periodic threads, optional dependencies, PySpark's internals (``spark_internals``);
+   periodic threads, optional dependencies, PySpark's internals (``spark_internals``),
+   putting a folder on Spark's Python path (``python_path``);
 1. reading and leasing: ``retrieval``, ``leases``, the producer and its Schema Registry
    serializer;
 2. the three front ends: ``dstream`` (createStream), ``sql`` (the source and sink),
-   ``multilang`` (``kinesis-dstream kcl``), the demo, and ``status`` (operators' view);
+   ``multilang`` (``kinesis-dstream kcl``), the demo, ``status`` (operators' view), and
+   ``asl`` (kinesis-asl scripts unchanged: ``kinesis-dstream submit``);
 3. the AWS Glue layer (``glue``: Glue's API over the source and sink, its runner);
 4. the command line and the package's public surface.
 """
@@ -45,6 +47,7 @@ LAYERS = [
         f"{P}.progress_bar",
         f"{P}.spark_internals",
         f"{P}.arns",
+        f"{P}.python_path",
     ],
     [
         f"{P}.retrieval",
@@ -67,6 +70,8 @@ LAYERS = [
         f"{P}.demo.*",
         f"{P}.status",
         f"{P}.status.*",
+        f"{P}.asl",
+        f"{P}.asl.*",
     ],
     [f"{P}.glue", f"{P}.glue.*"],
     [f"{P}.cli", P],

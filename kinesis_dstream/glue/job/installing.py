@@ -14,7 +14,7 @@ import os
 import sys
 from typing import Any, Optional
 
-from ...spark_internals import active_spark_context
+from ...python_path import put_first, put_first_everywhere
 from ..errors import GlueError
 
 #: The glue package's ``shim`` folder (this module is in ``glue/job/``).
@@ -40,23 +40,12 @@ def _foreign_awsglue() -> Optional[str]:
     return spec.origin or str(list(spec.submodule_search_locations or []))
 
 
-def _with_first(folder: str, path: Optional[str]) -> str:
-    """A Python path (``PYTHONPATH``'s form) with ``folder`` first, once."""
-    parts = [p for p in (path or "").split(os.pathsep) if p and p != folder]
-    return os.pathsep.join([folder, *parts])
-
-
-def _with_shim(path: Optional[str]) -> str:
-    return _with_first(SHIM_DIR, path)
-
-
 def add_python_folder(folder: str) -> None:
     """Put ``folder`` on this process's ``sys.path`` (after the shim) and first on the
     ``PYTHONPATH`` that Spark's JVM, started from this process, hands its Python workers
     (the driver's and, on local and local-cluster masters, the executors')."""
-    if folder not in sys.path:
-        sys.path.insert(1 if sys.path[:1] == [SHIM_DIR] else 0, folder)
-    os.environ["PYTHONPATH"] = _with_first(folder, os.environ.get("PYTHONPATH"))
+    at = 1 if sys.path[:1] == [SHIM_DIR] else 0
+    put_first(folder, sys_path_at=at, environ=os.environ)
 
 
 def install(spark_context: Any = None) -> str:
@@ -73,10 +62,5 @@ def install(spark_context: Any = None) -> str:
             "shadow it: run the job in a virtualenv without it (pip uninstall the awsglue "
             "package there)"
         )
-    if SHIM_DIR not in sys.path:
-        sys.path.insert(0, SHIM_DIR)
-    os.environ["PYTHONPATH"] = _with_shim(os.environ.get("PYTHONPATH"))
-    sc = spark_context or active_spark_context()
-    if sc is not None:  # functions defined from now on carry it to the workers
-        sc.environment["PYTHONPATH"] = _with_shim(sc.environment.get("PYTHONPATH"))
+    put_first_everywhere(SHIM_DIR, spark_context)  # (functions wrapped from now on)
     return SHIM_DIR

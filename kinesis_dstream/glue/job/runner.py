@@ -31,6 +31,8 @@ import time
 from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any, Optional
 
+from ...python_path import default_spark_python
+from ...spark_conf import spark_defaults_path
 from ...stop_signals import StopRequests, counted_stop_signals
 from ..errors import GlueError
 from .parameters import INSTALL_FLAG
@@ -178,11 +180,8 @@ def master_configured(env: Mapping[str, str]) -> bool:
     """Whether Spark will find a master the user configured."""
     if "--master" in env.get("PYSPARK_SUBMIT_ARGS", "") or env.get("MASTER"):
         return True
-    conf_dir = env.get("SPARK_CONF_DIR") or (
-        os.path.join(env["SPARK_HOME"], "conf") if env.get("SPARK_HOME") else None
-    )
-    defaults = os.path.join(conf_dir, "spark-defaults.conf") if conf_dir else None
-    if not defaults or not os.path.isfile(defaults):
+    defaults = spark_defaults_path(env)
+    if defaults is None:
         return False
     with open(defaults, encoding="utf-8") as handle:
         return any(line.split()[:1] == ["spark.master"] for line in handle)
@@ -190,7 +189,7 @@ def master_configured(env: Mapping[str, str]) -> bool:
 
 def prepare_spark_environment(env: MutableMapping[str, str]) -> None:
     """Spark's Python workers on this interpreter; a master when none is configured."""
-    env.setdefault("PYSPARK_PYTHON", sys.executable)
+    default_spark_python(env)
     if not master_configured(env):
         submit = env.get("PYSPARK_SUBMIT_ARGS") or "pyspark-shell"
         env["PYSPARK_SUBMIT_ARGS"] = f"--master {DEFAULT_MASTER} {submit}"
