@@ -17,15 +17,16 @@ The bound: no payload inflates past :data:`MAX_DECOMPRESSED_BYTES` (128 MiB), wh
 its codec; one that would raises :class:`PayloadTooLargeError` (a corrupt record) before
 more than that is in memory. gzip, bzip2, xz and zlib are decoded with the standard
 library's output limit, zstd with ``zstandard``'s streaming decoder fed at most what
-cannot pass the bound, framed Snappy chunk by chunk: every chunk's size is read from
-its header first, and the total checked before ``cramjam`` decodes (and checks every
-CRC).
+cannot pass the bound, framed Snappy chunk by chunk: unless the payload is too short
+to pass the bound, every chunk's size is read from its header first, and the total
+checked before ``cramjam`` decodes (and checks every CRC).
 """
 
 from __future__ import annotations
 
 import bz2
 import lzma
+import threading
 import zlib
 from typing import Any, Callable, Optional
 
@@ -57,6 +58,10 @@ _ZSTD_MAX_RATIO = 128 * 1024 // 4
 #: The most memory an xz stream's decoder may take (its dictionary): xz -9 uses 64 MiB. A
 #: header asking more is refused rather than allocated.
 _XZ_MEMLIMIT = 80 * 1024 * 1024
+#: Snappy's most output per input byte: its densest element, a copy with a 2-byte
+#: offset, is 3 bytes for at most 64. A payload shorter than the bound over this cannot
+#: pass it: only a longer one has its chunks' sizes read first.
+_SNAPPY_MAX_RATIO = 22
 #: The Snappy framing format's bound on one chunk's uncompressed data.
 _SNAPPY_CHUNK_BYTES = 65_536
 
@@ -68,6 +73,9 @@ _SNAPPY_FRAMED_MAGIC = b"\xff\x06\x00\x00sNaPpY"
 # First bytes that can start a compressed payload (zlib's CMF: CM=8, CINFO<=7); any other
 # first byte ("{", a letter, a digit...) skips every check: the common, uncompressed case.
 _FIRST_BYTES = frozenset({0x1F, ord("B"), 0xFD, 0x28, 0xFF, *range(0x08, 0x80, 0x10)})
+
+
+_ZSTD = threading.local()
 
 
 class PayloadDecompressError(KinesisDStreamError):
@@ -135,6 +143,14 @@ def _inflate_zlib(data: bytes, max_bytes: int) -> Optional[bytes]:
 def _streams(make: Callable[[], Any], data: bytes, max_bytes: int, zstd: bool = False) -> bytes:
     """Every stream (gzip member, bzip2 or xz stream, zstd frame) in ``data``, decoded a
     piece at a time; :class:`_OverBound` as soon as the output passes ``max_bytes``."""
+    if len(data) <= (max(1, max_bytes // _ZSTD_MAX_RATIO) if zstd else _PIECE):
+        # The common case, one stream in one piece: one call, no copies (else from the top).
+        decoder = make()
+        out = decoder.decompress(data) if zstd else decoder.decompress(data, max_bytes + 1)
+        if len(out) > max_bytes:
+            raise _OverBound()
+        if decoder.eof and not decoder.unused_data:
+            return out
     view = memoryview(data)
     out = bytearray()
     at = 0
@@ -165,16 +181,17 @@ def _snappy_size(data: bytes, max_bytes: int) -> int:
     :class:`_OverBound` past ``max_bytes``. The decoder then checks every length and CRC."""
     import cramjam
 
+    decompress_raw_len = cramjam.snappy.decompress_raw_len
     view = memoryview(data)
     at = total = 0
-    while at < len(view):
-        kind = view[at]
-        length = int.from_bytes(view[at + 1 : at + 4], "little")
-        chunk = view[at + 4 : at + 4 + length]
-        if len(chunk) < length or at + 4 > len(view):
+    end = len(data)
+    while at < end:
+        kind = data[at]
+        length = data[at + 1] | data[at + 2] << 8 | data[at + 3] << 16 if at + 4 <= end else -1
+        if length < 0 or at + 4 + length > end:
             raise EOFError(f"the chunk at byte {at} ends early")
-        if kind in (0x00, 0x01):  # compressed, uncompressed data: a CRC-32C, then the data
-            size = cramjam.snappy.decompress_raw_len(chunk[4:]) if kind == 0 else length - 4
+        if kind <= 0x01:  # compressed, uncompressed data: a CRC-32C, then the data
+            size = decompress_raw_len(view[at + 8 : at + 4 + length]) if kind == 0 else length - 4
             if length < 4 or size > _SNAPPY_CHUNK_BYTES:
                 raise ValueError(f"the chunk at byte {at} holds {size:,} bytes, past 65,536")
             total += size
@@ -186,6 +203,18 @@ def _snappy_size(data: bytes, max_bytes: int) -> int:
     return total
 
 
+def _zstd_decoder() -> Any:
+    """This thread's zstd decompressor. Making one (its context) takes 12 us, decoding a
+    small payload with it a fiftieth of that; each frame's decompressobj resets it, and a
+    thread uses one at a time, so it is reused, never shared between threads."""
+    decoder = getattr(_ZSTD, "decoder", None)
+    if decoder is None:
+        import zstandard  # imported here: only zstd payloads need the package
+
+        decoder = _ZSTD.decoder = zstandard.ZstdDecompressor()
+    return decoder
+
+
 def _decode(codec: str, data: bytes, max_bytes: int) -> bytes:
     if codec == GZIP:
         return _streams(lambda: zlib.decompressobj(16 + zlib.MAX_WBITS), data, max_bytes)
@@ -195,12 +224,11 @@ def _decode(codec: str, data: bytes, max_bytes: int) -> bytes:
         xz = lzma.FORMAT_XZ
         return _streams(lambda: lzma.LZMADecompressor(xz, _XZ_MEMLIMIT), data, max_bytes)
     if codec == ZSTD:
-        import zstandard  # imported here: only zstd payloads need the package
-
-        return _streams(zstandard.ZstdDecompressor().decompressobj, data, max_bytes, zstd=True)
+        return _streams(_zstd_decoder().decompressobj, data, max_bytes, zstd=True)
     import cramjam  # imported here: only compressed payloads need the package
 
-    _snappy_size(data, max_bytes)
+    if len(data) * _SNAPPY_MAX_RATIO > max_bytes:
+        _snappy_size(data, max_bytes)
     return bytes(cramjam.snappy.decompress(data))  # the framing format
 
 
