@@ -20,6 +20,7 @@ import json
 
 import fastavro
 import msgspec
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from pyspark.sql.types import (
@@ -191,20 +192,16 @@ def _check(fmt: PayloadFormat, payloads: list) -> None:
 CSV_TYPES = [IntegerType(), LongType(), DoubleType(), BooleanType(), TimestampType(), StringType()]
 
 
-@given(st.lists(json_payloads(), min_size=1, max_size=8))
-def test_json_payloads_parse_or_are_counted_corrupt_and_inference_never_raises(payloads):
-    _check(PayloadFormat.parse("json", "(typed)"), payloads)
-    inferred = infer_struct(payloads, PayloadFormat.parse("json", None, None, True))
-    fmt = PayloadFormat.parse("json", None, None, True)
-    out, _ = PayloadParser(fmt, output_schema(inferred)).parse_counted(records(payloads))
-    assert out.num_rows == len(payloads)
+TEXT_PAYLOADS = {"json": json_payloads(), "csv": csv_payloads()}
 
 
-@given(st.lists(csv_payloads(), min_size=1, max_size=8))
-def test_csv_payloads_parse_or_are_counted_corrupt_and_inference_never_raises(payloads):
-    _check(PayloadFormat.parse("csv", "(typed)"), payloads)
-    inferred = infer_struct(payloads, PayloadFormat.parse("csv", None, None, True))
-    fmt = PayloadFormat.parse("csv", None, None, True)
+@pytest.mark.parametrize("kind", sorted(TEXT_PAYLOADS))
+@given(data=st.data())
+def test_text_payloads_parse_or_are_counted_corrupt_and_inference_never_raises(kind, data):
+    payloads = data.draw(st.lists(TEXT_PAYLOADS[kind], min_size=1, max_size=8))
+    _check(PayloadFormat.parse(kind, "(typed)"), payloads)
+    fmt = PayloadFormat.parse(kind, None, None, True)
+    inferred = infer_struct(payloads, fmt)
     out, _ = PayloadParser(fmt, output_schema(inferred)).parse_counted(records(payloads))
     assert out.num_rows == len(payloads)
 

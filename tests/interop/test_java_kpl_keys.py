@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import sys
 
 import pytest
 
 from kinesis_dstream.kpl import deaggregate
 from kinesis_dstream.kpl.format import key_text
-from kinesis_dstream.retrieval.streams import ensure_stream, list_shards
+from kinesis_dstream.retrieval.streams import ensure_stream
 
 from ..support.java_kcl import (
     Nghttpx,
@@ -31,9 +30,10 @@ from ..support.java_kcl import (
     stop_process_group,
 )
 from ..support.kpl_bytes import aggregate, user_record
+from ..support.kpl_streams import shard_ranges
 from ..support.waiting import wait_until
-from .test_java_fleet import JAVA_START_S
-from .test_multilang_daemon import PROCESSOR, child_env, records_seen, write_properties
+from .test_java_fleet import JAVA_START_S, java_app
+from .test_multilang_daemon import records_seen
 
 #: Malformed UTF-8 of every kind Java's decoder and Python's may treat differently:
 #: encoded surrogates (whole, cut short, at the end), truncated and overlong sequences,
@@ -99,15 +99,7 @@ def test_the_java_kcl_and_deaggregate_read_keys_that_are_not_utf8_alike(
     jars = kcl_jars()
     kinesis = local_aws.client("kinesis")
     ensure_stream(kinesis, unique_name, 2)
-    shards = list_shards(kinesis, unique_name)
-    ranges = [
-        (
-            s["ShardId"],
-            int(s["HashKeyRange"]["StartingHashKey"]),
-            int(s["HashKeyRange"]["EndingHashKey"]),
-        )
-        for s in shards
-    ]
+    ranges = shard_ranges(kinesis, unique_name)
     keys = keys_that_tell_the_rules_apart(ranges)
     assert len(keys) == len(PATTERNS)
     for shard, low, _high in ranges:  # every key into both shards, then an end marker
@@ -133,24 +125,9 @@ def test_the_java_kcl_and_deaggregate_read_keys_that_are_not_utf8_alike(
     out = tmp_path / "out"
     out.mkdir()
     proxy = Nghttpx(local_aws.port, tmp_path)
-    properties = write_properties(
-        tmp_path / "app.properties",
-        executableName=f"{sys.executable} {PROCESSOR}",
-        streamName=unique_name,
-        applicationName=unique_name,
-        AWSCredentialsProvider="DefaultAWSCredentialsProviderChain",
-        processingLanguage="python/3.11",
-        initialPositionInStream="TRIM_HORIZON",
-        regionName=local_aws.region_name,
-        kinesisEndpoint=proxy.endpoint_url,
-        dynamoDBEndpoint=local_aws.endpoint_url,
-        cloudWatchEndpoint=local_aws.endpoint_url,
-        metricsLevel="NONE",
-        retrievalMode="POLLING",
-        failoverTimeMillis="6000",
+    properties, env = java_app(
+        tmp_path, local_aws, kclpy, proxy, unique_name, "batch", failoverTimeMillis="6000"
     )
-    env = {**child_env(kclpy, out, "batch"), **local_aws.env()}
-    env.pop("AWS_ENDPOINT_URL")
     daemon = start_java_daemon(jars, properties, env, tmp_path / "java.log")
     try:
         wait_until(

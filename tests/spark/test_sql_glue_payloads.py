@@ -27,6 +27,20 @@ from .test_sql_connectors import available_now
 pytestmark = pytest.mark.spark
 
 
+def from_the_start(session, local_aws, stream: str, **options):
+    """The source on ``stream`` from TRIM_HORIZON with the payload ``options``."""
+    return (
+        session.readStream.format("kinesis")
+        .options(
+            streamName=stream,
+            endpointUrl=local_aws.endpoint_url,
+            startingPosition="TRIM_HORIZON",
+            **options,
+        )
+        .load()
+    )
+
+
 def test_grok_weblog_every_field_right_bad_lines_corrupt(
     session, local_aws, kinesis, unique_name, tmp_path
 ):
@@ -38,17 +52,13 @@ def test_grok_weblog_every_field_right_bad_lines_corrupt(
             data = line.encode()
             payloads[i] = gzip.compress(data) if i % 10 == 3 else data
             producer.put(payloads[i], f"line-{i}")
-    df = (
-        session.readStream.format("kinesis")
-        .options(
-            streamName=unique_name,
-            endpointUrl=local_aws.endpoint_url,
-            startingPosition="TRIM_HORIZON",
-            classification="grok",
-            grokPattern=PATTERN,
-            grokCustomPatterns=CUSTOM_PATTERNS,
-        )
-        .load()
+    df = from_the_start(
+        session,
+        local_aws,
+        unique_name,
+        classification="grok",
+        grokPattern=PATTERN,
+        grokCustomPatterns=CUSTOM_PATTERNS,
     )
     assert df.columns == [*COLUMNS, "_corrupt_record"]
     assert dict(df.dtypes)["worker"] == "smallint" and dict(df.dtypes)["bytes"] == "bigint"
@@ -165,17 +175,7 @@ def test_poison_aggregates_a_zstd_bomb_and_deep_json_are_corrupt_rows_every_good
         for i in range(300, 350):
             producer.put(json.dumps({"id": i, "v": f"g-{i}"}).encode(), f"pk-{i}")
             want[i] = f"g-{i}"
-    df = (
-        session.readStream.format("kinesis")
-        .options(
-            streamName=unique_name,
-            endpointUrl=local_aws.endpoint_url,
-            startingPosition="TRIM_HORIZON",
-            classification="json",
-            inferSchema="true",
-        )
-        .load()
-    )
+    df = from_the_start(session, local_aws, unique_name, classification="json", inferSchema="true")
     assert df.dtypes == [("id", "bigint"), ("v", "string"), ("_corrupt_record", "binary")]
     _, rows = available_now(session, df, tmp_path, "poison")
     good = {r.id: r.v for r in rows if r._corrupt_record is None}

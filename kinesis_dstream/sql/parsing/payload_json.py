@@ -26,6 +26,8 @@ decode_json = msgspec.json.decode
 
 #: The deepest nesting of arrays and objects a JSON payload may have (``{"a": 1}`` is 1).
 MAX_JSON_DEPTH = 100
+#: The shortest payload nesting past the bound, less one: ``[[...]]``, 101 pairs.
+_SHORTEST_TOO_DEEP = 2 * (MAX_JSON_DEPTH + 1) - 1
 
 
 class PayloadNestingError(KinesisDStreamError, ValueError):
@@ -42,9 +44,14 @@ def decode_json_payload(data: bytes) -> Any:
         value = decode_json(data)
     except RecursionError:  # deeper than the stack allows: past the bound too
         raise PayloadNestingError() from None
-    # A payload with fewer opening brackets than the bound cannot nest past it: two
-    # byte counts (C, no per-byte Python) spare the walk for nearly every payload.
-    if data.count(b"[") + data.count(b"{") > MAX_JSON_DEPTH and _deeper_than(value, MAX_JSON_DEPTH):
+    # A payload nesting past the bound is at least that many bracket pairs long, and holds
+    # that many opening brackets: a length and two byte counts (C, no per-byte Python)
+    # spare the walk for nearly every payload.
+    if (
+        len(data) > _SHORTEST_TOO_DEEP
+        and data.count(b"[") + data.count(b"{") > MAX_JSON_DEPTH
+        and _deeper_than(value, MAX_JSON_DEPTH)
+    ):
         raise PayloadNestingError()
     return value
 
