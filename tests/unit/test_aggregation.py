@@ -496,3 +496,14 @@ def test_explicit_hash_keys_java_refuses_are_malformed(key):
 
     with pytest.raises(MalformedAggregate, match="is not a number"):
         parse_hash_key(key)
+
+
+def test_an_explicit_hash_key_past_the_hash_space_is_outside_every_shard_not_malformed():
+    from ..support.kpl_bytes import aggregate, user_record
+
+    huge = ("9" * 5000).encode()  # past int()'s 4,300 digits: Java's BigInteger reads it
+    data = aggregate([b"k"], [user_record(0, b"x", 0), user_record(0, b"y")], [huge])
+    stats = DeaggregationStats()
+    got = deaggregate([outer(data)], 0, MAX_HASH_KEY, stats=stats)
+    assert [r.data for r in got] == [b"x", b"y"]
+    assert (stats.user_records_outside_shard, stats.malformed_aggregates) == (1, 0)
