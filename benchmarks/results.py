@@ -28,7 +28,7 @@ from typing import Callable, Optional
 
 RESULTS_DIR = Path(__file__).resolve().parent.parent / "docs" / "benchmarks" / "results"
 VERSIONED = ("kinesis_dstream", "pyspark", "boto3", "botocore", "moto", "protobuf", "msgspec",
-             "aws-kinesis-agg", "pyarrow", "fastavro", "regex")
+             "aws-kinesis-agg", "pyarrow", "fastavro", "regex", "cramjam", "zstandard")
 
 
 def take_markdown_option(argv: list) -> tuple:
