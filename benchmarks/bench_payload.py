@@ -6,8 +6,11 @@
 parsed into ``bigint, string, double, boolean, timestamp`` columns; best of 5. Baselines:
 ``msgspec.json.decode`` of every payload alone (the per-record floor), and pyarrow's vectorised
 ``pyarrow.json.read_json`` of the payloads joined by newlines (no per-record Python).
-Also: the same batch gzip-compressed per record, CSV, and with the stdlib ``json``.
-msgspec is the one JSON decoder the parser uses (a declared dependency).
+Also: the same batch gzip-, zstd- and framed-Snappy-compressed per record, CSV, and with
+the stdlib ``json``. msgspec is the one JSON decoder the parser uses (a declared
+dependency). Decompression alone, bounded (every codec decoded in steps that stop at the
+bound) against what it did before (cramjam's zstd and Snappy with no bound, gzip given
+whole to zlib), on the 100,000 small records and on 200 records of 256 KiB of JSON.
 
 The same five fields as plain Avro datums (``schema`` option), as Glue Schema Registry
 Avro (moto's registry on the embedded local AWS: written with the reader's version, with
@@ -27,14 +30,17 @@ import io
 import json
 import re
 import time
+import zlib
 from types import SimpleNamespace
 from typing import Any
 
+import cramjam
 import fastavro
 import msgspec
 import pyarrow as pa
 import pyarrow.json as pa_json
 import regex
+import zstandard
 from pyspark.sql.types import (
     BooleanType,
     DoubleType,
@@ -47,7 +53,9 @@ from pyspark.sql.types import (
 
 from benchmarks import results
 from kinesis_dstream.sql.parsing import grok as grok_module
-from kinesis_dstream.sql.parsing import payload as payload_module
+from kinesis_dstream.sql.parsing import payload_json
+from kinesis_dstream.sql.parsing.decompress import MAX_DECOMPRESSED_BYTES as MAX
+from kinesis_dstream.sql.parsing.decompress import decompress, detect_codec
 from kinesis_dstream.sql.parsing.grok import compile_grok
 from kinesis_dstream.sql.parsing.payload import PayloadFormat, PayloadParser, output_schema
 from kinesis_dstream.sql.schema import ARROW_SCHEMA
@@ -171,6 +179,8 @@ def main() -> None:
     )
     plain = batch(json_payloads)
     gzipped = batch([gzip.compress(p) for p in json_payloads])
+    zstd_batch = batch([zstandard.ZstdCompressor().compress(p) for p in json_payloads])
+    snappy_batch = batch([bytes(cramjam.snappy.compress(p)) for p in json_payloads])
     csv_batch = batch(csv_payloads)
     joined = b"\n".join(json_payloads)
 
@@ -184,9 +194,12 @@ def main() -> None:
     rate = best_rate(lambda: ours(json_parser, plain))
     rate_gzip = best_rate(lambda: ours(json_parser, gzipped))
     rate_csv = best_rate(lambda: ours(csv_parser, csv_batch))
-    payload_module.decode_json = json.loads
+    rate_zstd = best_rate(lambda: ours(json_parser, zstd_batch))
+    rate_snappy = best_rate(lambda: ours(json_parser, snappy_batch))
+    payload_json.decode_json = json.loads
     rate_stdlib = best_rate(lambda: ours(json_parser, plain))
-    payload_module.decode_json = msgspec.json.decode
+    payload_json.decode_json = msgspec.json.decode
+    decompress_rates = decompression_rates(json_payloads)
 
     metadata = ("shardId", "sequenceNumber")
     rows = [
@@ -256,6 +269,13 @@ def main() -> None:
         f"{rate / loads_only:.2f} of loads alone, {rate / arrow:.2f} of pyarrow"
     )
     print(f"parse json, gzip per record     {rate_gzip:12,.0f} rows/s  {rate_gzip / rate:.2f}")
+    print(f"parse json, zstd per record     {rate_zstd:12,.0f} rows/s  {rate_zstd / rate:.2f}")
+    print(f"parse json, snappy per record   {rate_snappy:12,.0f} rows/s  {rate_snappy / rate:.2f}")
+    for label, bounded_rate, before_rate in decompress_rates:
+        print(
+            f"decompress {label:<21}{bounded_rate:12,.0f} rows/s bounded, "
+            f"{before_rate:,.0f} before ({bounded_rate / before_rate:.2f})"
+        )
     print(f"parse json (stdlib json)        {rate_stdlib:12,.0f} rows/s  {rate_stdlib / rate:.2f}")
     print(f"parse csv                       {rate_csv:12,.0f} rows/s  {rate_csv / rate:.2f}")
     print(f"parse avro (schema option)      {rate_avro:12,.0f} rows/s  {rate_avro / rate:.2f}")
@@ -281,6 +301,61 @@ def main() -> None:
         f"(re {match_rates[0] / match_rates[2]:.2f}x, regex unbounded "
         f"{match_rates[1] / match_rates[2]:.2f}x the bounded)"
     )
+
+
+def decompression_rates(small: list) -> list:
+    """(label, bounded rows/s, before rows/s) of each codec, on ``small`` payloads and on
+    200 of 256 KiB (best of 7, run by turns): ``decompress`` against :func:`before`."""
+    n = len(small)
+    large = [
+        b"\n".join(small[j % n] for j in range(i * 2800, (i + 1) * 2800))[: 256 * 1024]
+        for i in range(200)
+    ]
+    codecs = [
+        ("gzip", gzip.compress),
+        ("zstd", zstandard.ZstdCompressor().compress),
+        ("snappy", lambda d: bytes(cramjam.snappy.compress(d))),
+    ]
+    rates = []
+    for size, payloads in (("small", small), ("256 KiB", large)):
+        for codec, compress in codecs:
+            data = [compress(p) for p in payloads]
+            assert all(decompress(d) == before(d) == (p, codec) for d, p in zip(data, payloads))
+            bounded, old = best_rates_alternating(
+                lambda d=data: [decompress(x) for x in d], lambda d=data: [before(x) for x in d]
+            )
+            n = len(payloads)
+            rates.append((f"{codec}, {size}", n / bounded, n / old))
+    return rates
+
+
+def best_rates_alternating(first, second, runs: int = 7) -> tuple:
+    """The best seconds of each of two calls, run by turns (a loaded machine's drift falls
+    on both alike)."""
+    best = [float("inf"), float("inf")]
+    for _ in range(runs):
+        for i, fn in enumerate((first, second)):
+            start = time.perf_counter()
+            fn()
+            best[i] = min(best[i], time.perf_counter() - start)
+    return best[0], best[1]
+
+
+def before(data: bytes) -> tuple:
+    """What ``decompress`` did before every codec was bounded (2026-11-28), for gzip, zstd
+    and framed Snappy: gzip given whole to zlib a member at a time, zstd and Snappy given
+    whole to cramjam (no bound); ``(payload, codec)`` as ``decompress`` answers."""
+    codec = detect_codec(data)
+    if codec == "gzip":
+        out, rest = bytearray(), data
+        while rest:
+            member = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            out += member.decompress(rest, MAX + 1 - len(out))
+            rest = member.unused_data
+        return bytes(out), codec
+    if codec == "zstd":
+        return bytes(cramjam.zstd.decompress(data)), codec
+    return bytes(cramjam.snappy.decompress(data)), codec
 
 
 def unbounded_re(text: str) -> Any:

@@ -28,7 +28,8 @@ from typing import Callable, Optional
 
 RESULTS_DIR = Path(__file__).resolve().parent.parent / "docs" / "benchmarks" / "results"
 VERSIONED = ("kinesis_dstream", "pyspark", "boto3", "botocore", "moto", "protobuf", "msgspec",
-             "aws-kinesis-agg", "pyarrow", "fastavro", "regex", "h11", "httptools")
+             "aws-kinesis-agg", "pyarrow", "fastavro", "regex", "h11", "httptools", "cramjam",
+             "zstandard")
 
 
 def take_markdown_option(argv: list) -> tuple:

@@ -171,6 +171,7 @@ METRIC_DOCS = {
     "ReadFailures": "shard reads that failed after their retries (retried on a later round)",
     "AggregatesDropped": "KPL aggregates dropped by the opt-in `dropAggregatesOutsideShard`",
     "UserRecordsOutsideShard": "KPL user records outside the shard's hash range, delivered",
+    "MalformedAggregates": "KPL aggregates that did not parse, passed through as plain records",
     "Checkpoints": "checkpoints written",
     "Checkpoint.Time": "time a checkpoint write took",
     "BlockedShards": "shards whose checkpoint cannot move until a restart",

@@ -65,6 +65,8 @@ class ShardRange(NamedTuple):
     #: The ESN the shard is consumed through (sub-sequence WHOLE_RECORD: every user record
     #: of that raw record is consumed); None: as ``last_esn``.
     resume_after: Optional[tuple] = None
+    #: KPL aggregates that did not parse, passed through as plain records (and logged).
+    malformed_aggregates: int = 0
 
 
 @dataclass(frozen=True)
@@ -247,6 +249,7 @@ def _read_one(plan: FetchPlan, with_handler: bool = True) -> tuple:
         reader.stats.aggregates_dropped,
         reader.stats.user_records_outside_shard,
         reader.stats.user_records_dropped,
+        malformed_aggregates=reader.stats.malformed_aggregates,
         resume_after=resume_after,
     )
     return header, batch.records

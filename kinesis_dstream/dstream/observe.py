@@ -75,11 +75,13 @@ class ReceiverObserver:
                 "ProcessTask",
                 shard,
             )
+            add("MalformedAggregates", read.malformed_aggregates, "Count", "ProcessTask", shard)
             self.outside_shard.add(
                 shard,
                 read.user_records_outside_shard,
                 read.aggregates_dropped,
                 read.user_records_dropped,
+                read.malformed_aggregates,
             )
             if read.error_kind is not None:
                 add("ReadFailures", 1, "Count", "KinesisDataFetcher", shard)
@@ -187,7 +189,8 @@ class ReceiverObserver:
             "application": self.settings.app_name,
             "worker_id": self.coordinator.worker_id,
             **state,
-            # per shard: user_records_outside_shard, aggregates_dropped, user_records_dropped
+            # per shard: user_records_outside_shard, aggregates_dropped, user_records_dropped,
+            # malformed_aggregates
             "kpl_outside_shard": self.outside_shard.snapshot(),
             "batches_completed": self.batches_completed,
             "batches_failed": self.batches_failed,

@@ -8,6 +8,9 @@ but for the two differences below:
   a wrong MD5 or a protobuf that does not parse: the record is a plain record;
 - user records keep the outer sequence number and arrival time and get sub-sequence
   numbers 0, 1, 2, ...; an explicit hash key applies only when its index field is present;
+- a key table entry that is not UTF-8 is read as protobuf-java reads it, each malformed
+  sequence one U+FFFD (:func:`~.format.key_table`): that text is the delivered key, and
+  its UTF-8 bytes are what the partition key's MD5 is taken of;
 - a user record whose effective hash key (its explicit hash key, else the MD5 of its
   UTF-8 partition key as an unsigned 128-bit integer) lies outside the shard's hash range
   drops the whole aggregate in the KCL. Not here, by default.
@@ -62,7 +65,9 @@ from .format import (
     DeaggregationStats,
     MalformedAggregate,
     UserRecordMessage,
+    key_table,
     new_md5,
+    parse_hash_key,
 )
 from .layout import count_outside, split_common, split_keyed
 
@@ -154,11 +159,11 @@ def deaggregate(
                 )
             )
             continue
-        pks = list(view.partition_key_table)
+        pks = key_table(view.partition_key_table)
         try:
             ehk_table = view.explicit_hash_key_table
             if ehk_table:
-                ehks = list(ehk_table)
+                ehks = key_table(ehk_table)
                 split = split_keyed(view.records, pks, ehks)
             else:
                 ehks = None
@@ -177,7 +182,7 @@ def deaggregate(
                 else:
                     # Non-numeric keys in the table fail as the record-by-record path fails.
                     bad_hashes = (
-                        {e for e in ehks if not low <= _parse_hash_key(e) <= high}
+                        {e for e in ehks if not low <= parse_hash_key(e) <= high}
                         if check_range
                         else None
                     )
@@ -319,15 +324,13 @@ def _general(
     Raises IndexError, DecodeError or MalformedAggregate for an aggregate that cannot be read.
     """
     md5 = new_md5
-    ehks = list(view.explicit_hash_key_table)
+    ehks = key_table(view.explicit_hash_key_table)
     if check_keys:
         pk_ok = [low_digest <= md5(k.encode()).digest() <= high_digest for k in pks]
     else:
         pk_ok = [True] * len(pks)
-    if check_range:
-        ehk_ok = [low <= _parse_hash_key(k) <= high for k in ehks]
-    else:
-        ehk_ok = [True] * len(ehks)
+    # Non-numeric keys in the table fail as the fast path's do.
+    ehk_ok = [low <= parse_hash_key(k) <= high for k in ehks] if check_range else [True] * len(ehks)
     user: list = []
     append = user.append
     outside = 0
@@ -377,12 +380,3 @@ def _general(
             )
         )
     return user, outside
-
-
-def _parse_hash_key(explicit_hash_key: str) -> int:
-    try:
-        return int(explicit_hash_key)
-    except ValueError:
-        raise MalformedAggregate(
-            f"explicit hash key {explicit_hash_key!r} is not a number"
-        ) from None

@@ -6,10 +6,12 @@ bytes. The messages are built from a descriptor at import (no protoc, no generat
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import threading
 from dataclasses import dataclass, field
-from typing import Optional
+from itertools import repeat
+from typing import Any, Optional
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
@@ -103,6 +105,63 @@ try:  # CPython's built-in MD5: a third of OpenSSL's per-call cost on short inpu
     from _md5 import md5 as new_md5  # type: ignore[import-not-found]
 except ImportError:  # pragma: no cover - Pythons built without it
     new_md5 = hashlib.md5
+
+
+#: The error handler that decodes a key as protobuf-java's ``ByteString.toStringUtf8()``
+#: does (Java's ``new String(bytes, UTF_8)``): each malformed sequence becomes one U+FFFD.
+JAVA_UTF8_REPLACE = "kinesis_dstream.kpl.java-utf8-replace"
+
+
+def _java_utf8_replace(exc: UnicodeError) -> tuple:
+    """Python's ``replace`` but where Java's decoder differs: Java reads ``ED A0..BF`` as the
+    start of a three-byte sequence and replaces an encoded surrogate (``ED A0 80``) whole,
+    or those two bytes when no continuation byte follows; Python stops at the second byte
+    (U+FFFD for each byte). Every other malformed sequence is replaced alike (checked
+    against the Java KCL 2.5.8: ``tests/interop/test_java_kpl_keys.py``)."""
+    if not isinstance(exc, UnicodeDecodeError):
+        raise exc
+    data, start, end = exc.object, exc.start, exc.end
+    if data[start] == 0xED and start + 1 < len(data) and 0xA0 <= data[start + 1] <= 0xBF:
+        follows = start + 2 < len(data) and data[start + 2] & 0xC0 == 0x80
+        end = start + 3 if follows else start + 2
+    return "\ufffd", end
+
+
+codecs.register_error(JAVA_UTF8_REPLACE, _java_utf8_replace)
+
+
+def key_text(raw: bytes) -> str:
+    """A key table entry as the KCL reads it: UTF-8, each malformed sequence one U+FFFD."""
+    return bytes(raw).decode("utf-8", JAVA_UTF8_REPLACE)
+
+
+def key_table(table: Any) -> list:
+    """A parsed key table (``partition_key_table``, ``explicit_hash_key_table``) as text.
+
+    The fields are protobuf ``string``s, but a producer can write any bytes there: upb
+    gives such an entry as ``bytes``. The KCL's protobuf-java decodes it with U+FFFD for
+    each malformed sequence, and both the key it delivers and the MD5 of its effective
+    hash key are of that text; so here (:func:`key_text`).
+    """
+    keys = list(table)
+    if all(map(isinstance, keys, repeat(str))):
+        return keys
+    return [k if isinstance(k, str) else key_text(k) for k in keys]
+
+
+def parse_hash_key(text: str) -> int:
+    """An explicit hash key as Java's ``new BigInteger(text)`` reads it (the KCL's rule):
+    an optional sign, then decimal digits (any script's), nothing else; a key past 39
+    digits is outside every hash range. :class:`MalformedAggregate` otherwise."""
+    digits = text[1:] if text[:1] in ("+", "-") else text
+    if not digits.isdecimal():  # Unicode Nd, as Java's Character.digit(c, 10)
+        raise MalformedAggregate(f"explicit hash key {text[:60]!r} is not a number")
+    if len(digits) > 39:  # past 2**128 unless zero-padded (int() refuses > 4,300 digits)
+        digits = digits.lstrip("0") or "0"
+        if len(digits) > 39:
+            return -1 if text[0] == "-" else MAX_HASH_KEY + 1
+    value = int(digits)
+    return -value if text[0] == "-" else value
 
 
 def _hash_key_digest(partition_key: str) -> bytes:

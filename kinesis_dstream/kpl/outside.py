@@ -1,11 +1,13 @@
-"""Counting KPL user records that lie outside the hash range of the shard they came from.
+"""Counting KPL user records that lie outside the hash range of the shard they came from,
+and the malformed aggregates passed through whole.
 
 Such records are delivered by default (see :mod:`.deaggregation`): producers that are not
 shard-aware, such as AWS's own ``aws-kinesis-agg`` aggregators, write them all the time.
 They are never silent either: each reader adds its counts here, and the owner (a DStream
 receiver, the Structured Streaming source) calls :meth:`OutsideShardTally.warn` once per
 interval, which logs one line per shard whose counts grew since the last call, never one
-line per record.
+line per record. Malformed aggregates are counted here too (each is logged where it is
+read, on the executor).
 """
 
 from __future__ import annotations
@@ -20,40 +22,55 @@ log = logging.getLogger(__name__)
 OUTSIDE = "user_records_outside_shard"
 AGGREGATES_DROPPED = "aggregates_dropped"
 RECORDS_DROPPED = "user_records_dropped"
+MALFORMED = "malformed_aggregates"
 
 
 class OutsideShardTally:
-    """Per-shard counts of user records outside the shard's range; thread-safe."""
+    """Per-shard counts of user records outside the shard's range, and of malformed
+    aggregates passed through as plain records; thread-safe."""
 
     def __init__(self, stream_name: str, dropping: bool = False) -> None:
         self.stream_name = stream_name
         #: True when the application asked for the KCL's drop of such aggregates.
         self.dropping = dropping
         self._lock = threading.Lock()
-        self._counts: dict = {}  # shard id -> [outside, aggregates dropped, records dropped]
-        self._warned: dict = {}  # shard id -> counts at the last warning
+        # shard id -> [outside, aggregates dropped, records dropped, malformed aggregates]
+        self._counts: dict = {}
+        self._warned: dict = {}  # shard id -> the first three counts at the last warning
 
     def add(
-        self, shard_id: str, outside: int, aggregates_dropped: int = 0, records_dropped: int = 0
+        self,
+        shard_id: str,
+        outside: int,
+        aggregates_dropped: int = 0,
+        records_dropped: int = 0,
+        malformed: int = 0,
     ) -> None:
-        if not (outside or aggregates_dropped or records_dropped):
+        if not (outside or aggregates_dropped or records_dropped or malformed):
             return
         with self._lock:
-            counts = self._counts.setdefault(shard_id, [0, 0, 0])
+            counts = self._counts.setdefault(shard_id, [0, 0, 0, 0])
             counts[0] += outside
             counts[1] += aggregates_dropped
             counts[2] += records_dropped
+            counts[3] += malformed
 
     def snapshot(self) -> dict:
-        """{shard id: {user_records_outside_shard, aggregates_dropped, user_records_dropped}}."""
+        """{shard id: {user_records_outside_shard, aggregates_dropped, user_records_dropped,
+        malformed_aggregates}}."""
         with self._lock:
             return {
-                shard: {OUTSIDE: c[0], AGGREGATES_DROPPED: c[1], RECORDS_DROPPED: c[2]}
+                shard: {
+                    OUTSIDE: c[0],
+                    AGGREGATES_DROPPED: c[1],
+                    RECORDS_DROPPED: c[2],
+                    MALFORMED: c[3],
+                }
                 for shard, c in sorted(self._counts.items())
             }
 
     def totals(self) -> dict:
-        totals = {OUTSIDE: 0, AGGREGATES_DROPPED: 0, RECORDS_DROPPED: 0}
+        totals = {OUTSIDE: 0, AGGREGATES_DROPPED: 0, RECORDS_DROPPED: 0, MALFORMED: 0}
         for counts in self.snapshot().values():
             for key, value in counts.items():
                 totals[key] += value
@@ -63,9 +80,9 @@ class OutsideShardTally:
         """Log one line per shard whose counts grew since the last call; returns the lines."""
         with self._lock:
             grown = [
-                (shard, list(c), self._warned.get(shard, [0, 0, 0]))
+                (shard, c[:3], self._warned.get(shard, [0, 0, 0]))
                 for shard, c in sorted(self._counts.items())
-                if c != self._warned.get(shard)
+                if c[:3] != self._warned.get(shard, [0, 0, 0])
             ]
             for shard, counts, _ in grown:
                 self._warned[shard] = counts

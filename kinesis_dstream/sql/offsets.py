@@ -134,6 +134,8 @@ class RangeEnd:
     outside_shard: int = 0
     aggregates_dropped: int = 0
     user_records_dropped: int = 0
+    #: KPL aggregates that did not parse, passed through as plain records.
+    malformed_aggregates: int = 0
     #: Now minus the oldest arrival time read, when the range was read (Glue's lag).
     max_consumer_lag_ms: Optional[int] = None
     #: Fan-out: the executor's wall-clock time of the range's last successful
@@ -162,6 +164,7 @@ class RangeEnd:
             "outsideShard": self.outside_shard,
             "aggregatesDropped": self.aggregates_dropped,
             "userRecordsDropped": self.user_records_dropped,
+            "malformedAggregates": self.malformed_aggregates,
             "maxConsumerLagMs": self.max_consumer_lag_ms,
             "subscribedAt": self.subscribed_at,
             "nextIterator": self.next_iterator,
@@ -183,6 +186,7 @@ class RangeEnd:
             outside_shard=int(value.get("outsideShard") or 0),
             aggregates_dropped=int(value.get("aggregatesDropped") or 0),
             user_records_dropped=int(value.get("userRecordsDropped") or 0),
+            malformed_aggregates=int(value.get("malformedAggregates") or 0),
             max_consumer_lag_ms=value.get("maxConsumerLagMs"),
             subscribed_at=value.get("subscribedAt"),
             next_iterator=value.get("nextIterator"),

@@ -147,11 +147,34 @@ class OwnerLog:
             return {k: list(v) for k, v in self.history.items()}
 
 
+def java_app(tmp_path, local_aws, kclpy, proxy: Nghttpx, stream: str, mode: str, **extra):
+    """``(properties file, environment)`` of a kclpy application under either daemon: the
+    Java daemon's own keys (Kinesis through ``proxy``: h2c for Java, HTTP/1.1 for ours),
+    the test processor in ``mode`` writing to ``tmp_path / "out"``."""
+    properties = write_properties(
+        tmp_path / "app.properties",
+        executableName=f"{sys.executable} {PROCESSOR}",
+        streamName=stream,
+        applicationName=stream,
+        AWSCredentialsProvider="DefaultAWSCredentialsProviderChain",
+        processingLanguage="python/3.11",
+        initialPositionInStream="TRIM_HORIZON",
+        regionName=local_aws.region_name,
+        kinesisEndpoint=proxy.endpoint_url,
+        dynamoDBEndpoint=local_aws.endpoint_url,
+        cloudWatchEndpoint=local_aws.endpoint_url,
+        metricsLevel="NONE",
+        retrievalMode="POLLING",
+        **extra,
+    )
+    env = {**child_env(kclpy, tmp_path / "out", mode), **local_aws.env()}
+    env.pop("AWS_ENDPOINT_URL")
+    return properties, env
+
+
 # Over 35 s: left out of the README's command (under 20 minutes), run by .ci/run after it.
 @pytest.mark.slow
-def test_our_daemon_and_the_java_daemon_share_one_fleet(
-    local_aws, kclpy, unique_name, tmp_path
-):
+def test_our_daemon_and_the_java_daemon_share_one_fleet(local_aws, kclpy, unique_name, tmp_path):
     skip_unless_tools()
     jars = kcl_jars()
     kinesis = local_aws.client("kinesis")
@@ -159,24 +182,15 @@ def test_our_daemon_and_the_java_daemon_share_one_fleet(
     out = tmp_path / "out"
     out.mkdir()
     proxy = Nghttpx(local_aws.port, tmp_path)
-    properties = write_properties(
-        tmp_path / "app.properties",
-        executableName=f"{sys.executable} {PROCESSOR}",
-        streamName=unique_name,
-        applicationName=unique_name,
-        AWSCredentialsProvider="DefaultAWSCredentialsProviderChain",
-        processingLanguage="python/3.11",
-        initialPositionInStream="TRIM_HORIZON",
-        regionName=local_aws.region_name,
-        kinesisEndpoint=proxy.endpoint_url,  # h2c for Java, HTTP/1.1 for ours
-        dynamoDBEndpoint=local_aws.endpoint_url,
-        cloudWatchEndpoint=local_aws.endpoint_url,
-        metricsLevel="NONE",
-        retrievalMode="POLLING",
+    properties, base_env = java_app(
+        tmp_path,
+        local_aws,
+        kclpy,
+        proxy,
+        unique_name,
+        "every",
         failoverTimeMillis=str(int(FAILOVER_S * 1000)),
     )
-    base_env = {**child_env(kclpy, out, "every"), **local_aws.env()}
-    base_env.pop("AWS_ENDPOINT_URL")
     daemons: dict = {}
     timings: dict = {}
 

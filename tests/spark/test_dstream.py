@@ -24,8 +24,9 @@ from kinesis_dstream.dstream.settings import StreamSettings
 from kinesis_dstream.esn import ExtendedSequenceNumber
 from kinesis_dstream.leases.dynamodb import LeaseTable
 from kinesis_dstream.leases.lease import Lease
-from kinesis_dstream.retrieval.streams import ensure_stream
+from kinesis_dstream.retrieval.streams import ensure_stream, list_shards
 
+from ..support.kpl_bytes import aggregate, user_record
 from ..support.records import put_records
 from ..support.streaming import Collected, leases_of, our_threads, progress_of
 from ..support.waiting import wait_until
@@ -708,3 +709,73 @@ def _records(kinesis, stream):
         StreamName=stream, ShardId="shardId-000000000000", ShardIteratorType="TRIM_HORIZON"
     )["ShardIterator"]
     return kinesis.get_records(ShardIterator=iterator, Limit=1000)["Records"]
+
+
+def test_poison_kpl_aggregates_are_read_as_the_kcl_does_and_every_good_record_arrives(
+    ssc, local_aws, kinesis, unique_name
+):
+    """Issue 52: an aggregate whose key table is not UTF-8 stopped every reader of a
+    multi-shard stream (AttributeError on each read of its shard, after every restart).
+    Between good aggregates, poison ones of every kind: keys not UTF-8 (read as the KCL
+    reads them), a wrong MD5 and a cut one (plain records, as the KCL passes them), an
+    index past the key table and an explicit hash key not UTF-8 (malformed: passed through
+    whole, counted in progress())."""
+    ensure_stream(kinesis, unique_name, 2)
+    shards = list_shards(kinesis, unique_name)
+    low = [s["HashKeyRange"]["StartingHashKey"] for s in shards]
+    good = put(kinesis, unique_name, 300, prefix="good-", aggregate=True)
+    clean = aggregate([b"k"], [user_record(0, b"x"), user_record(0, b"y")])
+    poison = {
+        "bad key": aggregate(
+            [b"\xff\xfe", b"a\xed\xa0\x80"], [user_record(0, b"kept-0"), user_record(1, b"kept-1")]
+        ),
+        "wrong md5": clean[:-1] + bytes([clean[-1] ^ 1]),
+        "cut": clean[:-7],
+        "index past the table": aggregate([b"k"], [user_record(0, b"a"), user_record(3, b"b")]),
+        "explicit key not utf-8": aggregate(
+            [b"k"], [user_record(0, b"c", 0), user_record(0, b"d")], [b"1\xff"]
+        ),
+    }
+    for shard_low in low:  # every poison aggregate in both shards
+        entries = [
+            {"Data": data, "PartitionKey": "poison", "ExplicitHashKey": shard_low}
+            for data in poison.values()
+        ]
+        assert (
+            kinesis.put_records(StreamName=unique_name, Records=entries)["FailedRecordCount"] == 0
+        )
+    stream = create(
+        ssc,
+        local_aws,
+        unique_name,
+        unique_name,
+        messageHandler=lambda r: (r.data, r.partition_key, r.sub_sequence_number),
+    )
+    got = Collected(stream)
+    ssc.start()
+    want = len(good) + 2 * (2 + 4)  # the bad keys' two user records, four passed through
+    got.wait_for(lambda items: len(items) >= want, 90, f"{want} records")
+    later = put(kinesis, unique_name, 100, prefix="later-", aggregate=True)
+    items = got.wait_for(lambda items: len(items) >= want + 100, 60, "the records put after")
+    wait_until(lambda: _kpl_totals(unique_name).get("malformed_aggregates") == 4, 30, "4 malformed")
+    got.wait_batches(2)  # nothing more may arrive
+    totals = _kpl_totals(unique_name)
+    ssc.stop(stopSparkContext=False, stopGraceFully=True)
+    items = got.snapshot()
+    assert len(items) == want + 100
+    texts = sorted(d.decode() for d, _, _ in items if d.startswith((b"good-", b"later-")))
+    assert texts == sorted(good + later)
+    kept = sorted((d, k, s) for d, k, s in items if d.startswith(b"kept-"))
+    assert kept == sorted(2 * [(b"kept-0", "\ufffd\ufffd", 0), (b"kept-1", "a\ufffd", 1)])
+    whole = collections.Counter(d for d, k, s in items if k == "poison")
+    assert whole == {poison[name]: 2 for name in poison if name != "bad key"}
+    # each bad key's copy in the other shard is outside it: delivered, and counted
+    assert totals["malformed_aggregates"] == 4 and totals["user_records_outside_shard"] == 2
+
+
+def _kpl_totals(stream: str) -> dict:
+    """progress()'s per-shard KPL counts, summed."""
+    totals: collections.Counter = collections.Counter()
+    for counts in progress_of(stream).get("kpl_outside_shard", {}).values():
+        totals.update(counts)
+    return dict(totals)

@@ -1,25 +1,44 @@
 """The two payloads a Glue Kinesis job reads beside json/csv/avro, end to end through
 ``spark.readStream.format("kinesis")``: grok log lines, and Glue Schema Registry Avro
-(moto's registry, behind a proxy that counts the executors' GetSchemaVersion calls)."""
+(moto's registry, behind a proxy that counts the executors' GetSchemaVersion calls); and
+hostile payloads among good ones (issue 52)."""
 
 from __future__ import annotations
 
 import gzip
+import json
 import math
 import uuid
 
+import cramjam
 import pytest
+import zstandard
 
 from kinesis_dstream import KinesisProducer
-from kinesis_dstream.retrieval.streams import ensure_stream
+from kinesis_dstream.retrieval.streams import ensure_stream, list_shards
 from kinesis_dstream.schema_registry import GlueSchemaRegistrySerializer, frame
 
 from ..integration.test_schema_registry import V1, V2, by_id
 from ..support.fault_proxy import FaultProxy
+from ..support.kpl_bytes import aggregate, user_record
 from ..support.weblog import COLUMNS, CUSTOM_PATTERNS, PATTERN, weblog
 from .test_sql_connectors import available_now
 
 pytestmark = pytest.mark.spark
+
+
+def from_the_start(session, local_aws, stream: str, **options):
+    """The source on ``stream`` from TRIM_HORIZON with the payload ``options``."""
+    return (
+        session.readStream.format("kinesis")
+        .options(
+            streamName=stream,
+            endpointUrl=local_aws.endpoint_url,
+            startingPosition="TRIM_HORIZON",
+            **options,
+        )
+        .load()
+    )
 
 
 def test_grok_weblog_every_field_right_bad_lines_corrupt(
@@ -33,17 +52,13 @@ def test_grok_weblog_every_field_right_bad_lines_corrupt(
             data = line.encode()
             payloads[i] = gzip.compress(data) if i % 10 == 3 else data
             producer.put(payloads[i], f"line-{i}")
-    df = (
-        session.readStream.format("kinesis")
-        .options(
-            streamName=unique_name,
-            endpointUrl=local_aws.endpoint_url,
-            startingPosition="TRIM_HORIZON",
-            classification="grok",
-            grokPattern=PATTERN,
-            grokCustomPatterns=CUSTOM_PATTERNS,
-        )
-        .load()
+    df = from_the_start(
+        session,
+        local_aws,
+        unique_name,
+        classification="grok",
+        grokPattern=PATTERN,
+        grokCustomPatterns=CUSTOM_PATTERNS,
     )
     assert df.columns == [*COLUMNS, "_corrupt_record"]
     assert dict(df.dtypes)["worker"] == "smallint" and dict(df.dtypes)["bytes"] == "bigint"
@@ -115,3 +130,55 @@ def test_registry_avro_two_versions_zlib_unknown_ids_and_calls_per_version(
     calls = by_id(proxy)
     assert set(calls) == {first.version_id, second.version_id, unknown}
     assert max(calls.values()) <= 2, calls
+
+
+def test_poison_aggregates_a_zstd_bomb_and_deep_json_are_corrupt_rows_every_good_one_read(
+    session, local_aws, kinesis, unique_name, tmp_path
+):
+    """Issue 52 through the source, inferSchema's sample included: KPL aggregates whose
+    keys are not UTF-8 (their user records read), malformed ones (passed through whole: not
+    JSON, so corrupt), a zstd record inflating to 256 MiB (refused at 128 MiB) and JSON
+    nested 991 and 100,000 deep each one corrupt row; every good record, plain, gzip, zstd,
+    framed Snappy or inside an aggregate, one row."""
+    ensure_stream(kinesis, unique_name, 2)
+    low = [s["HashKeyRange"]["StartingHashKey"] for s in list_shards(kinesis, unique_name)]
+    codecs = [
+        lambda d: d,
+        gzip.compress,
+        zstandard.ZstdCompressor().compress,
+        lambda d: bytes(cramjam.snappy.compress(d)),
+    ]
+    want = {}
+    with KinesisProducer(unique_name, client=kinesis, aggregate=True) as producer:
+        for i in range(300):  # 100 aggregated (small records), 200 plain (compressed: not)
+            data = json.dumps({"id": i, "v": f"g-{i}"}).encode()
+            producer.put(codecs[i % 4](data) if i >= 100 else data, f"pk-{i}")
+            want[i] = f"g-{i}"
+    clean = aggregate([b"k"], [user_record(0, b'{"id": -1}'), user_record(0, b'{"id": -2}')])
+    bad_key = aggregate(
+        [b"\xff", b"\xed\xa0\x80"],
+        [user_record(0, b'{"id": 900, "v": "k-0"}'), user_record(1, b'{"id": 901, "v": "k-1"}')],
+    )
+    want.update({900: "k-0", 901: "k-1"})
+    corrupt = [
+        clean[:-1] + bytes([clean[-1] ^ 1]),  # wrong MD5: a plain record
+        clean[:-7],  # cut: a plain record
+        aggregate([b"k"], [user_record(0, b'{"id": -3}'), user_record(2, b"{}")]),  # malformed
+        zstandard.ZstdCompressor().compress(b"\0" * (256 * 1024 * 1024)),
+        b'{"id": -4, "v": ' + b"[" * 990 + b"]" * 990 + b"}",
+        b"[" * 100_000 + b"]" * 100_000,
+    ]
+    entries = [{"Data": d, "PartitionKey": "poison", "ExplicitHashKey": low[0]} for d in corrupt]
+    entries.append({"Data": bad_key, "PartitionKey": "poison", "ExplicitHashKey": low[1]})
+    assert kinesis.put_records(StreamName=unique_name, Records=entries)["FailedRecordCount"] == 0
+    with KinesisProducer(unique_name, client=kinesis) as producer:  # and good ones after
+        for i in range(300, 350):
+            producer.put(json.dumps({"id": i, "v": f"g-{i}"}).encode(), f"pk-{i}")
+            want[i] = f"g-{i}"
+    df = from_the_start(session, local_aws, unique_name, classification="json", inferSchema="true")
+    assert df.dtypes == [("id", "bigint"), ("v", "string"), ("_corrupt_record", "binary")]
+    _, rows = available_now(session, df, tmp_path, "poison")
+    good = {r.id: r.v for r in rows if r._corrupt_record is None}
+    assert good == want
+    assert sorted(bytes(r._corrupt_record) for r in rows if r._corrupt_record) == sorted(corrupt)
+    assert len(rows) == len(want) + len(corrupt)

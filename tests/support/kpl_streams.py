@@ -34,20 +34,24 @@ class AggregatedStream:
         return len(self.sent) - self.records_in_those
 
 
-def put_agg_aggregates(kinesis, stream: str, aggregates: int, per: int, plain: int = 0):
-    """``aggregates`` aws-kinesis-agg aggregates of ``per`` user records each (keys spread
-    over the whole hash space), then ``plain`` plain records; returns the expectations."""
-    from aws_kinesis_agg.aggregator import RecordAggregator
-
-    shards = list_shards(kinesis, stream)
-    ranges = [
+def shard_ranges(kinesis, stream: str) -> list:
+    """``(shard id, starting hash key, ending hash key)`` of each shard, keys as ints."""
+    return [
         (
             s["ShardId"],
             int(s["HashKeyRange"]["StartingHashKey"]),
             int(s["HashKeyRange"]["EndingHashKey"]),
         )
-        for s in shards
+        for s in list_shards(kinesis, stream)
     ]
+
+
+def put_agg_aggregates(kinesis, stream: str, aggregates: int, per: int, plain: int = 0):
+    """``aggregates`` aws-kinesis-agg aggregates of ``per`` user records each (keys spread
+    over the whole hash space), then ``plain`` plain records; returns the expectations."""
+    from aws_kinesis_agg.aggregator import RecordAggregator
+
+    ranges = shard_ranges(kinesis, stream)
 
     def shard_of(hash_key: int) -> tuple:
         return next(r for r in ranges if r[1] <= hash_key <= r[2])

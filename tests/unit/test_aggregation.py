@@ -388,3 +388,122 @@ def test_a_last_shard_ending_one_past_the_hash_space_as_older_moto_gives_it():
     kept = deaggregate([outer(aggregate)], low, str(2**128), stats=stats)
     assert [r.data for r in kept] == [b"in", b"out"]
     assert stats.user_records_outside_shard == 0
+
+
+# -- key tables that are not UTF-8 (issue 52): read as the KCL's protobuf-java reads them -
+
+
+def _key_digest(text):
+    return int.from_bytes(hashlib.md5(text.encode()).digest(), "big")
+
+
+@pytest.mark.parametrize("common_layout", [True, False])
+def test_a_partition_key_that_is_not_utf8_is_the_kcls_text_with_and_without_a_range(
+    common_layout,
+):
+    from ..support.kpl_bytes import aggregate, user_record
+
+    key = b"a\xffb"
+    records = [user_record(0, b"x"), user_record(1, b"y")]
+    if not common_layout:  # a third field: the record-by-record path
+        records[1] += b"\x22\x03\x0a\x01t"  # a tag
+    data = aggregate([key, b"ok"], records)
+    text = "a\ufffdb"
+    for bounds in ((), (0, 2**127), (2**127, MAX_HASH_KEY), (0, MAX_HASH_KEY)):
+        stats = DeaggregationStats()
+        got = deaggregate([outer(data)], *bounds, stats=stats)
+        assert [(r.data, r.partition_key) for r in got] == [(b"x", text), (b"y", "ok")]
+        assert all(isinstance(r.partition_key, str) for r in got)
+        assert stats.malformed_aggregates == 0
+        if bounds:  # outside by the MD5 of the text's UTF-8 bytes, as the KCL counts it
+            low, high = bounds
+            expected = sum(not low <= _key_digest(k) <= high for k in (text, "ok"))
+            assert stats.user_records_outside_shard == expected
+
+
+def test_the_kcls_range_check_takes_the_md5_of_the_decoded_text_not_of_the_bytes_written():
+    from ..support.kpl_bytes import aggregate, user_record
+
+    # a key whose bytes and whose decoded text hash into different halves of the space
+    key = next(
+        k
+        for k in (b"\xff" + str(n).encode() for n in range(100))
+        if (int.from_bytes(hashlib.md5(k).digest(), "big") < 2**127)
+        != (_key_digest(k.decode("utf-8", "replace")) < 2**127)
+    )
+    low_half, high_half = (0, 2**127 - 1), (2**127, MAX_HASH_KEY)
+    text_half = low_half if _key_digest(key.decode("utf-8", "replace")) < 2**127 else high_half
+    data = aggregate([key], [user_record(0, b"x"), user_record(0, b"y")])
+    assert len(deaggregate([outer(data)], *text_half, drop_outside_shard=True)) == 2
+    other = low_half if text_half == high_half else high_half
+    stats = DeaggregationStats()
+    assert deaggregate([outer(data)], *other, stats=stats, drop_outside_shard=True) == []
+    assert (stats.aggregates_dropped, stats.user_records_dropped) == (1, 2)
+
+
+@pytest.mark.parametrize(
+    "written,text",
+    [
+        (b"\xed\xa0\x80", "\ufffd"),  # an encoded surrogate: one U+FFFD in Java, three in Python
+        (b"\xed\xa0A", "\ufffdA"),
+        (b"x\xed\xa0", "x\ufffd"),
+        (b"\xed\x9f\xbf", "\ud7ff"),
+        (b"\xe2\x82", "\ufffd"),
+        (b"\xf0\x90\x80A", "\ufffdA"),
+        (b"\xf4\x90\x80\x80", "\ufffd" * 4),
+        (b"\xc0\x80", "\ufffd" * 2),
+        (b"\xe0\x80\x80", "\ufffd" * 3),
+    ],
+)
+def test_key_text_replaces_as_javas_utf8_decoder_does(written, text):
+    from kinesis_dstream.kpl.format import key_text
+
+    assert key_text(written) == text
+
+
+def test_an_explicit_hash_key_that_is_not_utf8_passes_the_aggregate_through_counted():
+    from ..support.kpl_bytes import aggregate, user_record
+
+    data = aggregate([b"k"], [user_record(0, b"x", 0), user_record(0, b"y")], [b"12\xff"])
+    stats = DeaggregationStats()
+    [record] = deaggregate([outer(data)], 0, MAX_HASH_KEY, stats=stats)
+    assert record.data == data and stats.malformed_aggregates == 1
+    got = deaggregate([outer(data)])  # no range: nothing is checked, the key is text
+    assert [(r.data, r.explicit_hash_key) for r in got] == [(b"x", "12\ufffd"), (b"y", None)]
+
+
+@pytest.mark.parametrize(
+    "key,value",
+    [
+        ("5", 5),
+        ("+5", 5),
+        ("-5", -5),
+        ("\u0665", 5),  # ARABIC-INDIC DIGIT FIVE: a decimal digit to Java too
+        ("0" * 5000 + "7", 7),
+        ("9" * 5000, MAX_HASH_KEY + 1),  # past 2**128: outside every range, not an error
+        ("-" + "9" * 5000, -1),
+    ],
+)
+def test_explicit_hash_keys_are_read_as_javas_biginteger_reads_them(key, value):
+    from kinesis_dstream.kpl.format import parse_hash_key
+
+    assert parse_hash_key(key) == value
+
+
+@pytest.mark.parametrize("key", ["", "-", " 5", "5 ", "1_000", "\u00b2", "0x10", "5.0", "1e3"])
+def test_explicit_hash_keys_java_refuses_are_malformed(key):
+    from kinesis_dstream.kpl.format import MalformedAggregate, parse_hash_key
+
+    with pytest.raises(MalformedAggregate, match="is not a number"):
+        parse_hash_key(key)
+
+
+def test_an_explicit_hash_key_past_the_hash_space_is_outside_every_shard_not_malformed():
+    from ..support.kpl_bytes import aggregate, user_record
+
+    huge = ("9" * 5000).encode()  # past int()'s 4,300 digits: Java's BigInteger reads it
+    data = aggregate([b"k"], [user_record(0, b"x", 0), user_record(0, b"y")], [huge])
+    stats = DeaggregationStats()
+    got = deaggregate([outer(data)], 0, MAX_HASH_KEY, stats=stats)
+    assert [r.data for r in got] == [b"x", b"y"]
+    assert (stats.user_records_outside_shard, stats.malformed_aggregates) == (1, 0)

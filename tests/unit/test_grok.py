@@ -131,6 +131,14 @@ def test_a_field_named_twice_is_one_column_taking_the_capture_that_matched():
         ("(%{INT:x}", None, "option grokPattern '\\(%\\{INT:x\\}' does not compile"),
         ("%{INT:x:integer}", None, "type 'integer'; Glue's types: byte, boolean"),
         ("%{HTTPDATE:t:date:yyyy-QQ}", None, "date format 'yyyy-QQ' uses 'QQ'"),
+        # strptime takes each field once: refused here, not on every line (issue 52)
+        (
+            "%{DATA:ts:date:yyyy yyyy}",
+            None,
+            r"field 'ts' in %\{DATA:ts:date:yyyy yyyy\}: .* gives one field twice",
+        ),
+        ("%{DATA:ts;date;d dd}", None, r"field 'ts' in .*'d dd' gives one field twice"),
+        ("%{A}", "A %{DATA:z:date:HH Z X}", r"field 'z' in %\{DATA:z:date:HH Z X\}.* \('Z' and"),
         ("x %{INT", None, "never closed"),
         ("  ", None, "needs option grokPattern"),
         ("%{INT:x}", "A x\nbad-name y", "grokCustomPatterns line 2 .bad-name y. is not"),
@@ -140,6 +148,23 @@ def test_a_bad_pattern_is_one_line_naming_it(pattern, custom, says):
     with pytest.raises(GrokError, match=says) as caught:
         compile_grok(pattern, custom)
     assert "\n" not in str(caught.value)
+
+
+def test_every_date_format_compile_grok_takes_reads_a_line_without_an_error_of_strptime():
+    """What compiles is read: each format either parses its line or says it does not fit
+    (ValueError, a misfit), never strptime's own ``re.error`` on every line."""
+    letters = ["yyyy", "yy", "MMM", "MM", "dd", "d", "HH", "hh", "mm", "ss", "SSS", "Z", "a"]
+    for first in letters:
+        for second in letters:
+            pattern = f"%{{DATA:ts:date:{first} {second}}}"
+            try:
+                grok = compile_grok(pattern)
+            except GrokError as exc:
+                assert "gives one field twice" in str(exc)
+                continue
+            convert = grok.column_converter(0, grok.struct.fields[0].dataType)
+            with pytest.raises(ValueError):
+                convert("not a date")
 
 
 def test_ascii_classes_as_in_java_and_a_scoped_case_flag():

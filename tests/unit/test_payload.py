@@ -14,6 +14,8 @@ import json
 import lzma
 import pickle
 import sys
+import time
+import tracemalloc
 import zlib
 from decimal import Decimal
 
@@ -38,7 +40,11 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from kinesis_dstream.sql.parsing.decompress import PayloadDecompressError, decompress
+from kinesis_dstream.sql.parsing.decompress import (
+    PayloadDecompressError,
+    PayloadTooLargeError,
+    decompress,
+)
 from kinesis_dstream.sql.parsing.payload import (
     CORRUPT_RECORD_COLUMN,
     SOURCE_TIMESTAMP_COLUMN,
@@ -114,12 +120,74 @@ def test_truncated_payload_with_a_codec_magic_is_an_error_naming_the_codec(codec
         decompress(data[: len(data) // 2])
 
 
-@pytest.mark.parametrize("codec,compress", CODECS[:4])
+@pytest.mark.parametrize("codec,compress", CODECS)
 def test_a_decompression_bomb_is_refused(codec, compress):
     bomb = compress(b"\0" * 1_000_000)
-    with pytest.raises(PayloadDecompressError, match=f"{codec}.*past 100000 bytes"):
+    with pytest.raises(PayloadTooLargeError, match=f"{codec}.*past 100000 bytes"):
         decompress(bomb, max_bytes=100_000)
     assert decompress(bomb, max_bytes=1_000_000) == (b"\0" * 1_000_000, codec)
+
+
+@pytest.mark.parametrize("codec,compress", CODECS)
+def test_a_bomb_is_refused_before_more_than_the_bound_is_in_memory(codec, compress):
+    """Every codec decodes in steps that stop at the bound (zstd and framed Snappy were
+    decoded whole: an 8 KB zstd record asked for 256 MiB; issue 52)."""
+    bomb = compress(b"\0" * 64_000_000)
+    tracemalloc.start()
+    try:
+        with pytest.raises(PayloadTooLargeError, match=f"{codec}.*past 1000000 bytes"):
+            decompress(bomb, max_bytes=1_000_000)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # the bound, a step past it and the codec's own window (xz: an 8 MiB dictionary);
+    # decoded whole, the 64 MB were in memory
+    assert peak < 16_000_000
+
+
+@pytest.mark.parametrize("codec,compress", [c for c in CODECS if c[0] != "deflate"])
+def test_many_tiny_streams_take_time_in_proportion_to_the_payload(codec, compress):
+    """Payloads of empty streams (gzip members, bzip2 and xz streams, zstd frames, Snappy
+    stream identifiers): each stream's end copied the whole rest of the payload (1 s for
+    1 MiB of gzip members, 16 times as long for 4 times the payload); now a piece at most,
+    so 4 times the payload takes about 4 times as long."""
+    one = compress(b"") if codec != "snappy" else b"\xff\x06\x00\x00sNaPpY"
+
+    def seconds(size: int) -> float:
+        payload = one * (size // len(one))
+        started = time.perf_counter()
+        assert decompress(payload) == (b"", codec)
+        return time.perf_counter() - started
+
+    small, large = seconds(256 * 1024), seconds(1024 * 1024)
+    assert large < 10 * small + 0.05
+
+
+def test_an_xz_stream_asking_for_a_dictionary_past_xz_9s_is_refused_not_allocated():
+    # The block header's LZMA2 property byte says 256 MiB (2**(11 + 34/2)), its CRC-32
+    # made right: what a producer (or a bit flip) can write without compressing with it.
+    data = bytearray(lzma.compress(b"x" * 100, preset=0))
+    header = slice(12, 12 + (data[12] + 1) * 4)
+    assert data[header][2:4] == b"\x21\x01"  # one filter: LZMA2, one property byte
+    data[16] = 34
+    data[header.stop - 4 : header.stop] = zlib.crc32(data[header][:-4]).to_bytes(4, "little")
+    with pytest.raises(PayloadDecompressError, match=r"xz.*Memory usage limit"):
+        decompress(bytes(data))
+    assert decompress(lzma.compress(b"x" * 100, preset=9 | lzma.PRESET_EXTREME))[1] == "xz"
+
+
+def test_a_snappy_chunk_past_the_framing_formats_64_kib_is_refused():
+    raw = bytes(cramjam.snappy.compress_raw(b"\0" * 70_000))
+    chunk = b"\0" + (4 + len(raw)).to_bytes(3, "little") + b"\0\0\0\0" + raw
+    with pytest.raises(PayloadDecompressError, match="snappy"):  # cramjam refuses it
+        decompress(b"\xff\x06\x00\x00sNaPpY" + chunk)
+    with pytest.raises(PayloadDecompressError, match=r"snappy.*holds 70,000 bytes, past 65,536"):
+        decompress(b"\xff\x06\x00\x00sNaPpY" + chunk, max_bytes=50_000)  # read first
+    reserved = b"\x02\x01\x00\x00x"
+    with pytest.raises(PayloadDecompressError, match="snappy"):
+        decompress(b"\xff\x06\x00\x00sNaPpY" + reserved)
+    with pytest.raises(PayloadDecompressError, match="reserved type 2"):
+        decompress(b"\xff\x06\x00\x00sNaPpY" + reserved, max_bytes=100)
 
 
 def test_concatenated_streams_are_all_read():
@@ -305,7 +373,56 @@ def test_parse_batch_never_drops_a_row(payloads, kind):
     assert all(k in (None, p) for k, p in zip(kept, payloads))
 
 
+def nested(levels: int, leaf: bytes = b"1") -> bytes:
+    """A JSON object nested ``levels`` deep: ``{"a": {"a": ... 1}}``."""
+    return b'{"a":' * levels + leaf + b"}" * levels
+
+
+def on_a_deep_stack(frames: int, call):
+    """``call()`` under ``frames`` more Python frames, as a Spark worker's stack holds."""
+    return call() if frames == 0 else on_a_deep_stack(frames - 1, call)
+
+
+def test_json_nested_past_the_bound_is_one_corrupt_record_named_not_a_failed_task():
+    """Nesting near Python's recursion limit passed the decoder, then raised RecursionError
+    from a converter a few frames deeper and failed the task on every retry (issue 52):
+    every depth up to a thousand is tried here. Past 100 levels a record is corrupt."""
+    schema = output_schema(struct(("a", StringType()), ("b", LongType())))
+    fmt = PayloadFormat.parse("json", "`a` STRING, `b` BIGINT")
+    payloads = [nested(n) for n in range(1, 1001)] + [b"[" * 100_000, b'{"b": 7}']
+    parser = PayloadParser(fmt, schema)
+    out, reasons = on_a_deep_stack(40, lambda: parser.parse_counted(records(payloads)))
+    got = rows(out)
+    assert reasons == {"JSON nests deeper than 100 levels": 901}
+    assert [r[CORRUPT_RECORD_COLUMN] for r in got] == [None] * 100 + payloads[100:-1] + [None]
+    assert got[99]["a"] == nested(99).decode()  # a value 99 deep, as its JSON text
+    assert got[-1]["b"] == 7
+
+
+def test_brackets_inside_strings_do_not_count_as_nesting():
+    schema = output_schema(struct(("a", StringType())))
+    fmt = PayloadFormat.parse("json", "`a` STRING")
+    payload = b'{"a": "' + b"[{" * 5000 + b'"}'
+    out, corrupt = parse_batch(records([payload, b'[[{"a": "' + b"[" * 200 + b'"}]]']), fmt, schema)
+    assert corrupt == 1  # only the second: an array, not an object
+    assert rows(out)[0]["a"] == "[{" * 5000
+
+
 # ---- inference -----------------------------------------------------------------------
+
+
+def test_inference_leaves_out_json_nested_past_the_bound_and_says_so(caplog):
+    """One such record in inferSchema's sample made load() fail (RecursionError)."""
+    fmt = PayloadFormat.parse("json", None, None, "true")
+    sample = [nested(990), b'{"x": 1}', nested(101), nested(3)]
+    with caplog.at_level("WARNING", logger="kinesis_dstream.sql.parsing.payload"):
+        ddl = on_a_deep_stack(150, lambda: infer_schema(sample, fmt))
+    assert ddl == "`x` bigint, `a` struct<`a`: struct<`a`: bigint>>"
+    [line] = [r.getMessage() for r in caplog.records]
+    assert line == (
+        "inferSchema: 2 of 4 sampled records did not parse as json and are left out of the "
+        "inferred schema (2: JSON nests deeper than 100 levels)"
+    )
 
 
 def test_json_inference_unions_keys_in_first_seen_order_and_widens():
@@ -411,7 +528,7 @@ def test_parser_pickles_and_rejects_a_schema_of_another_layout():
 
 
 def test_the_declared_json_decoder_gives_the_stdlibs_columns(monkeypatch):
-    from kinesis_dstream.sql.parsing import payload as payload_module
+    from kinesis_dstream.sql.parsing import payload_json as payload_module
 
     schema = output_schema(struct(("a", LongType()), ("b", DoubleType())))
     fmt = PayloadFormat.parse("json", "`a` BIGINT, `b` DOUBLE")
@@ -423,7 +540,7 @@ def test_the_declared_json_decoder_gives_the_stdlibs_columns(monkeypatch):
 
 
 def test_a_thirty_digit_integer_infers_as_a_decimal_on_every_machine(monkeypatch):
-    from kinesis_dstream.sql.parsing import payload as payload_module
+    from kinesis_dstream.sql.parsing import payload_json as payload_module
 
     fmt = PayloadFormat.parse("json", None, None, "true")
     sample = [b'{"id": 123456789012345678901234567890, "n": 5}']

@@ -24,7 +24,13 @@ from datetime import datetime
 from typing import Any, Callable, Optional
 
 from ...errors import RecordsLostError, StreamNotFoundError, ThrottledError
-from ...kpl.outside import AGGREGATES_DROPPED, OUTSIDE, RECORDS_DROPPED, OutsideShardTally
+from ...kpl.outside import (
+    AGGREGATES_DROPPED,
+    MALFORMED,
+    OUTSIDE,
+    RECORDS_DROPPED,
+    OutsideShardTally,
+)
 from ...retrieval.streams import list_shards, require_stream
 from ..config.options import OptionError, SourceOptions
 from ..ends.store import EndStore
@@ -237,6 +243,7 @@ class SourceRunner:
             "userRecordsOutsideShard": outside[OUTSIDE],
             "aggregatesDroppedOutsideShard": outside[AGGREGATES_DROPPED],
             "userRecordsDroppedOutsideShard": outside[RECORDS_DROPPED],
+            "malformedAggregates": outside[MALFORMED],  # passed through as plain records
             "peekCalls": self.peeker.calls,  # GetShardIterator and GetRecords, so far
             # iterators passed on as hints (docs/design/range-ends.md) that were refused
             "iteratorHintsRefused": self.peeker.hints_refused + self._start_iterators_refused,
@@ -290,7 +297,11 @@ class SourceRunner:
         if end.subscribed_at is not None and self.consumers is not None:
             self._note_subscription(shard_id, end.subscribed_at)
         self.outside_shard.add(
-            shard_id, end.outside_shard, end.aggregates_dropped, end.user_records_dropped
+            shard_id,
+            end.outside_shard,
+            end.aggregates_dropped,
+            end.user_records_dropped,
+            end.malformed_aggregates,
         )
         streak = self._throttled_in_a_row.get(shard_id, 0) + 1 if end.throttled else 0
         self._throttled_in_a_row[shard_id] = streak

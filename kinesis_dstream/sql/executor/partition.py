@@ -265,6 +265,7 @@ def _read_range(
         outside_shard=reader.stats.user_records_outside_shard,
         aggregates_dropped=reader.stats.aggregates_dropped,
         user_records_dropped=reader.stats.user_records_dropped,
+        malformed_aggregates=reader.stats.malformed_aggregates,
         max_consumer_lag_ms=None if oldest is None else _millis_since(oldest),
         subscribed_at=reader.transport.subscribed_at,
         next_iterator=reader.iterator if whole_pages else None,

@@ -204,14 +204,21 @@ class Expansion:
                 "byte, boolean, short, int, long, float, double, string (and date, datetime)"
             )
         date_format = parts[2] if len(parts) > 2 else None
-        if date_format is not None:
-            strptime_format(date_format, name)  # refused at compile time, not per line
+        if date_format is not None:  # refused at compile time, not per line
+            strptime_format(date_format, name, f"%{{{inner}}}")
         return GrokField(name, type_name, date_format)
 
 
-def strptime_format(java: str, field_name: str) -> str:
-    """A Java date format (SimpleDateFormat's common letters) as a strptime format."""
+def strptime_format(java: str, field_name: str, reference: str = "") -> str:
+    """A Java date format (SimpleDateFormat's common letters) as a strptime format.
+
+    :class:`GrokError` naming the field (and its ``reference``, ``%{...}``) for a letter
+    not supported here, and for a field given twice (``yyyy yyyy``, ``d dd``): strptime
+    compiles each directive into a named group and refuses a second one, on every line.
+    """
+    where = f"grok field {field_name!r}" + (f" in {reference}" if reference else "")
     out = []
+    seen: dict = {}  # strptime directive -> the Java letters that gave it
     for match in _JAVA_DATE_TOKEN.finditer(java):
         token = match.group(0)
         if token.startswith("'"):
@@ -219,10 +226,17 @@ def strptime_format(java: str, field_name: str) -> str:
         elif token[0].isalpha():
             if token not in _JAVA_DATE:
                 raise GrokError(
-                    f"grok field {field_name!r}: date format {java!r} uses {token!r}, which is "
+                    f"{where}: date format {java!r} uses {token!r}, which is "
                     f"not supported here (supported: {', '.join(sorted(_JAVA_DATE))})"
                 )
-            out.append(_JAVA_DATE[token])
+            directive = _JAVA_DATE[token]
+            if directive in seen:
+                raise GrokError(
+                    f"{where}: date format {java!r} gives one field twice ({seen[directive]!r} "
+                    f"and {token!r}); Python's strptime reads each field once"
+                )
+            seen[directive] = token
+            out.append(directive)
         else:
             out.append(token.replace("%", "%%"))
     return "".join(out)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import csv
 import io
+import logging
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -41,12 +42,10 @@ from .grok import GrokTimeoutError
 from .payload_format import CLASSIFICATIONS as CLASSIFICATIONS
 from .payload_format import DEFAULT_DELIMITER as DEFAULT_DELIMITER
 from .payload_format import PayloadFormat as PayloadFormat
+from .payload_json import PayloadNestingError, decode_json_payload
+from .payload_json import decode_json as decode_json
 
-#: The one JSON decoder (msgspec, a declared dependency; several times faster than the
-#: stdlib's): a payload decodes to the same values on every machine, whatever else is
-#: installed. Integers of any size stay ints, as with the stdlib; NaN and Infinity,
-#: which JSON does not have, make a payload corrupt.
-decode_json = msgspec.json.decode
+log = logging.getLogger(__name__)
 
 CORRUPT_RECORD_COLUMN = "_corrupt_record"
 SOURCE_TIMESTAMP_COLUMN = "__src_timestamp"
@@ -54,14 +53,7 @@ ARRIVAL_COLUMN = "approximateArrivalTimestamp"
 # OSError: datetime.fromtimestamp of an epoch beyond the platform's range. DecodeError is a
 # ValueError only from msgspec 0.21: named, so that on an older one a malformed
 # JSON payload is a corrupt record rather than a failed batch.
-_BAD_VALUE = (
-    msgspec.DecodeError,
-    ValueError,
-    TypeError,
-    OverflowError,
-    ArithmeticError,
-    OSError,
-)
+_BAD_VALUE = (msgspec.DecodeError, ValueError, TypeError, OverflowError, ArithmeticError, OSError)
 
 
 def _tail(metadata_columns: Sequence[str], add_record_timestamp: bool) -> StructType:
@@ -116,26 +108,30 @@ def infer_struct(payloads: Sequence[bytes], fmt: PayloadFormat) -> StructType:
     here). json: the union of top-level keys in first-seen order, Spark's types
     (bigint, double, boolean, string, struct, array), conflicts widened to string.
     csv: ``_c0``... typed int/bigint/double/boolean/timestamp/string. Payloads that do
-    not decompress or parse are skipped. An empty sample gives no columns."""
-    if fmt.classification == "avro":
+    not decompress or parse are left out, counted by reason in one log line, as
+    :meth:`PayloadParser.parse_counted` counts them. An empty sample gives no columns."""
+    kind = fmt.classification
+    if kind == "avro":
         raise ValueError("inferSchema is not supported for classification avro")
-    if fmt.classification == "json":
-        merged = StructType([])
-        for raw in payloads:
-            try:
-                obj = decode_json(decompress(raw)[0])
-            except (PayloadDecompressError, *_BAD_VALUE):
-                continue
-            if isinstance(obj, dict):
-                t = payload_types.infer_json_type(obj)
-                assert isinstance(t, StructType)
-                merged = payload_types.merge_structs(merged, t)
-        return merged
+    merged = StructType([])
     columns: list = []
+    reasons: Counter = Counter()
     for raw in payloads:
         try:
-            row = _csv_row(decompress(raw)[0], fmt.delimiter)
-        except (PayloadDecompressError, *_BAD_VALUE, csv.Error):
+            data = decompress(raw)[0]
+            if kind == "json":
+                obj = decode_json_payload(data)
+                if not isinstance(obj, dict):
+                    raise ValueError("JSON is not an object")
+            else:
+                row = _csv_row(data, fmt.delimiter)
+        except Exception as exc:  # any decoder's error: this sampled record is left out
+            reasons[_reason(kind, exc)] += 1
+            continue
+        if kind == "json":
+            t = payload_types.infer_json_type(obj)
+            assert isinstance(t, StructType)
+            merged = payload_types.merge_structs(merged, t)
             continue
         for i, text in enumerate(row):
             if i == len(columns):
@@ -143,6 +139,17 @@ def infer_struct(payloads: Sequence[bytes], fmt: PayloadFormat) -> StructType:
             columns[i] = payload_types.merge_text_types(
                 columns[i], payload_types.infer_text_type(text)
             )
+    if reasons:
+        log.warning(
+            "inferSchema: %d of %d sampled records did not parse as %s and are left out of "
+            "the inferred schema (%s)",
+            sum(reasons.values()),
+            len(payloads),
+            kind,
+            "; ".join(f"{n}: {reason}" for reason, n in reasons.most_common(5)),
+        )
+    if kind == "json":
+        return merged
     return StructType(
         [
             StructField(f"_c{i}", t or payload_types.StringType(), True)
@@ -285,7 +292,7 @@ class PayloadParser:
             raise ValueError("no data")
         data = decompress(raw)[0]
         if kind == "json":
-            obj = decode_json(data)
+            obj = decode_json_payload(data)
             if not isinstance(obj, dict):
                 raise ValueError("JSON is not an object")
             return obj
@@ -315,7 +322,8 @@ class PayloadParser:
 
 def _reason(kind: str, exc: Exception) -> str:
     """A corrupt record's reason, from a small set (counted, then logged per task)."""
-    if isinstance(exc, (RegistryPayloadError, PayloadDecompressError, GrokTimeoutError)):
+    named = (RegistryPayloadError, PayloadDecompressError, GrokTimeoutError, PayloadNestingError)
+    if isinstance(exc, named):  # each one's message is its reason
         return str(exc)
     if isinstance(exc, ValueError) and str(exc) in (
         "no data",
