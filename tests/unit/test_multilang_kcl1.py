@@ -325,3 +325,42 @@ def test_kcl_2x_children_still_get_the_kcl_2x_messages(coordinator, store):
     assert protocol.shutdown_requested() is True
     protocol.lease_lost()
     assert child.sent[-1]["error"] == "InvalidStateException"  # leaseLost: no checkpointer
+
+
+@pytest.mark.parametrize(("version", "end"), [(V1, shutdown("TERMINATE")), (V2, "shardEnded")])
+def test_a_checkpoint_at_the_last_record_at_a_shards_end_is_shard_end(
+    coordinator, store, version, end
+):
+    # As the KCL's checkpointer (1.x and 2.x alike: advancePosition): once the shard has
+    # ended, checkpointing its last record checkpoints SHARD_END.
+    child = Kcl1Child(
+        [
+            ("processRecords", [status("processRecords")]),
+            (end, [checkpoint("11", 0)]),
+            ("checkpoint", [status(end[0] if isinstance(end, tuple) else end)]),
+        ]
+    )
+    protocol = make(child, coordinator, version=version)
+    protocol.process_records([rec(10), rec(11)], 0)
+    protocol.shard_ended()
+    assert child.sent[-1].get("error") is None
+    assert protocol.checkpointer.finished and table_checkpoint(store).is_shard_end
+
+
+def test_the_last_record_checkpointed_before_the_end_is_not_shard_end(coordinator, store):
+    # The KCL writes nothing for a checkpoint at the last value it wrote (the shard then
+    # stays unfinished: "Application didn't checkpoint at end of shard"); checkpoint()
+    # with no arguments is SHARD_END.
+    child = Kcl1Child(
+        [
+            ("processRecords", [checkpoint("11", 0)]),
+            ("checkpoint", [status("processRecords")]),
+            (shutdown("TERMINATE"), [checkpoint("11", 0)]),
+            ("checkpoint", [status("shutdown")]),
+        ]
+    )
+    protocol = make(child, coordinator, version=V1)
+    protocol.process_records([rec(10), rec(11)], 0)
+    protocol.shard_ended()
+    assert not protocol.checkpointer.finished
+    assert table_checkpoint(store) == ExtendedSequenceNumber("11", 0)
