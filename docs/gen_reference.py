@@ -159,6 +159,15 @@ KCL_NOTES = {
     "streamArn": "wins over streamName",
     "workerId": "the KCL 1.x name of workerIdentifier",
     "initialPositionInStreamExtended": "epoch seconds, with AT_TIMESTAMP",
+    "multiLangProtocol": (
+        "this daemon's own: the children's protocol, `KCL_1X` (kclpy 1.0-1.4), "
+        "`KCL_1X_GRACEFUL` (kclpy 1.5), `KCL_2X`, or `AUTO` (default: asked of the child's "
+        "amazon_kclpy); see [kclpy 1.x apps](../kcl.md#amazon-kclpy-1x-apps-the-kcl-1x-era)"
+    ),
+    "regionName": "with a kclpy 1.x child, none means us-east-1, as KCL 1.x",
+    "retrievalMode": "with a kclpy 1.x child, none means `POLLING`, as KCL 1.x",
+    "http.proxyHost": "KCL 1.9.3+: not used; set `HTTPS_PROXY` (a warning says so)",
+    "timestampAtInitialPositionInStream": "KCL 1.x could not set it either (a `Date`)",
 }
 
 #: What each createStream metric counts.

@@ -53,6 +53,9 @@ class ChildCheckpointer:
         self.largest = initial
         self.lost = False
         self.finished = False
+        #: The last position given when the shard ended (None before): checkpointing it
+        #: then checkpoints SHARD_END, as the KCL's ``advancePosition`` does.
+        self.at_shard_end: Optional[ExtendedSequenceNumber] = None
 
     def given(self, esn: ExtendedSequenceNumber) -> None:
         """Records up to ``esn`` were handed to the child."""
@@ -62,6 +65,7 @@ class ChildCheckpointer:
 
     def shard_ended(self) -> None:
         with self._lock:
+            self.at_shard_end = self.largest
             self.largest = ESN_SHARD_END
 
     def lease_lost(self) -> None:
@@ -104,6 +108,9 @@ class ChildCheckpointer:
                 return ILLEGAL_ARGUMENT
             if target.is_sentinel and not target.is_shard_end:
                 return None  # nothing read yet: the table already says where to start
+            if target == self.at_shard_end and target != self.last:
+                # (the KCL writes nothing for the value it last wrote, translated or not)
+                target = ESN_SHARD_END
             try:
                 if target.is_shard_end:
                     self._finish()

@@ -20,8 +20,14 @@ KCL's DynamoDB table format, and runs executableName once per held shard, speaki
 the multilang protocol on its stdin/stdout. The child's stderr goes to this log with
 the shard id.
 
-SIGTERM or Ctrl-C: every child gets shutdownRequested (it may checkpoint), the
-leases are released, and the command exits 0. A child that exits or breaks the
+amazon-kclpy 1.x children (found from the child's own amazon_kclpy, or declared
+with multiLangProtocol = KCL_1X or KCL_1X_GRACEFUL) get KCL 1.x's messages: shutdown
+TERMINATE at a shard's end, shutdown ZOMBIE for a lost lease; their file reads as
+KCL 1.x read it (no regionName: us-east-1; no retrievalMode: polling).
+
+SIGTERM or Ctrl-C: every child gets shutdownRequested (it may checkpoint; a kclpy
+1.0-1.4 child, which knows none, gets shutdown ZOMBIE), the leases are released,
+and the command exits 0. A child that exits or breaks the
 protocol stops the daemon with exit status 1 (as the Java daemon does); a child past
 timeoutInSeconds halts it (exit 1, leases left to expire).
 

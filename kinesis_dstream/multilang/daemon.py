@@ -31,6 +31,12 @@ its leases self-fenced.
 stop: ``shutdownRequested`` to each child, then ``leaseLost``, children stopped, leases
 released; no thread or child outlives it (each join is bounded; a child that does not
 exit is killed).
+
+The children's protocol version (:mod:`.protocol_version`) is chosen once, before
+anything starts: ``multiLangProtocol`` if the file declares it, else what the child's own
+amazon_kclpy decodes (:mod:`.child_probe`), else KCL 2.x's. A KCL 1.x child gets KCL 1.x's
+messages (``shutdown`` TERMINATE / ZOMBIE; at a stop ``shutdownRequested`` only if it knows
+it), and its file means what it meant to KCL 1.x (:func:`~.protocol_version.kcl1_config`).
 """
 
 from __future__ import annotations
@@ -47,7 +53,9 @@ from ..leases.worker import LeaseWorker, LeaseWorkerConfig
 from ..retrieval.consumers import ensure_consumer
 from ..retrieval.events import SubscriptionPacer
 from ..retrieval.read_pool import ReadPool
+from .child_probe import choose_protocol_version
 from .properties import MultiLangConfig
+from .protocol_version import kcl1_config
 from .shard_consumer import Outcome, ShardConsumer
 
 log = logging.getLogger(__name__)
@@ -82,8 +90,11 @@ class MultiLangDaemon:
         max_starting: Optional[int] = None,
         start_slot_s: float = START_SLOT_S,
     ) -> None:
-        self.config = config
         self._env = env
+        #: The messages every child of this daemon is sent (see the module).
+        self.protocol_version = choose_protocol_version(config, env)
+        config = kcl1_config(config, self.protocol_version)
+        self.config = config
         self.poll_s = poll_s
         #: Children launched and not yet through ``initialize``, at most (see the module).
         self.max_starting = default_max_starting() if max_starting is None else max_starting
@@ -231,6 +242,7 @@ class MultiLangDaemon:
                     fan_out=(self.consumer_arn, self._pacer) if self.consumer_arn else None,
                     on_initialized=self._wake.set,
                     read_pool=self.read_pool,
+                    protocol_version=self.protocol_version,
                 )
                 self._workers[key] = worker
             slots -= 1

@@ -29,6 +29,10 @@ PROCESS_RECORDS = "processRecords"
 LEASE_LOST = "leaseLost"
 SHARD_ENDED = "shardEnded"
 SHUTDOWN_REQUESTED = "shutdownRequested"
+#: KCL 1.x's one message for a shard's end (``reason`` TERMINATE) and a lost lease (ZOMBIE).
+SHUTDOWN = "shutdown"
+TERMINATE = "TERMINATE"
+ZOMBIE = "ZOMBIE"
 CHECKPOINT = "checkpoint"
 STATUS = "status"
 
@@ -106,6 +110,11 @@ def _arrivals_ms(records: list) -> list:
 
 def lease_lost() -> dict:
     return {"action": LEASE_LOST}
+
+
+def shutdown(reason: str) -> dict:
+    """KCL 1.x's ``ShutdownMessage``: ``reason`` TERMINATE or ZOMBIE."""
+    return {"action": SHUTDOWN, "reason": reason}
 
 
 def shard_ended() -> dict:

@@ -28,6 +28,8 @@ from .property_keys import (
     POLLING_PROPERTIES,
     RETRIEVAL_MODES,
 )
+from .protocol_version import PROPERTY as PROTOCOL_PROPERTY
+from .protocol_version import ProtocolVersion, parse_declared
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +86,8 @@ class MultiLangConfig:
     #: "FANOUT" (SubscribeToShard) or "POLLING" (GetRecords), resolved from
     #: ``retrievalMode`` as the Java daemon resolves it.
     retrieval_mode: str = "POLLING"
+    #: Whether the file set ``retrievalMode`` (else a KCL 1.x child's daemon polls).
+    retrieval_mode_declared: bool = False
     #: The fan-out consumer: by ARN (never registered), else by name (registered if
     #: missing; the KCL's default name is the application name).
     consumer_arn: Optional[str] = None
@@ -95,6 +99,9 @@ class MultiLangConfig:
     timeout_s: Optional[float] = None
     #: How long a graceful stop may take (the Java daemon's ``shutdownGraceMillis``).
     shutdown_grace_s: float = 5.0
+    #: The children's protocol as ``multiLangProtocol`` declares it; None: found from the
+    #: child (:mod:`.child_probe`), else KCL 2.x's.
+    multi_lang_protocol: Optional[ProtocolVersion] = None
     #: The properties file's directory (for the log; the child runs in our cwd, as Java).
     source: Optional[str] = None
 
@@ -187,6 +194,8 @@ def parse_properties(props: dict, source: Optional[str] = None) -> MultiLangConf
         worker_id=props.get("workerIdentifier") or props.get("workerId") or None,
         table_name=props.get("tableName") or None,
         retrieval_mode=_retrieval_mode(props, where),
+        retrieval_mode_declared=bool(props.get("retrievalMode")),
+        multi_lang_protocol=_protocol(props, where),
         consumer_arn=_consumer_arn(props, where),
         consumer_name=props.get("consumerName") or None,
         kinesis_endpoint=props.get("kinesisEndpoint") or None,
@@ -207,6 +216,16 @@ def _refuse_if_it_changes_what_the_app_sees(props: dict, where: str) -> None:
         raise PropertiesError(
             f"callProcessRecordsEvenForEmptyRecordList=true{where} is not supported: this "
             "daemon never sends an empty processRecords; remove the key"
+        )
+    if props.get("http.proxyHost"):
+        log.warning(
+            "http.proxyHost=%s%s (the KCL 1.x daemon's proxy) is not used here: this "
+            "daemon's AWS clients take theirs from the environment; set HTTPS_PROXY=http://"
+            "%s:%s",
+            props["http.proxyHost"],
+            where,
+            props["http.proxyHost"],
+            props.get("http.proxyPort") or "<port>",
         )
     if props.get("cleanupLeasesUponShardCompletion", "true").lower() == "false":
         log.info(
@@ -241,6 +260,14 @@ def _retrieval_mode(props: dict, where: str) -> str:
         where,
     )
     return "FANOUT"
+
+
+def _protocol(props: dict, where: str) -> Optional[ProtocolVersion]:
+    raw = props.get(PROTOCOL_PROPERTY)
+    try:
+        return parse_declared(raw)
+    except ValueError as exc:
+        raise PropertiesError(f"{PROTOCOL_PROPERTY}={raw!r}{where}: {exc}") from None
 
 
 def _consumer_arn(props: dict, where: str) -> Optional[str]:

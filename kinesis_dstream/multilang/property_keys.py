@@ -2,8 +2,11 @@
 
 The Java daemon sets every key on its configuration bean and silently ignores names it
 does not know; ours refuses unknown names (a typo must not pass silently), so every key
-the Java KCL 2.x/3.x daemon reads is listed here: honoured, or accepted and ignored
-because it tunes only how the JVM does the work.
+the Java KCL 1.x, 2.x and 3.x daemons read is listed here: honoured, or accepted and
+ignored because it tunes only how the JVM does the work. (KCL 1.x's keys are its
+``KinesisClientLibConfigurator``'s: ``with<Key>`` setters of
+``KinesisClientLibConfiguration`` up to the v1.x branch's last release, plus
+``executableName``, ``processingLanguage`` and ``maxActiveThreads``.)
 """
 
 from __future__ import annotations
@@ -47,6 +50,8 @@ HONOURED = frozenset(
         "maxPendingProcessRecordsInput",
         "maxCacheByteSize",
         "maxRecordsCount",
+        # This daemon's own: the children's protocol version (protocol_version.py).
+        "multiLangProtocol",
     }
 )
 
@@ -105,6 +110,28 @@ IGNORED = frozenset(
         "tableMigrationCompleteBakeTimeSeconds",
         "leaseTableScanTotalSegments",
         "enablePriorityLeaseAssignment",
+        # KCL 1.x keys: lease clean-up, shard-sync auditing and start-up tuning.
+        "completedLeaseCleanupThresholdMillis",
+        "garbageLeaseCleanupThresholdMillis",
+        "leaseCleanupIntervalMillis",
+        "leasesRecoveryAuditorExecutionFrequencyMillis",
+        "leasesRecoveryAuditorInconsistencyConfidenceThreshold",
+        "maxInitializationAttempts",
+        "skipShardSyncAtStartupIfLeasesExist",
+        "dataFetchingStrategy",
+        # KCL 1.x keys its configurator could not set (an enum, an interface, a Date, a
+        # ClientConfiguration): the Java daemon skipped them too.
+        "shardSyncStrategyType",
+        "shardPrioritizationStrategy",
+        "timestampAtInitialPositionInStream",
+        "kinesisClientConfig",
+        "dynamoDBClientConfig",
+        "cloudWatchClientConfig",
+        "commonClientConfig",
+        # KCL 1.9.3+'s proxy for its AWS clients: warned about (properties.py), since
+        # botocore takes its proxy from HTTPS_PROXY instead.
+        "http.proxyHost",
+        "http.proxyPort",
     }
 )
 #: KCL 3.x table settings (``coordinatorState*``, ``workerMetrics*``) are ignored too.

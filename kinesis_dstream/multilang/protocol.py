@@ -5,6 +5,9 @@ a ``checkpoint`` request in between is judged by the :class:`~.checkpointer.
 ChildCheckpointer` and answered at once (with the error name on failure); a ``status``
 for another action is a :class:`~.messages.ProtocolError`. ``initialize`` and
 ``leaseLost`` have no checkpointer: a request then is answered ``InvalidStateException``.
+What a shard's end, a lost lease and a stop become depends on the child's protocol
+version (:mod:`.protocol_version`): a KCL 1.x child gets ``shutdown`` TERMINATE or ZOMBIE,
+and ``shutdownRequested`` only if it knows it.
 
 A child that does not answer: with ``timeout_s`` (the properties' ``timeoutInSeconds``)
 the call raises :class:`ChildHung` after it, as the Java daemon halts; without it the
@@ -23,6 +26,7 @@ from typing import Any, Callable, Optional
 from . import messages
 from .checkpointer import INVALID_STATE, ChildCheckpointer
 from .messages import CheckpointRequest, ProtocolError, Status
+from .protocol_version import DIALECTS, ProtocolVersion
 
 log = logging.getLogger(__name__)
 
@@ -50,8 +54,11 @@ class ShardProtocol:
         warn_every_s: float = 60.0,
         abort: Optional[threading.Event] = None,
         clock: Callable[[], float] = time.monotonic,
+        version: ProtocolVersion = ProtocolVersion.KCL_2X,
     ) -> None:
         self.shard_id = shard_id
+        self.version = version
+        self.dialect = DIALECTS[version]
         self._send = send
         self._receive = receive
         self.checkpointer = checkpointer
@@ -77,15 +84,27 @@ class ShardProtocol:
         self._call(messages.process_records(records, millis_behind_latest), checkpoints=True)
 
     def lease_lost(self, timeout_s: Optional[float] = None) -> None:
+        """``leaseLost``, or KCL 1.x's ``shutdown`` ZOMBIE (checkpoints: ShutdownException)."""
         self.checkpointer.lease_lost()
-        self._call(messages.lease_lost(), checkpoints=False, timeout_s=timeout_s)
+        dialect = self.dialect
+        self._call(
+            dialect.lease_lost, checkpoints=dialect.lease_lost_checkpoints, timeout_s=timeout_s
+        )
 
     def shard_ended(self) -> None:
+        """``shardEnded``, or KCL 1.x's ``shutdown`` TERMINATE: the child may checkpoint
+        ``SHARD_END``."""
         self.checkpointer.shard_ended()
-        self._call(messages.shard_ended(), checkpoints=True)
+        self._call(self.dialect.shard_end, checkpoints=True)
 
-    def shutdown_requested(self, timeout_s: Optional[float] = None) -> None:
-        self._call(messages.shutdown_requested(), checkpoints=True, timeout_s=timeout_s)
+    def shutdown_requested(self, timeout_s: Optional[float] = None) -> bool:
+        """``shutdownRequested`` (the child may checkpoint); False, and nothing sent, for a
+        child whose protocol has no such message (KCL 1.x before 1.7.6)."""
+        message = self.dialect.shutdown_requested
+        if message is None:
+            return False
+        self._call(message, checkpoints=True, timeout_s=timeout_s)
+        return True
 
     def _call(self, message: dict, *, checkpoints: bool, timeout_s: Optional[float] = None) -> None:
         action = message["action"]

@@ -7,6 +7,8 @@ A :class:`ShardConsumer` moves through :class:`ConsumerState`::
         │                               └─stop────► (shutdownRequested, leaseLost) ► DONE
         └──────── child exits, breaks the protocol or hangs ────────────────────► DONE
 
+(the messages of a KCL 2.x child; a KCL 1.x child's are in :mod:`.protocol_version`)
+
 and ends with one :class:`Outcome` the daemon acts on. Records are read with the
 library's :class:`~..retrieval.reader.ShardReader`: by polling, read ahead while the
 child works (:class:`~..retrieval.prefetch.ShardPrefetch`, bounded by
@@ -38,6 +40,7 @@ from .child import ChildProcess
 from .messages import ChildGone, ProtocolError
 from .properties import MultiLangConfig
 from .protocol import ChildHung, ShardProtocol
+from .protocol_version import ProtocolVersion
 
 log = logging.getLogger(__name__)
 
@@ -88,8 +91,11 @@ class ShardConsumer:
         fan_out: Optional[tuple] = None,
         on_initialized: Optional[Callable[[], None]] = None,
         read_pool: Optional[ReadPool] = None,
+        protocol_version: ProtocolVersion = ProtocolVersion.KCL_2X,
     ) -> None:
         self.lease = lease
+        #: The messages the child knows (chosen once by the daemon for its children).
+        self.protocol_version = protocol_version
         #: Where the read-ahead's reads run (the daemon's pool; None: a pool of its own).
         self._read_pool = read_pool
         #: Told once the child answered ``initialize`` (or the worker ended before).
@@ -196,6 +202,7 @@ class ShardConsumer:
                 checkpointer,
                 timeout_s=self.config.timeout_s,
                 abort=self.abort,
+                version=self.protocol_version,
             )
             self.outcome = self._converse(protocol, checkpointer)
         except (ChildGone, ProtocolError, OSError) as exc:
@@ -379,8 +386,9 @@ class ShardConsumer:
         if checkpointer.finished:
             return Outcome.SHARD_END
         log.error(
-            "shard %s: the child answered shardEnded without checkpointing the shard's end; "
+            "shard %s: the child answered %s without checkpointing the shard's end; "
             "the shard stays unfinished (its children wait) and a new child gets it again",
             self.shard_id,
+            protocol.dialect.shard_end_name,
         )
         return Outcome.RETRY

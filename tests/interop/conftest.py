@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ..support.kclpy import kclpy_sdist
+from ..support.kclpy import KCLPY1_VERSION, kclpy_sdist
 from ..support.tiers import mark_tier
 
 
@@ -31,6 +31,15 @@ def kclpy() -> Path:
         return kclpy_sdist()
     except RuntimeError as exc:
         pytest.fail(f"{exc} (needed for the multilang tests)")
+
+
+@pytest.fixture(scope="session")
+def kclpy1() -> Path:
+    """The extracted amazon-kclpy 1.4.4 sdist (KCL 1.7.5's protocol), as :func:`kclpy`."""
+    try:
+        return kclpy_sdist(KCLPY1_VERSION)
+    except RuntimeError as exc:
+        pytest.fail(f"{exc} (needed for the kclpy 1.x tests)")
 
 
 @pytest.fixture
