@@ -11,7 +11,6 @@ import pytest
 
 from kinesis_dstream.sql.config.options import EndStoreOptions, SourceOptions
 from kinesis_dstream.sql.driver.multi import MultiStreamRunner
-from kinesis_dstream.sql.driver.runner import SourceRunner
 from kinesis_dstream.sql.ends.opening import resolve_deferred
 from kinesis_dstream.sql.ends.store import DirectoryEndStore, EndStoreError
 from kinesis_dstream.sql.offsets import (
@@ -75,6 +74,10 @@ def test_the_offsets_the_library_writes_read_back():
 
 
 def test_a_corrupted_offset_spark_hands_the_source_names_its_offset_log(tmp_path):
+    # the runner's module needs PySpark's Data Source API (>= 4.2; 3.5 in the matrix)
+    pytest.importorskip("pyspark.sql.streaming.datasource")
+    from kinesis_dstream.sql.driver.runner import SourceRunner
+
     options = SourceOptions.parse({"streamName": "s", "region": "us-east-1"})
     runner = SourceRunner(options, DirectoryEndStore(str(tmp_path)), client=None)
     for call in (
