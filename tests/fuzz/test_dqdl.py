@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from kinesis_dstream.glue.errors import GlueError
 from kinesis_dstream.glue.studio.dqdl import MAX_NESTING, Rule, parse_ruleset
 
-from .mutations import mutated_text
+from .json_mutations import mutated_text
 
 #: Rules as AWS's DQDL reference shows them.
 RULES = [

@@ -23,7 +23,7 @@ from kinesis_dstream.sql.ends.store import DirectoryEndStore, EndStoreError
 from kinesis_dstream.sql.offsets import MAX_END_BYTES, CorruptOffsetError, RangeEnd
 from kinesis_dstream.sql.positions import describe, start_position
 
-from .mutations import json_values, mutated_document
+from .json_mutations import json_values, mutated_document
 from .test_offsets import positions
 
 KEY = "ab" + "0" * 38

@@ -17,7 +17,7 @@ from kinesis_dstream.glue.job.arguments import getResolvedOptions
 from kinesis_dstream.glue.job.parameters import parse_job_parameters
 from kinesis_dstream.glue.job.runner import split_arguments
 
-from .mutations import mutated_text
+from .json_mutations import mutated_text
 
 #: A job's arguments as AWS's pages show them.
 DOCUMENTED = [

@@ -33,7 +33,7 @@ from kinesis_dstream.sql.positions import (
     ts_position,
 )
 
-from .mutations import json_values, mutated_json
+from .json_mutations import json_values, mutated_json
 
 WHERE = "offsets/9"
 

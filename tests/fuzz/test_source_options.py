@@ -24,7 +24,7 @@ from ..unit.test_option_table import (
     GLUE_SINK,
     GLUE_SOURCE,
 )
-from .mutations import mutated_text
+from .json_mutations import mutated_text
 
 BASE = {"streamName": "s", "region": "us-east-1"}
 #: Kafka's names for a batch read's bounds, as its documents show them.

@@ -30,7 +30,7 @@ from kinesis_dstream.sql.positions import (
     start_position,
 )
 
-from .mutations import mutated_text
+from .json_mutations import mutated_text
 
 OPTION = "option 'initialPosition'"
 

@@ -1,9 +1,10 @@
-"""Hypothesis strategies that mutate valid input: text with characters inserted, removed or
-replaced, and JSON with a value replaced, a key removed or added, or the document cut.
+"""Hypothesis strategies that mutate valid text and JSON: text with characters inserted,
+removed or replaced, and JSON with a value replaced, a key removed or added, or the
+document cut (edits of structure, where a byte's edit would mostly make it not JSON).
 
-The fuzz targets build valid input with the library's own writers (an offset's
-``to_json``, a range end as the end store writes it, option values the docs show) and
-mutate it with these, besides drawing random input."""
+The targets of options, times, offsets and files build valid input with the library's
+own writers (an offset's ``to_json``, a range end as the end store writes it, option
+values the docs show) and mutate it with these, besides drawing random input."""
 
 from __future__ import annotations
 
