@@ -295,10 +295,15 @@ def _session_with(credentials: Credentials) -> boto3.session.Session:
     return boto3.session.Session(botocore_session=botocore_session)
 
 
+#: ``package.module.Class``: dotted identifiers, at least a module and a class.
+_CLASS_PATH = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+
+
 def _provider_class(path: str) -> Any:
     """Import ``package.module.Class``; a clear error when that is not possible."""
-    module_name, _, name = path.strip().replace(":", ".").rpartition(".")
-    if not module_name or not name:
+    dotted = path.strip().replace(":", ".")
+    module_name, _, name = dotted.rpartition(".")
+    if not _CLASS_PATH.fullmatch(dotted):  # also no relative import (".x.Y")
         raise ValueError(f"{path!r} is not a Python class path (package.module.Class)")
     try:
         cls = getattr(importlib.import_module(module_name), name)

@@ -6,7 +6,18 @@ an operator where to look. ``retriable`` says whether trying again later can suc
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
+
+#: How many characters of a value an error shows.
+SHOWN_CHARS = 80
+
+
+def shown(value: Any) -> str:
+    """``repr(value)`` for an error message, cut to :data:`SHOWN_CHARS` characters of a
+    long string: an error about a hostile value (10 MB of digits) stays one short line."""
+    if isinstance(value, str) and len(value) > SHOWN_CHARS:
+        return f"{value[:SHOWN_CHARS]!r}... ({len(value)} characters)"
+    return repr(value)
 
 
 class KinesisDStreamError(Exception):

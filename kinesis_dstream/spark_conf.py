@@ -9,6 +9,8 @@ import re
 from collections.abc import Mapping
 from typing import Any, Optional
 
+from .errors import shown
+
 #: Spark's time suffixes (JavaUtils.timeStringAs), in milliseconds; a bare number is ms.
 _TIME_UNITS_MS = {
     "us": 0.001,
@@ -33,12 +35,12 @@ def parse_time_ms(value: Any, key: str = "time") -> float:
         match = _TIME.match(str(value).lower())
         if not match or match.group(2) not in ("", *_TIME_UNITS_MS):
             raise ValueError(
-                f"{key}: {value!r} is not a time; use a number with a unit "
+                f"{key}: {shown(value)} is not a time; use a number with a unit "
                 f"({', '.join(_TIME_UNITS_MS)}), e.g. '100ms' or '2s'"
             )
         millis = float(match.group(1)) * _TIME_UNITS_MS.get(match.group(2), 1.0)
     if millis < 0:
-        raise ValueError(f"{key}: {value!r} is negative")
+        raise ValueError(f"{key}: {shown(value)} is negative")
     return millis
 
 
@@ -54,7 +56,7 @@ def parse_positive_int(value: Any, key: str) -> int:
     try:
         number = int(str(value).strip())
     except ValueError:
-        raise ValueError(f"{key}: {value!r} is not an integer") from None
+        raise ValueError(f"{key}: {shown(value)} is not an integer") from None
     if number < 1:
         raise ValueError(f"{key}: must be >= 1, got {number}")
     return number

@@ -18,6 +18,10 @@ and a shard's entry is either
 ``gen`` counts the offsets a query has produced; with ``query`` (a random salt drawn when
 the query first starts) it makes every range's key unique, so a range that read nothing
 can be tried again from the same position.
+
+Both come back from outside the process (Spark's offset log, an end store's files), so
+reading one checks every field: what is not an offset or a range end as written here is
+one :class:`CorruptOffsetError` naming where it was read and what was wrong.
 """
 
 from __future__ import annotations
@@ -25,11 +29,51 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Any, Optional, Union
 
-from .positions import SHARD_END, Position
+from .. import json_text
+from ..errors import KinesisDStreamError, shown
+from .positions import SHARD_END, Position, position_problem
 
 VERSION = 1
+#: How Spark's offset log is named in errors: the source is handed its JSON, not its path.
+SPARK_OFFSET_LOG = "Spark's offset log (<checkpointLocation>/offsets/<batch id>)"
+#: A range end's JSON is under 1 KiB; a stored one larger than this is not one.
+MAX_END_BYTES = 64 * 1024
+
+
+class CorruptOffsetError(KinesisDStreamError, ValueError):
+    """Stored JSON that is not a kinesis_dstream offset or range end: names where it was
+    read (Spark's offset log, an end store's file, object or item) and what was wrong.
+    Trying again cannot heal it: restore the file, or start a new checkpointLocation."""
+
+
+class _Problem(ValueError):
+    """What is wrong with one field (turned into a CorruptOffsetError naming where)."""
+
+
+def _require(ok: bool, problem: str) -> None:
+    if not ok:
+        raise _Problem(problem)
+
+
+def _integer(value: Any, name: str, low: int) -> int:
+    ok = isinstance(value, int) and not isinstance(value, bool) and value >= low
+    _require(ok, f"{name!r} is {shown(value)}, not an integer >= {low}")
+    return value
+
+
+def _position(value: Any, name: str) -> Position:
+    problem = position_problem(value)
+    _require(problem is None, f"{name}: {problem}")
+    return value
+
+
+def _corrupt(what: str, where: str, value: Any, problem: Exception) -> CorruptOffsetError:
+    text = shown(json.dumps(value))
+    return CorruptOffsetError(
+        f"{where}: not a kinesis_dstream {what} (version {VERSION}): {problem}; read {text}"
+    )
 
 
 @dataclass(frozen=True)
@@ -46,8 +90,15 @@ class ShardRange:
         return {"from": self.start, "limit": self.limit, "cutoff": self.cutoff}
 
     @classmethod
-    def from_json(cls, value: dict) -> ShardRange:
-        return cls(value["from"], int(value["limit"]), value.get("cutoff"))
+    def from_json(cls, value: Any) -> ShardRange:
+        """Raises ``_Problem`` (see :meth:`Offset.from_json`)."""
+        _require(isinstance(value, dict), f"a range is {shown(value)}, not an object")
+        cutoff = value.get("cutoff")
+        ok = cutoff is None or position_problem({"ts": cutoff}) is None
+        _require(ok, f"'cutoff' is {shown(cutoff)}, not a UTC timestamp nor null")
+        return cls(
+            _position(value.get("from"), "'from'"), _integer(value.get("limit"), "limit", 0), cutoff
+        )
 
 
 @dataclass(frozen=True)
@@ -81,18 +132,29 @@ class Offset:
         }
 
     @classmethod
-    def from_json(cls, value: dict) -> Offset:
-        if not isinstance(value, dict) or value.get("v") != VERSION:
-            raise ValueError(
-                f"not a kinesis_dstream offset (version {VERSION}): {json.dumps(value)[:200]}"
-            )
-        shards = []
-        for shard_id, entry in value["shards"].items():
-            if "range" in entry:
-                shards.append((shard_id, ShardRange.from_json(entry["range"])))
-            else:
-                shards.append((shard_id, entry["pos"]))
-        return cls(value["stream"], value["query"], int(value["gen"]), tuple(sorted(shards)))
+    def from_json(cls, value: Any, where: str = SPARK_OFFSET_LOG) -> Offset:
+        """The offset ``value`` (JSON, as :meth:`to_json` writes it) read from ``where``;
+        :class:`CorruptOffsetError` naming ``where`` and what was wrong when it is not one."""
+        try:
+            _require(isinstance(value, dict), "not an object")
+            _require(value.get("v") == VERSION, f"'v' is {shown(value.get('v'))}")
+            for name in ("stream", "query"):
+                _require(isinstance(value.get(name), str), f"{name!r} is not a string")
+            gen = _integer(value.get("gen"), "gen", 0)
+            entries = value.get("shards")
+            _require(isinstance(entries, dict), "'shards' is not an object")
+            shards: list = []
+            for shard_id, entry in entries.items():
+                shard = f"shard {shown(shard_id)}"
+                ok = isinstance(entry, dict) and set(entry) in ({"pos"}, {"range"})
+                _require(ok, f"{shard}: {shown(entry)} is not a position nor a range")
+                if "range" in entry:
+                    shards.append((shard_id, ShardRange.from_json(entry["range"])))
+                else:
+                    shards.append((shard_id, _position(entry["pos"], f"{shard} pos")))
+        except _Problem as problem:
+            raise _corrupt("offset", where, value, problem) from None
+        return cls(value["stream"], value["query"], gen, tuple(sorted(shards)))
 
     def finished(self) -> frozenset:
         return frozenset(s for s, e in self.shards if e == SHARD_END)
@@ -172,23 +234,68 @@ class RangeEnd:
         }
 
     @classmethod
-    def from_json(cls, value: dict) -> RangeEnd:
-        return cls(
-            count=int(value["count"]),
-            next=value["next"],
-            last=value.get("last"),
-            shard_end=bool(value.get("shardEnd")),
-            children=tuple(value.get("children") or ()),
-            millis_behind_latest=value.get("millisBehindLatest"),
-            throttled=bool(value.get("throttled")),
-            stopped_at_cutoff=bool(value.get("stoppedAtCutoff")),
-            caught_up=bool(value.get("caughtUp")),
-            outside_shard=int(value.get("outsideShard") or 0),
-            aggregates_dropped=int(value.get("aggregatesDropped") or 0),
-            user_records_dropped=int(value.get("userRecordsDropped") or 0),
-            malformed_aggregates=int(value.get("malformedAggregates") or 0),
-            max_consumer_lag_ms=value.get("maxConsumerLagMs"),
-            subscribed_at=value.get("subscribedAt"),
-            next_iterator=value.get("nextIterator"),
-            start_iterator_refused=bool(value.get("startIteratorRefused")),
-        )
+    def from_json(cls, value: Any, where: str = "the end store") -> RangeEnd:
+        """The range end ``value`` (JSON, as :meth:`to_json` writes it) read from
+        ``where``; :class:`CorruptOffsetError` naming ``where`` when it is not one."""
+        try:
+            _require(isinstance(value, dict), "not an object")
+            _require(value.get("v", VERSION) == VERSION, f"'v' is {shown(value.get('v'))}")
+            last = value.get("last")
+            ok = last is None or (isinstance(last, dict) and "seq" in last)
+            _require(ok, f"'last' is {shown(last)}, not a sequence number")
+            if last is not None:
+                _position(last, "'last'")
+            children = value.get("children") or []
+            ok = isinstance(children, list) and all(isinstance(c, str) for c in children)
+            _require(ok, f"'children' is {shown(children)}, not a list of shard ids")
+            subscribed = value.get("subscribedAt")
+            ok = subscribed is None or type(subscribed) in (int, float)
+            _require(ok, f"'subscribedAt' is {shown(subscribed)}, not a time")
+            iterator = value.get("nextIterator")
+            _require(iterator is None or isinstance(iterator, str), "'nextIterator' is not text")
+            return cls(
+                count=_integer(value.get("count"), "count", 0),
+                next=_position(value.get("next"), "'next'"),
+                last=last,
+                shard_end=_flag(value, "shardEnd"),
+                children=tuple(children),
+                millis_behind_latest=_optional_count(value, "millisBehindLatest"),
+                throttled=_flag(value, "throttled"),
+                stopped_at_cutoff=_flag(value, "stoppedAtCutoff"),
+                caught_up=_flag(value, "caughtUp"),
+                outside_shard=_optional_count(value, "outsideShard") or 0,
+                aggregates_dropped=_optional_count(value, "aggregatesDropped") or 0,
+                user_records_dropped=_optional_count(value, "userRecordsDropped") or 0,
+                malformed_aggregates=_optional_count(value, "malformedAggregates") or 0,
+                max_consumer_lag_ms=_optional_count(value, "maxConsumerLagMs"),
+                subscribed_at=subscribed,
+                next_iterator=iterator,
+                start_iterator_refused=_flag(value, "startIteratorRefused"),
+            )
+        except _Problem as problem:
+            raise _corrupt("range end", where, value, problem) from None
+
+    @classmethod
+    def from_bytes(cls, data: Union[bytes, str], where: str) -> RangeEnd:
+        """A range end as an end store holds it (JSON text), read from ``where``."""
+        size = len(data)
+        if size > MAX_END_BYTES:
+            raise CorruptOffsetError(
+                f"{where}: not a kinesis_dstream range end: {size} bytes (at most {MAX_END_BYTES})"
+            )
+        try:
+            value = json_text.loads(data)
+        except ValueError as exc:
+            raise CorruptOffsetError(f"{where}: not a kinesis_dstream range end: {exc}") from None
+        return cls.from_json(value, where)
+
+
+def _optional_count(value: dict, name: str) -> Optional[int]:
+    count = value.get(name)
+    return None if count is None else _integer(count, name, 0)
+
+
+def _flag(value: dict, name: str) -> bool:
+    flag = value.get(name)
+    _require(flag is None or isinstance(flag, bool), f"{name!r} is {shown(flag)}, not true/false")
+    return bool(flag)

@@ -19,14 +19,16 @@ conversion to a Kinesis iterator is here, in :func:`start_position`.
 
 from __future__ import annotations
 
-import json
 import re
 from datetime import datetime, timedelta, timezone
-from typing import Optional, Union
+from typing import Any, Optional, Union
 
+from ..errors import shown
 from ..esn import LATEST, SHARD_END, TRIM_HORIZON
 from ..isotime import parse_datetime
 from ..retrieval.reader import StartPosition
+from .config.connection import OptionError
+from .config.option_values import json_value
 
 __all__ = ["LATEST", "SHARD_END", "TRIM_HORIZON"]  # re-exported sentinels (see ..esn)
 
@@ -52,22 +54,33 @@ ZONE_ABBREVIATIONS = {
     "JST": 9,
 }
 DATABRICKS_DEFAULT_FORMAT = "MM/dd/yyyy HH:mm:ss ZZZ"
-#: Java DateTimeFormatter letters -> strptime directives (zone letters handled apart).
-_JAVA_TOKENS = [
-    ("yyyy", "%Y"),
-    ("uuuu", "%Y"),
-    ("MM", "%m"),
-    ("dd", "%d"),
-    ("HH", "%H"),
-    ("mm", "%M"),
-    ("ss", "%S"),
-    ("SSSSSS", "%f"),
-    ("SSS", "%f"),
-]
-_JAVA_ZONE = re.compile(r"(Z{1,5}|X{1,5}|x{1,5}|z{1,4}|VV|O{1,4})")
+#: Java DateTimeFormatter letter runs -> strptime directives, and the field each sets
+#: (a field given twice is refused, as strptime cannot read it). Zone letters are apart.
+_JAVA_FIELDS = {
+    "yyyy": ("%Y", "year"), "yyy": ("%Y", "year"), "y": ("%Y", "year"), "yy": ("%y", "year"),
+    "uuuu": ("%Y", "year"), "uuu": ("%Y", "year"), "u": ("%Y", "year"), "uu": ("%y", "year"),
+    "M": ("%m", "month"), "MM": ("%m", "month"), "MMM": ("%b", "month"), "MMMM": ("%B", "month"),
+    "L": ("%m", "month"), "LL": ("%m", "month"), "LLL": ("%b", "month"), "LLLL": ("%B", "month"),
+    "d": ("%d", "day"), "dd": ("%d", "day"), "D": ("%j", "day"), "DDD": ("%j", "day"),
+    "E": ("%a", "weekday"), "EEE": ("%a", "weekday"), "EEEE": ("%A", "weekday"),
+    "H": ("%H", "hour"), "HH": ("%H", "hour"), "h": ("%I", "hour"), "hh": ("%I", "hour"),
+    "a": ("%p", "am/pm"),
+    "m": ("%M", "minute"), "mm": ("%M", "minute"),
+    "s": ("%S", "second"), "ss": ("%S", "second"),
+}  # fmt: skip
+_JAVA_FIELDS.update({"S" * n: ("%f", "fraction") for n in range(1, 7)})
+#: Zone letters and the run lengths Java's DateTimeFormatter takes.
+_JAVA_ZONES = {"Z": 5, "X": 5, "x": 5, "z": 4, "V": 2, "O": 4}
+# A pattern's tokens: a quoted literal ('' is a quote), a run of one letter, anything else.
+_JAVA_TOKEN = re.compile(r"'(?:[^']|'')*'?|([A-Za-z])\1*|[^A-Za-z']+")
+#: A Kinesis sequence number (its API's pattern allows up to 129 digits).
+_SEQUENCE_NUMBER = re.compile(r"[0-9]{1,129}", re.ASCII)
+_EXAMPLE_TS = "2026-11-23T08:00:00.000000Z"
+#: Java's ZoneOffset: at most 18 hours from UTC.
+MAX_ZONE_OFFSET = timedelta(hours=18)
 
 
-class PositionError(ValueError):
+class PositionError(OptionError):
     """A starting position or timestamp that cannot be understood; names option and value."""
 
 
@@ -80,12 +93,61 @@ def ts_position(timestamp: datetime) -> dict:
 
 
 def format_timestamp(timestamp: datetime) -> str:
-    """UTC ISO-8601 with microseconds: one spelling, so offsets compare as strings."""
-    return timestamp.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    """UTC ISO-8601 with microseconds: one spelling, so offsets compare as strings (the
+    year written with 4 digits: strftime's ``%Y`` writes year 5 as ``5`` on Linux)."""
+    utc = timestamp.astimezone(timezone.utc)
+    return f"{utc.year:04d}-" + utc.strftime("%m-%dT%H:%M:%S.%fZ")
+
+
+def instant(timestamp: datetime, text: str, option: str) -> datetime:
+    """``timestamp`` (given as ``text``) when it is an instant the offsets can hold: in
+    UTC, within years 1-9999; else the option's PositionError."""
+    try:
+        timestamp.astimezone(timezone.utc)
+    except OverflowError:
+        raise PositionError(
+            f"{option}: timestamp {shown(text)} is out of range (years 1-9999 in UTC)"
+        ) from None
+    return timestamp
+
+
+def epoch_ms_instant(text: str, option: str) -> datetime:
+    """Milliseconds since the epoch (Kafka's timestamps) as an instant, in range."""
+    try:
+        return datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(milliseconds=int(text))
+    except (OverflowError, ValueError):  # past a timedelta's or a datetime's range
+        raise PositionError(
+            f"{option}: {shown(text)} milliseconds since the epoch is out of range "
+            "(years 1-9999); Kafka's timestamps are milliseconds, not micro- or nanoseconds"
+        ) from None
 
 
 def parse_utc(text: str) -> datetime:
     return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc)
+
+
+def position_problem(value: Any) -> Optional[str]:
+    """What makes ``value`` not a shard position as offsets and range ends hold one (see
+    the module docstring); None when it is one."""
+    if isinstance(value, str) and value in (TRIM_HORIZON, SHARD_END):
+        return None
+    if isinstance(value, dict) and set(value) == {"ts"}:
+        try:
+            parse_utc(value["ts"])
+            return None
+        except (TypeError, ValueError):
+            return f"'ts' is {shown(value['ts'])}, not a UTC timestamp like {_EXAMPLE_TS}"
+    if isinstance(value, dict) and set(value) == {"seq", "sub"}:
+        seq, sub = value["seq"], value["sub"]
+        if not (isinstance(seq, str) and _SEQUENCE_NUMBER.fullmatch(seq)):
+            return f"'seq' is {shown(seq)}, not a sequence number (a string of digits)"
+        if not (isinstance(sub, int) and not isinstance(sub, bool) and sub >= -1):
+            return f"'sub' is {shown(sub)}, not an integer >= -1"
+        return None
+    return (
+        f"{shown(value)} is not a shard position (TRIM_HORIZON, SHARD_END, "
+        '{"ts": ...} or {"seq": ..., "sub": ...})'
+    )
 
 
 def start_position(position: Position) -> Optional[StartPosition]:
@@ -155,75 +217,107 @@ def parse_iso(text: str, option: str) -> datetime:
         parsed = parse_datetime(candidate)
     except ValueError:
         raise PositionError(
-            f"{option}: {text!r} is not an ISO-8601 timestamp (e.g. 2023-08-30T19:00:05Z "
-            "or 2023-08-30T19:00:05-08:00)"
+            f"{option}: {shown(text)} is not an ISO-8601 timestamp (e.g. "
+            "2023-08-30T19:00:05Z or 2023-08-30T19:00:05-08:00)"
         ) from None
     if parsed.tzinfo is None:
         raise PositionError(
-            f"{option}: timestamp {text!r} has no zone; add Z or an offset like +00:00"
+            f"{option}: timestamp {shown(text)} has no zone; add Z or an offset like +00:00"
         )
-    return parsed
+    return instant(parsed, text, option)
 
 
 def _databricks_timestamp(text: str, option: str) -> datetime:
-    try:
-        spec = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise PositionError(f"{option}: {text!r} is not valid JSON ({exc.msg})") from None
+    spec = json_value(text, option, error=PositionError)
     if not isinstance(spec, dict) or not isinstance(spec.get("at_timestamp"), str):
         raise PositionError(
-            f'{option}: {text!r} must be a JSON object like {{"at_timestamp": '
+            f'{option}: {shown(text)} must be a JSON object like {{"at_timestamp": '
             '"06/25/2020 10:23:45 PDT", "format": "MM/dd/yyyy HH:mm:ss ZZZ"}'
         )
     unknown = sorted(set(spec) - {"at_timestamp", "format"})
     if unknown:
-        raise PositionError(f"{option}: unknown field(s) {unknown} in {text!r}")
+        raise PositionError(f"{option}: unknown field(s) {shown(unknown)} in {shown(text)}")
     fmt = spec.get("format", DATABRICKS_DEFAULT_FORMAT)
     if not isinstance(fmt, str):
-        raise PositionError(f"{option}: format must be a string, got {fmt!r}")
+        raise PositionError(f"{option}: format must be a string, got {shown(fmt)}")
     return parse_java_format(spec["at_timestamp"], fmt, option)
 
 
 def parse_java_format(value: str, pattern: str, option: str) -> datetime:
     """Parse ``value`` with a Java DateTimeFormatter pattern (the common letters)."""
-    zones = _JAVA_ZONE.findall(pattern)
-    if len(zones) != 1 or not pattern.rstrip().endswith(zones[0]):
+    tokens = [m.group() for m in _JAVA_TOKEN.finditer(pattern.rstrip())]
+    zones = [i for i, t in enumerate(tokens) if t[0] in _JAVA_ZONES]
+    if (
+        len(zones) != 1
+        or zones[0] != len(tokens) - 1
+        or len(tokens[-1]) > _JAVA_ZONES[tokens[-1][0]]
+    ):
         raise PositionError(
-            f"{option}: format {pattern!r} must end with one zone field (Z, X, z...), so the "
-            "timestamp means one instant"
+            f"{option}: format {shown(pattern)} must end with one zone field (Z, X, z...), "
+            "so the timestamp means one instant"
         )
-    prefix = pattern.rstrip()[: -len(zones[0])]
-    body_pattern = prefix.rstrip()
-    if prefix.endswith(" "):
+    body_pattern = _strptime_format(tokens[:-1], pattern, option)
+    if tokens[:-1] and tokens[-2].endswith(" "):
         body, _, zone = value.strip().rpartition(" ")
     else:  # zone glued to the time, e.g. "...ss.SSSXXX"
-        match = re.match(r"^(.*?)((?:UTC|GMT)?[+-]\d{2}:?\d{2}|[A-Za-z]{1,5})$", value.strip())
+        match = re.match(
+            r"^(.*?)((?:UTC|GMT)?[+-]\d{2}:?\d{2}|[A-Za-z]{1,5})$", value.strip(), re.ASCII
+        )
         if not match:
-            raise PositionError(f"{option}: timestamp {value!r} does not match format {pattern!r}")
+            raise PositionError(
+                f"{option}: timestamp {shown(value)} does not match format {shown(pattern)}"
+            )
         body, zone = match.group(1), match.group(2)
-    strptime_format = body_pattern.replace("'T'", "T")
-    for java, python in _JAVA_TOKENS:
-        strptime_format = strptime_format.replace(java, python)
     try:
-        naive = datetime.strptime(body.strip(), strptime_format)
+        naive = datetime.strptime(body.strip(), body_pattern.strip())
     except ValueError:
         raise PositionError(
-            f"{option}: timestamp {value!r} does not match format {pattern!r}"
+            f"{option}: timestamp {shown(value)} does not match format {shown(pattern)}"
         ) from None
-    return naive.replace(tzinfo=_zone(zone, value, option))
+    return instant(naive.replace(tzinfo=_zone(zone, value, option)), value, option)
+
+
+def _strptime_format(tokens: list, pattern: str, option: str) -> str:
+    """strptime's format for a Java pattern's tokens (its zone apart)."""
+    parts, fields = [], set()
+    for token in tokens:
+        if token[0] == "'":  # a quoted literal; '' is a quote, in one or not
+            if len(token) < 2 or not token.endswith("'"):
+                raise PositionError(f"{option}: format {shown(pattern)} leaves a quote open")
+            literal = "'" if token == "''" else token[1:-1].replace("''", "'")
+            parts.append(literal.replace("%", "%%"))
+        elif token[0].isalpha():
+            directive, field = _JAVA_FIELDS.get(token, (None, None))
+            if directive is None:
+                raise PositionError(
+                    f"{option}: format {shown(pattern)}: {token!r} is not a field this source "
+                    f"reads ({', '.join(sorted(_JAVA_FIELDS, key=str.lower)[:12])}...)"
+                )
+            if field in fields:
+                raise PositionError(f"{option}: format {shown(pattern)} gives the {field} twice")
+            fields.add(field)
+            parts.append(directive)
+        else:
+            parts.append(token.replace("%", "%%"))
+    return "".join(parts)
 
 
 def _zone(zone: str, value: str, option: str) -> timezone:
     name = zone.strip().upper()
     if name in ZONE_ABBREVIATIONS:
         return timezone(timedelta(hours=ZONE_ABBREVIATIONS[name]))
-    match = re.match(r"^(?:UTC|GMT)?([+-])(\d{2}):?(\d{2})$", name)
+    match = re.match(r"^(?:UTC|GMT)?([+-])(\d{2}):?(\d{2})$", name, re.ASCII)
     if match:
-        sign = 1 if match.group(1) == "+" else -1
-        return timezone(sign * timedelta(hours=int(match.group(2)), minutes=int(match.group(3))))
+        offset = timedelta(hours=int(match.group(2)), minutes=int(match.group(3)))
+        if int(match.group(3)) >= 60 or offset > MAX_ZONE_OFFSET:
+            raise PositionError(
+                f"{option}: zone offset {zone!r} in {shown(value)} is out of range (at most "
+                "18:00 from UTC, as Java's ZoneOffset)"
+            )
+        return timezone(offset if match.group(1) == "+" else -offset)
     raise PositionError(
-        f"{option}: unknown time zone {zone!r} in {value!r}; use an offset like -07:00 or one "
-        f"of {', '.join(sorted(ZONE_ABBREVIATIONS))}"
+        f"{option}: unknown time zone {shown(zone)} in {shown(value)}; use an offset like "
+        f"-07:00 or one of {', '.join(sorted(ZONE_ABBREVIATIONS))}"
     )
 
 

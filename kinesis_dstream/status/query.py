@@ -10,11 +10,12 @@ whose end is not recorded is reported from its start.
 
 from __future__ import annotations
 
-import json
 import os
 from datetime import datetime, timezone
 from typing import Any, Callable, Optional
 
+from .. import json_text
+from ..sql.driver.multi import split_offset
 from ..sql.ends.s3 import parse_s3_url
 from ..sql.offsets import Offset, ShardRange, range_key
 from ..sql.positions import SHARD_END, describe, start_position
@@ -67,13 +68,14 @@ class CheckpointLocation:
         offsets = []
         for line in lines[2:]:  # "v1", the batch metadata, then one line per source
             try:
-                value = json.loads(line)
-            except ValueError:
+                value = json_text.loads(line)
+            except ValueError:  # Spark's own lines, or another source's offset
                 continue
+            where = f"{self.location.rstrip('/')}/offsets/{batch}"
             if isinstance(value, dict) and value.get("v") == 1 and "stream" in value:
-                offsets.append(Offset.from_json(value))
+                offsets.append(Offset.from_json(value, where))
             elif isinstance(value, dict) and value.get("v") == 1 and "streams" in value:
-                offsets += [Offset.from_json(part) for part in value["streams"]]
+                offsets += [Offset.from_json(part, where) for part in split_offset(value, where)]
         if not offsets:
             raise ValueError(f"batch {batch} in {self.location!r} has no Kinesis source offset")
         return batch, offsets

@@ -11,7 +11,7 @@ from kinesis_dstream.aws import AWSCredentials, ClientSpec
 from kinesis_dstream.backoff import Backoff
 from kinesis_dstream.sql.driver.range_ends import RangeEnds
 from kinesis_dstream.sql.ends.store import DynamoDBEndStore
-from kinesis_dstream.sql.offsets import RangeEnd
+from kinesis_dstream.sql.offsets import CorruptOffsetError, RangeEnd
 
 from ..support.faults import AnswerLost, CallErrors
 
@@ -45,6 +45,25 @@ def test_a_throttled_write_of_a_range_end_is_retried(store):
     assert throttled.injected == 1 and throttled.calls == 2
     assert store.get("range-1") == end(3)
     assert store.put_if_absent("range-1", end(5)) == end(3)  # the first write stays
+
+
+@pytest.mark.parametrize(
+    "item, what",
+    [
+        ({"end": {"S": "null"}}, "not an object"),
+        ({"end": {"S": '{"count": "1"}'}}, "'count' is '1'"),
+        ({"end": {"N": "5"}}, "not JSON"),
+        ({}, "not JSON"),
+    ],
+)
+def test_a_corrupted_range_end_item_is_one_error_naming_table_and_key(store, item, what):
+    client = store.client_spec.client()
+    client.put_item(TableName=store.table_name, Item={"rangeKey": {"S": "range-9"}, **item})
+    with pytest.raises(CorruptOffsetError) as info:
+        store.get("range-9")
+    message = str(info.value)
+    assert message.startswith(f"end-store item range-9 of DynamoDB table {store.table_name}: ")
+    assert what in message, message
 
 
 def test_a_write_whose_answer_was_lost_reads_back_its_own_end(store):

@@ -18,7 +18,7 @@ from kinesis_dstream.sql.config.options import OptionError, SourceOptions
 from kinesis_dstream.sql.ends.opening import build_end_store
 from kinesis_dstream.sql.ends.s3 import S3EndStore
 from kinesis_dstream.sql.ends.store import DirectoryEndStore, EndStoreError
-from kinesis_dstream.sql.offsets import RangeEnd
+from kinesis_dstream.sql.offsets import MAX_END_BYTES, CorruptOffsetError, RangeEnd
 
 from ..support.faults import CallErrors
 from ..support.records import put_records
@@ -127,6 +127,30 @@ def test_errors_name_bucket_key_and_operation(local_aws, s3):
     message = str(info.value)
     assert store.bucket in message and "metadataPath" in message
     assert f"PutObject s3://{store.bucket}/q/ends/queries/q1" in message
+
+
+@pytest.mark.parametrize(
+    "body, what",
+    [
+        (b"null", "not an object"),
+        (b'{"v": 1, "count": 2}', "'next':"),
+        (b"\xff\xfe", "not UTF-8"),
+        (b"[" * 2000, "nested 2000 deep"),
+        (b" " * (MAX_END_BYTES + 10), f"at most {MAX_END_BYTES}"),
+    ],
+)
+def test_a_corrupted_range_end_object_is_one_error_naming_its_key(
+    local_aws, s3, bucket, body, what
+):
+    store = store_on(local_aws, bucket)
+    key = "cd" + uuid.uuid4().hex
+    store.put_if_absent(key, end(1))
+    s3.put_object(Bucket=bucket, Key=f"q/ends/cd/{key}.json", Body=body)
+    with pytest.raises(CorruptOffsetError) as info:
+        store.get(key)
+    message = str(info.value)
+    assert message.startswith(f"end-store object s3://{bucket}/q/ends/cd/{key}.json: not a ")
+    assert what in message, message
 
 
 def test_a_server_that_ignores_if_none_match_is_refused_at_the_first_marker(local_aws, bucket):

@@ -75,6 +75,33 @@ def test_bounds_that_cannot_be_read_fail_in_one_line_naming_the_option(options, 
     assert message in str(failed.value)
 
 
+@pytest.mark.parametrize(
+    "options, words",
+    [
+        # epoch milliseconds past any date (OSError 75, OverflowError, ValueError before)
+        ({"endingTimestamp": "67768036191676796929"}, ["'endingTimestamp'", "out of range"]),
+        ({"endingTimestamp": "9" * 400}, ["'endingTimestamp'", "out of range"]),
+        ({"startingTimestamp": "1700000000000000000"}, ["'startingTimestamp'", "nanoseconds"]),
+        # JSON nested ~1,000 deep (RecursionError before)
+        ({"startingOffsets": "[" * 1000 + "]" * 1000}, ["'startingOffsets'", "nested 1000 deep"]),
+        (
+            {"endingOffsets": '{"s": ' * 999 + "1" + "}" * 999},
+            ["'endingOffsets'", "nested 999 deep"],
+        ),
+        # a number past Python's digit limit (a bare ValueError before)
+        ({"startingOffsets": '{"s": {"a": ' + "9" * 5000 + "}}"}, ["'startingOffsets'", "digits"]),
+        # digits that are not ASCII are no sequence number (they were taken as one)
+        ({"startingOffsets": '{"s": {"shardId-1": "\u00b2"}}'}, ["not a sequence number"]),
+    ],
+)
+def test_hostile_bounds_are_the_options_error(options, words):
+    with pytest.raises(OptionError) as failed:
+        bounds(**options)
+    message = str(failed.value)
+    assert all(word in message for word in words), message
+    assert len(message) < 400
+
+
 def test_read_stream_refuses_a_batch_reads_bounds():
     with pytest.raises(OptionError, match="'endingTimestamp' bounds a batch read"):
         refuse_batch_options({"streamName": "s", "endingTimestamp": "1"})

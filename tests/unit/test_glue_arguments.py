@@ -32,6 +32,13 @@ def test_a_missing_argument_is_glue_s_argument_error_naming_it():
         getResolvedOptions([SCRIPT, "--JOB_NAME", "j"], ["JOB_NAME", "WINDOW_SIZE"])
 
 
+@pytest.mark.parametrize("flag", ["-h", "--help"])
+def test_a_help_flag_among_the_arguments_is_ignored_not_an_exit(flag):
+    # Glue's parser printed a usage and raised SystemExit(0): a job that "succeeded"
+    args = getResolvedOptions([SCRIPT, flag, "--JOB_NAME", "j"], ["JOB_NAME"])
+    assert args["JOB_NAME"] == "j"
+
+
 def test_abbreviations_are_refused_unless_allowed_as_in_glue_6():
     argv = [SCRIPT, "--JOB_NAME", "j", "--WINDOW", "5 seconds"]
     with pytest.raises(GlueArgumentError):

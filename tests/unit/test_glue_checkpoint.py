@@ -98,6 +98,9 @@ def test_a_restore_puts_spark_s_files_in_place_and_leaves_the_range_ends_in_s3(t
     assert restored_path(root, "out/cp/", "out/cp/offsets/", skip) is None  # a "folder"
     with pytest.raises(ValueError, match="not a path inside the checkpoint"):
         restored_path(root, "out/cp/", "out/cp/../../etc/x", skip)
+    # a NUL in a key: open() would raise its own ValueError past the mirror's GlueError
+    with pytest.raises(ValueError, match="not a path inside the checkpoint"):
+        restored_path(root, "out/cp/", "out/cp/offsets/3\x00", skip)
 
 
 def test_local_files_are_relative_with_their_size(tmp_path):

@@ -73,6 +73,27 @@ def test_rules_it_cannot_read_are_named_in_one_line(text, message):
         parse_rule(text)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Rules = [ " + "(" * 1000 + 'IsComplete "a"' + ")" * 1000 + " ]",
+        'Rules = [ (IsComplete "a") and ' + "(" * 999 + "]",
+        "Rules = [ " + "[" * 1000 + "]" * 1000 + " ]",
+    ],
+)
+def test_a_ruleset_nested_a_thousand_deep_is_refused_not_a_recursion_error(text):
+    with pytest.raises(GlueError, match="more than 50 deep"):
+        parse_ruleset(text)
+
+
+def test_composite_rules_nested_as_deep_as_allowed_are_read():
+    rule = parse_rule("(" * 49 + 'IsComplete "a"' + ")" * 49)
+    for _ in range(48):
+        assert rule.rule_type == "Composite"
+        rule = rule.parts[0]
+    assert rule.parts[0].rule_type == "IsComplete"
+
+
 def test_a_document_without_rules_is_refused():
     with pytest.raises(GlueError, match=r"no 'Rules = \[ \.\.\. \]'"):
         parse_ruleset('IsComplete "id"')

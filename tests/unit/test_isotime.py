@@ -57,6 +57,9 @@ def parser(request, monkeypatch):
         ("2026-11-23T08:00:00", T0.replace(tzinfo=None)),
         ("2026-11-23T08", T0.replace(tzinfo=None)),
         ("2026-11-23", dt.datetime(2026, 11, 23)),
+        # a week date, then a time: 3.11 reads week 48's Monday at 08:00
+        ("2026-W48-0800", T0.replace(tzinfo=None)),
+        ("2026-11-23T08:00:00-00:00:00.5", T0),  # zero hours, minutes and seconds: UTC
     ],
 )
 def test_iso_timestamps_as_python_3_11_reads_them(parser, text, expected):
@@ -76,6 +79,10 @@ def test_iso_timestamps_as_python_3_11_reads_them(parser, text, expected):
         "2026-11-23T08:00:00+24:00",
         "23/11/2026 08:00",
         "",
+        # an offset's extended and basic forms mixed: 3.11 refuses them, 3.9 and 3.10's
+        # fromisoformat read the first as +01:30
+        "2026-11-23T10:00:00+01:3000",
+        "2026-11-23T10:00:00+0130:00",
     ],
 )
 def test_what_is_not_iso_8601_is_a_value_error(parser, text):

@@ -3,6 +3,7 @@
 Layers, lowest first (a module may import its own layer and those below):
 
 0. foundations: the error tree, ESN order, records, settings and Spark conf parsing,
+   bounded JSON (``json_text``),
    backoff, KPL, the ledger, clients (``aws``, with the GetRecords page decoder and the
    lean GetRecords path it installs), metrics, the local AWS server, signal handling,
    periodic threads, optional dependencies, PySpark's internals (``spark_internals``),
@@ -28,6 +29,7 @@ LAYERS = [
         f"{P}.errors",
         f"{P}.esn",
         f"{P}.isotime",
+        f"{P}.json_text",
         f"{P}.record",
         f"{P}.spark_conf",
         f"{P}.backoff",

@@ -318,6 +318,8 @@ def test_documented_values_mean_what_they_say():
         ({"addIdleTimeBetweenReads": "true", "idleTimeBetweenReadsInMs": "100"}, ["200 ms"]),
         ({"consumerMode": "push"}, ["polling or efo"]),
         ({"credentialProviderClass": "com.example.Provider"}, ["cannot import", "Provider"]),
+        # a relative module path (importlib raised a TypeError)
+        ({"credentialProviderClass": ".x.Provider"}, ["'.x.Provider' is not a Python class path"]),
         ({"credentialProviderParam": "x"}, ["needs 'credentialProviderClass'"]),
         ({"clientRetryIntervalsMs": "5000", "clientMaxRetryIntervalMs": "1000"}, ["below"]),
     ],

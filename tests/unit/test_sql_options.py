@@ -191,6 +191,10 @@ T = datetime(2020, 6, 25, 17, 23, 45, tzinfo=timezone.utc)  # 10:23:45 PDT
         "at_timestamp 2020-06-25T10:23:45-07:00",
         "2020-06-25T10:23:45-07:00",
         "2020-06-25T17:23:45.000Z",
+        # Java's full month name and a quote in the pattern
+        '{"at_timestamp": "June 25 2020 10:23:45 PDT", "format": "MMMM dd yyyy HH:mm:ss ZZZ"}',
+        '{"at_timestamp": "25 Jun 2020 at 10:23:45 -0700", '
+        '"format": "dd MMM yyyy \'at\' HH:mm:ss Z"}',
     ],
 )
 def test_at_timestamp_in_all_three_spellings(text):
@@ -298,6 +302,56 @@ def test_split_limit_never_exceeds_either_bound(shards, per_shard, max_rows, gen
         assert sum(limits.values()) == min(max_rows, per_shard * shards)
     else:
         assert limits == {s: per_shard for s in ids}
+
+
+@pytest.mark.parametrize(
+    "options, words",
+    [
+        # a Databricks format naming a field twice (strptime raised re.error)
+        (
+            {
+                "initialPosition": '{"at_timestamp": "6 06 2020 10:00:00 UTC", "format": '
+                '"MMMM MM yyyy HH:mm:ss ZZZ"}'
+            },
+            ["'initialPosition'", "gives the month twice"],
+        ),
+        (
+            {
+                "initialPosition": '{"at_timestamp": "2020 2020 10:00 UTC", "format": '
+                '"yyyy yyyy HH:mm ZZZ"}'
+            },
+            ["'initialPosition'", "gives the year twice"],
+        ),
+        (
+            {"initialPosition": '{"at_timestamp": "2020 10:00 UTC", "format": "yyyy QQ ZZZ"}'},
+            ["'initialPosition'", "'QQ' is not a field"],
+        ),
+        # a zone past Java's ZoneOffset (timezone() raised a bare ValueError)
+        (
+            {"initialPosition": '{"at_timestamp": "06/25/2020 10:23:45 +99:00"}'},
+            ["'initialPosition'", "'+99:00'", "out of range"],
+        ),
+        # instants the offsets cannot hold (astimezone raised OverflowError)
+        ({"startingPosition": "0001-01-01T00:00:00+01:00"}, ["'startingPosition'", "out of range"]),
+        ({"startingPosition": "9999-12-31T23:59:59-01:00"}, ["'startingPosition'", "out of range"]),
+        # numbers past a Java long or any wait (OverflowError, or an endless wait)
+        ({"fetchBufferSize": "9" * 361}, ["'fetchBufferSize'", "(361 characters)"]),
+        ({"describeShardInterval": "9" * 400}, ["'describeShardInterval'", "longer than any wait"]),
+        ({"maxFetchRecordsPerShard": "9" * 5000}, ["'maxFetchRecordsPerShard'", "Java long"]),
+    ],
+)
+def test_hostile_values_are_the_options_error(options, words):
+    with pytest.raises(OptionError) as info:
+        SourceOptions.parse({**BASE, **options})
+    message = str(info.value)
+    assert all(word in message for word in words), message
+    assert len(message) < 400
+
+
+def test_a_timestamp_before_year_1000_keeps_four_digits_and_reads_back():
+    position = parse_initial_position("0005-01-01T00:00:00Z", "o")
+    assert position == {"ts": "0005-01-01T00:00:00.000000Z"}
+    assert start_position(position).timestamp == datetime(5, 1, 1, tzinfo=timezone.utc)
 
 
 def test_timestamps_keep_microseconds_and_utc():

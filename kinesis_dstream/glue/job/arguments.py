@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import NoReturn, Optional
 
 from ..errors import GlueArgumentError
 from .glue_job import Job
@@ -15,10 +15,19 @@ resolved_arguments: dict = {}
 
 
 class GlueArgumentParser(argparse.ArgumentParser):
-    """Raises :class:`GlueArgumentError` instead of exiting, as Glue's does."""
+    """Raises :class:`GlueArgumentError` instead of exiting, as Glue's does ("so that we
+    can surface the errors"). Without argparse's ``-h``: Glue's parser has it, so a job
+    argument ``-h`` or ``--help`` printed a usage and ended the job with status 0, as if
+    it had run; here it is an unknown argument, ignored as every other one."""
+
+    def __init__(self, allow_abbrev: bool = False) -> None:
+        super().__init__(allow_abbrev=allow_abbrev, add_help=False)
 
     def error(self, message: str) -> NoReturn:
         raise GlueArgumentError(message)
+
+    def exit(self, status: int = 0, message: Optional[str] = None) -> NoReturn:
+        raise GlueArgumentError(message or f"the job's arguments ended argparse ({status})")
 
 
 def _reserved(option: str, options: Sequence[str]) -> None:

@@ -133,11 +133,12 @@ def _walk_into(found: dict, root: str, top: str, skip: Optional[str]) -> None:
 def restored_path(root: str, prefix: str, key: str, skip: tuple) -> Optional[str]:
     """Where S3 object ``key`` (under ``prefix``) goes in local ``root`` on a restore;
     None for what is not Spark's (a "directory" placeholder, the range ends kept under
-    the checkpoint: ``skip``). A key that would leave ``root`` is refused."""
+    the checkpoint: ``skip``). A key that would leave ``root``, or holds a NUL (no file
+    can be named so), is refused."""
     relative = key[len(prefix) :].lstrip("/") if prefix else key
     if not relative or relative.endswith("/") or relative.split("/", 1)[0] in skip:
         return None
     parts = relative.split("/")
-    if any(part in ("", ".", "..") for part in parts):
+    if any(part in ("", ".", "..") or "\x00" in part for part in parts):
         raise ValueError(f"checkpoint object {key!r} is not a path inside the checkpoint")
     return os.path.join(root, *parts)

@@ -4,7 +4,8 @@
 A rule is its type, its quoted parameters (column names, a SQL query), an optional
 constraint (``> 0.9``, ``between 1 and 10``, ``in ["a", "b"]``, ``matches "[a-z]+"``),
 an optional ``with threshold`` constraint and an optional ``where "sql"`` filter.
-Composite rules (``(rule) and (rule)``) are parsed too.
+Composite rules (``(rule) and (rule)``) are parsed too, nested at most
+:data:`MAX_NESTING` deep (a deeper one is a :class:`GlueError`, not a ``RecursionError``).
 """
 
 from __future__ import annotations
@@ -14,8 +15,11 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Optional
 
+from ...errors import shown
 from ..errors import GlueError
 
+#: Brackets and parentheses nested deeper than this are refused (composites recurse).
+MAX_NESTING = 50
 _TOKEN = re.compile(
     r'\s*(?:(?P<string>"(?:[^"\\]|\\.)*")|(?P<number>-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)'
     r"|(?P<op>>=|<=|!=|=|>|<)|(?P<punct>[\[\](),])|(?P<word>[A-Za-z_][A-Za-z0-9_.()]*))"
@@ -184,7 +188,7 @@ def parse_rule(text: str) -> Rule:
         return Rule(text, "Composite", combinator=combinator, parts=tuple(map(parse_rule, parts)))
     tokens = _tokens(text)
     if not tokens or tokens[0][0] != "word":
-        raise GlueError(f"DQDL rule {text!r}: it does not start with a rule type")
+        raise GlueError(f"DQDL rule {shown(text)}: it does not start with a rule type")
     rule_type, rest = tokens[0][1], tokens[1:]
     parameters = []
     while rest and rest[0][0] == "string":
@@ -222,7 +226,7 @@ def _constraint(tokens: list, text: str) -> Constraint:
             return Constraint(op, (_value(tokens[1]),))
     except (IndexError, ValueError):
         pass
-    raise GlueError(f"DQDL rule {text!r}: cannot read the constraint {' '.join(words)!r}")
+    raise GlueError(f"DQDL rule {shown(text)}: cannot read the constraint {shown(' '.join(words))}")
 
 
 def _value(token: tuple) -> Any:
@@ -238,13 +242,12 @@ def _value(token: tuple) -> Any:
 
 
 def _tokens(text: str) -> list:
-    out, position = [], 0
-    while position < len(text):
-        if text[position:].strip() == "":
-            break
+    out, position, end = [], 0, len(text.rstrip())
+    while position < end:
         match = _TOKEN.match(text, position)
         if not match or match.end() == position:
-            raise GlueError(f"DQDL rule {text!r}: cannot read it from {text[position:]!r}")
+            rest = shown(text[position:])
+            raise GlueError(f"DQDL rule {shown(text)}: cannot read it from {rest}")
         kind = match.lastgroup or ""
         out.append((kind, match.group(kind)))
         position = match.end()
@@ -272,7 +275,8 @@ def _strip_comment(line: str) -> str:
 
 
 def _closing(text: str, open_at: int) -> int:
-    """Index of the bracket closing the one at ``open_at`` (strings skipped)."""
+    """Index of the bracket closing the one at ``open_at`` (strings skipped); nesting
+    deeper than :data:`MAX_NESTING` is refused."""
     depth, in_string = 0, False
     for i in range(open_at, len(text)):
         char = text[i]
@@ -280,6 +284,11 @@ def _closing(text: str, open_at: int) -> int:
             in_string = not in_string
         elif not in_string and char in "[(":
             depth += 1
+            if depth > MAX_NESTING:
+                raise GlueError(
+                    f"DQDL: {text[open_at : open_at + 60]!r}... nests brackets or parentheses "
+                    f"more than {MAX_NESTING} deep"
+                )
         elif not in_string and char in "])":
             depth -= 1
             if depth == 0:
@@ -317,9 +326,9 @@ def _split_composite(text: str) -> Optional[tuple]:
             break
         word = re.match(r"(and|or)\s*", rest)
         if not word:
-            raise GlueError(f"DQDL rule {text!r}: expected 'and' or 'or' after a ')'")
+            raise GlueError(f"DQDL rule {shown(text)}: expected 'and' or 'or' after a ')'")
         combinators.add(word.group(1))
         position = len(text) - len(rest) + word.end()
     if len(combinators) > 1:
-        raise GlueError(f"DQDL rule {text!r}: mixes 'and' and 'or' without parentheses")
+        raise GlueError(f"DQDL rule {shown(text)}: mixes 'and' and 'or' without parentheses")
     return (combinators.pop() if combinators else "and"), parts

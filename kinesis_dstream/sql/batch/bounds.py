@@ -25,23 +25,26 @@ ends at ``latest``, like a Kafka partition the JSON leaves out.
 
 from __future__ import annotations
 
-import json
 import logging
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any, Optional
 
+from ...errors import shown
 from ..config.option_table import SOURCE_ALIASES
+from ..config.option_values import json_value
 from ..config.options import OptionError, canonical_options
 from ..positions import (
     LATEST,
     TRIM_HORIZON,
     Position,
-    PositionError,
+    epoch_ms_instant,
     format_timestamp,
     parse_initial_position,
     parse_iso,
+    position_problem,
     seq_position,
     ts_position,
 )
@@ -55,6 +58,7 @@ BATCH_START_OPTIONS = ("startingOffsets", "startingTimestamp")
 
 _EARLIEST_WORDS = ("earliest", "trim_horizon", "-2")
 _LATEST_WORDS = ("latest", "-1")
+_EPOCH_MS = re.compile(r"-?[0-9]+", re.ASCII)
 
 
 @dataclass(frozen=True)
@@ -178,26 +182,23 @@ def _end(found: dict, streams: tuple) -> tuple:
 def _timestamp(text: str, key: str) -> datetime:
     """Kafka's epoch milliseconds, or ISO-8601 with a zone."""
     stripped = text.strip()
-    if stripped.lstrip("-").isdigit():
-        return datetime.fromtimestamp(int(stripped) / 1000.0, timezone.utc)
-    try:
+    if _EPOCH_MS.fullmatch(stripped):
+        return epoch_ms_instant(stripped, f"option {key!r}")
+    if stripped[:1].isdigit():  # a date: ISO-8601's errors say what is wrong with it
         return parse_iso(stripped, f"option {key!r}")
-    except PositionError:
-        raise OptionError(
-            f"option {key!r}: {text!r} is neither milliseconds since the epoch (as Kafka's) "
-            "nor an ISO-8601 timestamp with a zone"
-        ) from None
+    raise OptionError(
+        f"option {key!r}: {shown(text)} is neither milliseconds since the epoch (as "
+        "Kafka's) nor an ISO-8601 timestamp with a zone"
+    )
 
 
 def _shard_json(text: str, key: str, streams: tuple, default_words: tuple, default: Any) -> list:
     """[((stream, shard), position or ``default``)] from Kafka's per-partition JSON."""
-    try:
-        spec = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise OptionError(
-            f"option {key!r}: {text[:80]!r} is not {'/'.join(default_words[:1])} nor JSON "
-            f'({exc.msg}); e.g. {{"stream": {{"shardId-000000000000": "<sequence number>"}}}}'
-        ) from None
+    spec = json_value(
+        text,
+        f"option {key!r}",
+        f'{default_words[0]} or {{"stream": {{"shardId-000000000000": "<sequence number>"}}}}',
+    )
     if not isinstance(spec, dict) or not all(isinstance(v, dict) for v in spec.values()):
         raise OptionError(
             f"option {key!r} must be a JSON object of streams, each an object of shard ids "
@@ -211,15 +212,16 @@ def _shard_json(text: str, key: str, streams: tuple, default_words: tuple, defau
     shards = []
     for stream, entries in spec.items():
         for shard_id, value in entries.items():
-            word = str(value).strip().lower()
+            word = str(value).strip().lower() if isinstance(value, (str, int)) else ""
             if word in default_words:
                 shards.append(((stream, shard_id), default))
-            elif word.isdigit():
-                shards.append(((stream, shard_id), seq_position(str(value).strip(), -1)))
+            elif position_problem(seq_position(word, -1)) is None:
+                shards.append(((stream, shard_id), seq_position(word, -1)))
             else:
                 raise OptionError(
-                    f"option {key!r}: shard {shard_id} of {stream!r} has {value!r}, not a "
-                    f"sequence number (a string of digits) nor {default_words[0]}"
+                    f"option {key!r}: shard {shown(shard_id)} of {shown(stream)} has "
+                    f"{shown(value)}, not a sequence number (a string of up to 129 digits) "
+                    f"nor {default_words[0]}"
                 )
     return sorted(shards, key=lambda item: item[0])
 

@@ -13,6 +13,7 @@ from typing import Optional
 
 from ...arns import STREAM_NAME, parse_stream_arn
 from ...aws import AWSCredentials, ClientSpec, resolve_region
+from ...errors import shown
 
 DEFAULT_ROLE_SESSION_NAME = "kinesis-dstream-sql"
 
@@ -67,14 +68,14 @@ def parse_connection(found: dict) -> Connection:
         parsed = parse_stream_arn(str(arn), f"option {key!r}")
         if parsed is None:
             raise OptionError(
-                f"option {key!r}: {arn!r} is not a Kinesis stream ARN "
+                f"option {key!r}: {shown(arn)} is not a Kinesis stream ARN "
                 "(arn:<partition>:kinesis:<region>:<account>:stream/<name>)"
             )
         arn_region, arn_stream = parsed
         if streams and streams != (arn_stream,):
             raise OptionError(
-                f"options {found['streamName'][0]!r}={found['streamName'][1]!r} and "
-                f"{key!r}={arn!r} name different streams; give one"
+                f"options {found['streamName'][0]!r}={shown(found['streamName'][1])} and "
+                f"{key!r}={shown(arn)} name different streams; give one"
             )
         streams = (arn_stream,)
     if not streams:
@@ -86,8 +87,8 @@ def parse_connection(found: dict) -> Connection:
     region = found.get(stream_key, (None, None))[1] or arn_region
     if arn_region is not None and region != arn_region:
         raise OptionError(
-            f"option {found[stream_key][0]!r}={region!r} and {found['streamARN'][0]!r}="
-            f"{found['streamARN'][1]!r} name different regions; give one"
+            f"option {found[stream_key][0]!r}={shown(region)} and {found['streamARN'][0]!r}="
+            f"{shown(found['streamARN'][1])} name different regions; give one"
         )
     if region is None and endpoint:
         match = _ENDPOINT_REGION.search(endpoint)
@@ -114,11 +115,11 @@ def _stream_names(found: dict) -> tuple:
     for name in names:
         if not STREAM_NAME.fullmatch(name):
             raise OptionError(
-                f"option {key!r}={value!r}: {name!r} is not a stream name (1-128 letters, "
-                "digits, '_', '.', '-'; several streams are separated by commas)"
+                f"option {key!r}={shown(value)}: {shown(name)} is not a stream name (1-128 "
+                "letters, digits, '_', '.', '-'; several streams are separated by commas)"
             )
     if len(set(names)) != len(names):
-        raise OptionError(f"option {key!r}={value!r} names a stream twice")
+        raise OptionError(f"option {key!r}={shown(value)} names a stream twice")
     return names
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from ...backoff import Backoff
+from ...errors import shown
 from ...retrieval.idle import DEFAULT_MAX_IDLE_WAIT_S, MAX_IDLE_WAIT_S
 from ...retrieval.reader import DEFAULT_READ_BACKOFF, MAX_RECORDS_PER_CALL
 from ..driver.fan_out import FanOutOptions, parse_fan_out
@@ -70,13 +71,13 @@ def canonical_options(options: Mapping[str, Any], aliases: Mapping[str, tuple]) 
         if name is None:
             known = sorted({a for spellings in aliases.values() for a in spellings}, key=str.lower)
             raise OptionError(
-                f"unknown option {key!r}; known options (case-insensitive, optional "
+                f"unknown option {shown(key)}; known options (case-insensitive, optional "
                 f"'kinesis.' prefix): {', '.join(known)}"
             )
         if name in found and str(found[name][1]) != str(value):
             raise OptionError(
-                f"options {found[name][0]!r}={found[name][1]!r} and {key!r}={value!r} are "
-                f"aliases of {name} with different values; give one"
+                f"options {found[name][0]!r}={shown(found[name][1])} and {key!r}={shown(value)} "
+                f"are aliases of {name} with different values; give one"
             )
         found[name] = (key, value)
     _note_no_effect(found)
@@ -101,11 +102,11 @@ def _one_of_times(found: dict, names: tuple) -> Optional[float]:
     units = {"maxFetchDuration": 1.0, "maxFetchTimeInMs": 1.0, "maxFetchTimePerShardSec": 1000.0}
     given = {n: positive_time_ms(found, n, 0.0, units[n]) for n in names if n in found}
     if len(set(given.values())) > 1:
-        spelled = ", ".join(f"{found[n][0]!r}={found[n][1]!r}" for n in given)
+        spelled = ", ".join(f"{found[n][0]!r}={shown(found[n][1])}" for n in given)
         raise OptionError(f"options {spelled} bound the same read time differently; give one")
     if "maxFetchTimePerShardSec" in given and given["maxFetchTimePerShardSec"] < 10_000:
         key, value = found["maxFetchTimePerShardSec"]
-        raise OptionError(f"option {key!r} must be >= 10 (seconds, as awslabs), got {value!r}")
+        raise OptionError(f"option {key!r} must be >= 10 (seconds, as awslabs), got {shown(value)}")
     return next(iter(given.values()), None)
 
 
@@ -145,7 +146,7 @@ def _end_store(found: dict) -> EndStoreOptions:
     kind = str(found.get("metadataCommitterType", ("", "HDFS"))[1]).strip().upper()
     if kind not in ("HDFS", "DYNAMODB"):
         key = found["metadataCommitterType"][0]
-        raise OptionError(f"option {key!r} must be HDFS or DYNAMODB, got {kind!r}")
+        raise OptionError(f"option {key!r} must be HDFS or DYNAMODB, got {shown(kind)}")
     if kind == "DYNAMODB":
         if "dynamodbTableName" not in found:
             raise OptionError(
@@ -181,7 +182,7 @@ def end_store_at(
         return EndStoreOptions("s3", path=f"s3://{bucket}/{prefix}", backoff=backoff)
     if "://" in path:
         raise OptionError(
-            f"{where}: {path!r} is neither S3 nor a local or mounted directory; this "
+            f"{where}: {shown(path)} is neither S3 nor a local or mounted directory; this "
             "pure-Python source writes range ends to S3 (s3://bucket/prefix, or s3a://), to "
             "a directory every executor and the driver see (NFS, EFS), or to DynamoDB "
             "(metadataCommitterType=DYNAMODB, dynamodb.tableName=...)"
@@ -210,7 +211,7 @@ def _min_fetch_period_ms(found: dict) -> float:
     if period < MIN_FETCH_PERIOD_FLOOR_MS:
         key, value = found.get(source, (source, period))
         raise OptionError(
-            f"option {key!r}={value!r} is below {MIN_FETCH_PERIOD_FLOOR_MS:.0f} ms (Kinesis "
+            f"option {key!r}={shown(value)} is below {MIN_FETCH_PERIOD_FLOOR_MS:.0f} ms (Kinesis "
             "allows 5 GetRecords a second per shard)"
         )
     return period
@@ -221,7 +222,7 @@ def _idle_shard_poll_ms(found: dict) -> float:
     if not 0 <= value <= MAX_IDLE_WAIT_S * 1000:
         key, given = found["idleShardPollMs"]
         raise OptionError(
-            f"option {key!r}={given!r} must be in [0, {MAX_IDLE_WAIT_S * 1000:.0f}] ms "
+            f"option {key!r}={shown(given)} must be in [0, {MAX_IDLE_WAIT_S * 1000:.0f}] ms "
             "(shard iterators expire after 5 minutes)"
         )
     return value

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ...arns import note_arn
+from ...errors import shown
 from ...retrieval.fanout import FanOutConfig
 from ..config.connection import OptionError
 from ..config.option_values import bool_value, int_value, positive_time_ms
@@ -71,7 +72,7 @@ def parse_fan_out(found: dict, stream_count: int) -> Optional[FanOutOptions]:
         and (mode == "efo") != (kind == "subscribetoshard")
     ):
         raise OptionError(
-            f"options {asks[0][0]!r}={asks[0][1]!r} and {asks[1][0]!r}={asks[1][1]!r} "
+            f"options {asks[0][0]!r}={shown(asks[0][1])} and {asks[1][0]!r}={shown(asks[1][1])} "
             "disagree on polling and enhanced fan-out; give one"
         )
     arn = str(found["fanoutConsumerARN"][1]).strip() if "fanoutConsumerARN" in found else None
@@ -85,7 +86,7 @@ def parse_fan_out(found: dict, stream_count: int) -> Optional[FanOutOptions]:
             names = names * stream_count
         if len(names) != stream_count or not all(names):
             raise OptionError(
-                f"option {key!r}={value!r}: give one consumer name, or one per stream "
+                f"option {key!r}={shown(value)}: give one consumer name, or one per stream "
                 f"({stream_count}), comma-separated in the streams' order"
             )
     if arn is not None:
@@ -99,7 +100,7 @@ def parse_fan_out(found: dict, stream_count: int) -> Optional[FanOutOptions]:
     if refresh > MAX_REFRESH_MS:
         raise OptionError(
             f"option {found['consumerRefreshInterval'][0]!r} must be at most 3600s, got "
-            f"{found['consumerRefreshInterval'][1]!r}"
+            f"{shown(found['consumerRefreshInterval'][1])}"
         )
     subscribe = FanOutConfig(
         subscribe_timeout_s=positive_time_ms(found, "subscribeToShardTimeout", 60_000.0, 1000.0)

@@ -17,9 +17,10 @@ import json
 from datetime import datetime
 from typing import Any, Optional
 
+from ...errors import shown
 from ..config.options import OptionError, SourceOptions
 from ..ends.store import EndStore
-from ..offsets import VERSION
+from ..offsets import SPARK_OFFSET_LOG, VERSION, CorruptOffsetError
 from .lag import behind_latest_summary
 
 
@@ -38,6 +39,19 @@ def build_runner(options: SourceOptions, store: EndStore) -> Any:
     return MultiStreamRunner([one(i, name) for i, name in enumerate(names)])
 
 
+def split_offset(value: Any, where: str) -> list:
+    """The per-stream parts (JSON objects) of a query's offset of several streams, read
+    from ``where``; :class:`CorruptOffsetError` naming ``where`` when it is not one."""
+    parts = value.get("streams") if isinstance(value, dict) else None
+    ok = isinstance(parts, list) and all(isinstance(part, dict) for part in parts)
+    if not isinstance(parts, list) or not ok or value.get("v") != VERSION:
+        raise CorruptOffsetError(
+            f"{where}: not a kinesis_dstream offset of several streams (version {VERSION}, "
+            f"a list of streams' offsets); read {shown(json.dumps(value))}"
+        )
+    return parts
+
+
 class MultiStreamRunner:
     """The five DataSourceStreamReader calls, spread over one runner per stream."""
 
@@ -48,9 +62,7 @@ class MultiStreamRunner:
         self._committed: list = [None] * len(runners)  # each stream's last committed part
 
     def _split(self, value: dict) -> list:
-        if not isinstance(value, dict) or value.get("v") != VERSION or "streams" not in value:
-            raise ValueError(f"not a multi-stream offset: {json.dumps(value)[:200]}")
-        parts = value["streams"]
+        parts = split_offset(value, SPARK_OFFSET_LOG)
         seen = [p.get("stream") for p in parts]
         if seen != self.streams:
             raise OptionError(

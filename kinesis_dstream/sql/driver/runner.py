@@ -35,7 +35,7 @@ from ...retrieval.streams import list_shards, require_stream
 from ..config.options import OptionError, SourceOptions
 from ..ends.store import EndStore
 from ..executor.partition import RangePartition
-from ..offsets import Offset, RangeEnd, ShardRange, make_offset, range_key
+from ..offsets import SPARK_OFFSET_LOG, Offset, RangeEnd, ShardRange, make_offset, range_key
 from ..positions import SHARD_END, TRIM_HORIZON, describe, format_timestamp, now_utc
 from .fan_out import StreamConsumers
 from .lag import StreamLag, behind_latest_summary
@@ -260,7 +260,7 @@ class SourceRunner:
     # -- steps of latest_offset ----------------------------------------------------------
 
     def _parse(self, value: dict) -> Offset:
-        offset = Offset.from_json(value)
+        offset = Offset.from_json(value, f"{SPARK_OFFSET_LOG}, stream {self.stream!r}")
         if offset.stream != self.stream:
             raise OptionError(
                 f"the checkpoint's offsets are for stream {offset.stream!r} but option "

@@ -10,12 +10,14 @@ the script's own ``writeStream``) the documented default directory is used.
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import Any
 
+from ... import json_text
+from ...errors import shown
+from ..offsets import MAX_END_BYTES
 from .s3 import S3EndStore
-from .store import STORE_BACKOFF, DirectoryEndStore, DynamoDBEndStore, EndStore
+from .store import STORE_BACKOFF, DirectoryEndStore, DynamoDBEndStore, EndStore, EndStoreError
 
 log = logging.getLogger(__name__)
 
@@ -39,12 +41,22 @@ def resolve_deferred(store: Any) -> Any:
     from ..config.options import DEFAULT_STORE_DIR, EndStoreOptions, end_store_at
 
     try:
-        with open(store.path, encoding="utf-8") as handle:
-            place = str(json.load(handle)["metadataPath"])
+        with open(store.path, "rb") as handle:
+            data = handle.read(MAX_END_BYTES + 1)
     except FileNotFoundError:
         log.info(
             "range ends in %s: no forEachBatch named a checkpoint for this query",
             DEFAULT_STORE_DIR,
         )
         return EndStoreOptions("local", backoff=store.backoff)
-    return end_store_at(place, f"the range ends' place {place!r}", store.backoff)
+    try:
+        value = json_text.loads(data) if len(data) <= MAX_END_BYTES else None
+    except ValueError:
+        value = None
+    place = value.get("metadataPath") if isinstance(value, dict) else None
+    if not isinstance(place, str):
+        raise EndStoreError(
+            f"the range ends' place file {store.path} is not one forEachBatch writes "
+            f'({{"metadataPath": "<directory or s3:// URL>"}}); read {shown(data[:200])}'
+        )
+    return end_store_at(place, f"the range ends' place {shown(place)}", store.backoff)

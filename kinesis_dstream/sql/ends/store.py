@@ -36,7 +36,7 @@ from botocore.exceptions import ClientError
 from ...aws import ClientSpec
 from ...backoff import Backoff, call_with_retry, error_code
 from ...errors import KinesisDStreamError, KinesisServiceError
-from ..offsets import RangeEnd
+from ..offsets import MAX_END_BYTES, RangeEnd
 
 #: Retries of a store call: bounded, so a store that is down fails the task loudly.
 STORE_BACKOFF = Backoff(initial_delay_s=0.1, max_delay_s=2.0, max_attempts=6, max_elapsed_s=30.0)
@@ -86,11 +86,13 @@ class DirectoryEndStore(EndStore):
         return os.path.join(self.root, key[:2], key + ".json")
 
     def get(self, key: str) -> Optional[RangeEnd]:
+        path = self._file(key)
         try:
-            with open(self._file(key), encoding="utf-8") as handle:
-                return RangeEnd.from_json(json.load(handle))
+            with open(path, "rb") as handle:
+                data = handle.read(MAX_END_BYTES + 1)
         except FileNotFoundError:
             return None
+        return RangeEnd.from_bytes(data, f"end-store file {path}")
 
     def put_if_absent(self, key: str, end: RangeEnd) -> RangeEnd:
         target = self._file(key)
@@ -189,7 +191,12 @@ class DynamoDBEndStore(EndStore):
 
     def get(self, key: str) -> Optional[RangeEnd]:
         item = self._call("get_item", Key={"rangeKey": {"S": key}}, ConsistentRead=True).get("Item")
-        return None if item is None else RangeEnd.from_json(json.loads(item["end"]["S"]))
+        if item is None:
+            return None
+        text = item.get("end", {}).get("S", "")  # a string attribute, as put_if_absent writes
+        return RangeEnd.from_bytes(
+            text, f"end-store item {key} of DynamoDB table {self.table_name}"
+        )
 
     def put_if_absent(self, key: str, end: RangeEnd) -> RangeEnd:
         if self._create({"rangeKey": {"S": key}, "end": {"S": json.dumps(end.to_json())}}):
