@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Optional
 
+from ...esn import is_sequence_number
 from ..config.option_table import SOURCE_ALIASES
 from ..config.options import OptionError, canonical_options
 from ..positions import (
@@ -214,7 +215,7 @@ def _shard_json(text: str, key: str, streams: tuple, default_words: tuple, defau
             word = str(value).strip().lower()
             if word in default_words:
                 shards.append(((stream, shard_id), default))
-            elif word.isdigit():
+            elif is_sequence_number(word):
                 shards.append(((stream, shard_id), seq_position(str(value).strip(), -1)))
             else:
                 raise OptionError(
