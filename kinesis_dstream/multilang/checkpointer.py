@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Callable, Optional
+from typing import Callable, Optional, Union
 
 from ..errors import (
     CheckpointError,
@@ -73,9 +73,14 @@ class ChildCheckpointer:
             self.lost = True
 
     def checkpoint(
-        self, sequence_number: Optional[str], sub_sequence_number: Optional[int]
+        self, sequence_number: Optional[str], sub_sequence_number: Union[int, str, None]
     ) -> Optional[str]:
-        """Judge and write one request; returns None on success, else the error name."""
+        """Judge and write one request; returns None on success, else the error name.
+
+        Without a sequence number the request is for the largest position given, whatever
+        its sub-sequence number, as the Java daemon calls ``checkpoint()`` then. A sequence
+        number must be one Kinesis could have given (:func:`~..esn.is_sequence_number`:
+        ASCII digits) or a sentinel, the sub-sequence number an int in [0, 2**63 - 1]."""
         with self._lock:  # one request at a time per child (the child blocks anyway)
             if self.lost:
                 return SHUTDOWN
@@ -83,13 +88,16 @@ class ChildCheckpointer:
                 target = self.largest
             else:
                 try:
+                    if isinstance(sub_sequence_number, str):  # another script's digits
+                        raise ValueError("a sub-sequence number is ASCII digits")
                     target = ExtendedSequenceNumber(sequence_number, sub_sequence_number or 0)
-                except (ValueError, TypeError):
+                except (ValueError, TypeError) as exc:
                     log.warning(
-                        "shard %s: the child asked to checkpoint at %r/%r: not a sequence number",
+                        "shard %s: refusing checkpoint %r/%r: %s",
                         self.shard_id,
-                        sequence_number,
+                        sequence_number[:200],
                         sub_sequence_number,
+                        exc,
                     )
                     return ILLEGAL_ARGUMENT
             if (

@@ -14,7 +14,9 @@ existing file must mean the same here, escapes and all (tested against ``java`` 
   ``=`` or ``:``, then white space separate it from the value, which keeps its trailing
   white space;
 - in keys and values ``\\t``, ``\\n``, ``\\r``, ``\\f`` and ``\\uXXXX`` are those
-  characters, any other escaped character is itself;
+  characters (two ``\\uXXXX`` of a UTF-16 surrogate pair are one character, as in
+  Java's strings: ``Properties.store`` writes a character past U+FFFF so), any other
+  escaped character is itself;
 - bytes are ISO 8859-1 (``load(InputStream)``); anything else needs ``\\uXXXX``;
 - a key given twice keeps its last value.
 """
@@ -98,7 +100,10 @@ def unescape(text: str) -> str:
             index += 4
         else:
             out.append(_ESCAPES.get(char, char))
-    return "".join(out)
+    text = "".join(out)
+    if any("\ud800" <= c <= "\udfff" for c in text):  # Java's strings are UTF-16
+        text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+    return text
 
 
 def read_properties_text(text: str) -> dict:

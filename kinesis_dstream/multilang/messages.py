@@ -5,8 +5,9 @@ types the Java ``amazon-kinesis-client-multilang`` module sends (``JsonFriendlyR
 ``data`` base64, ``approximateArrivalTimestamp`` epoch milliseconds as an integer,
 ``subSequenceNumber`` an integer; ``CheckpointMessage.error`` the simple class name of
 the checkpointer's exception). Child -> daemon messages are ``status`` and
-``checkpoint``; :class:`MessageReader` skips empty lines (kclpy frames each message in
-newlines) and logs any other non-JSON line, as the Java ``GetNextMessageTask`` does.
+``checkpoint``, read by :mod:`.child_messages`; :class:`MessageReader` skips empty lines
+(kclpy frames each message in newlines) and logs and counts any other line that is not a
+message, as the Java ``GetNextMessageTask`` skips and logs it.
 """
 
 from __future__ import annotations
@@ -15,12 +16,21 @@ import json
 import logging
 import queue
 import threading
-from dataclasses import dataclass
 from itertools import repeat
 from operator import attrgetter
-from typing import IO, Any, Optional
+from typing import IO, Any, Optional, Union
 
 import msgspec
+
+from .child_messages import (
+    MAX_LINE_CHARS,
+    CheckpointRequest,
+    Skipped,
+    Status,
+    parse,
+)
+
+__all__ = ["CheckpointRequest", "Skipped", "Status", "parse"]  # also the child's messages
 
 log = logging.getLogger(__name__)
 
@@ -126,7 +136,9 @@ def shutdown_requested() -> dict:
 
 
 def checkpoint_reply(
-    sequence_number: Optional[str], sub_sequence_number: Optional[int], error: Optional[str]
+    sequence_number: Optional[str],
+    sub_sequence_number: Union[int, str, None],
+    error: Optional[str],
 ) -> dict:
     message: dict = {
         "action": CHECKPOINT,
@@ -138,21 +150,6 @@ def checkpoint_reply(
     return message
 
 
-@dataclass(frozen=True)
-class Status:
-    """The child finished handling ``response_for``."""
-
-    response_for: Optional[str]
-
-
-@dataclass(frozen=True)
-class CheckpointRequest:
-    """The child asks to checkpoint; None: at the last record it was given."""
-
-    sequence_number: Optional[str]
-    sub_sequence_number: Optional[int]
-
-
 class ChildGone(Exception):
     """The child's stdout ended or its stdin closed: it exited or closed its pipes."""
 
@@ -161,34 +158,21 @@ class ProtocolError(Exception):
     """The child sent something the protocol does not allow here."""
 
 
-def parse(line: str) -> Optional[Any]:
-    """A child's line as a message; None for a line that is not one (logged by callers)."""
-    try:
-        obj = json.loads(line)
-    except ValueError:
-        return None
-    if not isinstance(obj, dict):
-        return None
-    action = obj.get("action")
-    if action == STATUS:
-        return Status(obj.get("responseFor"))
-    if action == CHECKPOINT:
-        sub = obj.get("subSequenceNumber")
-        seq = obj.get("sequenceNumber")
-        return CheckpointRequest(
-            None if seq is None else str(seq), None if sub is None else int(sub)
-        )
-    return None
-
-
 #: JSON in C (a batch of 10,000 records: a few milliseconds, not tens); UTF-8 as the Java
 #: daemon's Jackson writes it.
 _ENCODER = msgspec.json.Encoder()
 
 
 def encode(message: dict) -> bytes:
-    """A daemon -> child message as the JSON the child reads (one line, no newline)."""
-    return _ENCODER.encode(message)
+    """A daemon -> child message as the JSON the child reads (one line, no newline).
+
+    A string UTF-8 cannot carry (a lone surrogate a child sent, echoed in a checkpoint
+    answer) becomes ``?``, as the Java daemon writes it."""
+    try:
+        return _ENCODER.encode(message)
+    except UnicodeEncodeError:
+        text = json.dumps(msgspec.to_builtins(message), ensure_ascii=False, separators=(",", ":"))
+        return text.encode("utf-8", "replace")
 
 
 class MessageWriter:
@@ -236,6 +220,8 @@ class MessageReader:
         self._stream = stream
         self._shard_id = shard_id
         self._queue: queue.Queue = queue.Queue()
+        #: Lines that were not messages (each logged), as the Java daemon skips them.
+        self.skipped_lines = 0
         self._thread = threading.Thread(
             target=self._drain, name=f"multilang-stdout-{shard_id}", daemon=True
         )
@@ -245,25 +231,51 @@ class MessageReader:
         return self
 
     def _drain(self) -> None:
+        readline = self._stream.readline
         try:
-            for raw in self._stream:
-                line = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
-                line = line.strip()
-                if not line:
+            while True:
+                raw = readline(MAX_LINE_CHARS + 1)
+                if not raw:
+                    break
+                text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+                if len(raw) > MAX_LINE_CHARS and not text.endswith("\n"):
+                    self._skip_rest_of_line(readline)  # never held whole: memory stays bounded
+                    self._skipped(Skipped(f"over {MAX_LINE_CHARS} characters"), text)
                     continue
-                message = parse(line)
-                if message is None:
-                    log.info(
-                        "skipping unexpected line on stdout of shard %s: %s",
-                        self._shard_id,
-                        line[:500],
-                    )
-                    continue
-                self._queue.put(message)
+                for line in text.split("\r"):  # Java's readLine ends lines at \r too
+                    self._handle(line.strip())
         except (OSError, ValueError):  # closed under us at stop
             pass
         finally:
             self._queue.put(_EOF)
+
+    def _handle(self, line: str) -> None:
+        if not line:
+            return
+        try:
+            message = parse(line)
+        except Exception:  # parse returns Skipped for any line; never end the reader
+            log.exception("shard %s: cannot read a line of the child's stdout", self._shard_id)
+            message = Skipped("unreadable")
+        if isinstance(message, Skipped):
+            self._skipped(message, line)
+        else:
+            self._queue.put(message)
+
+    def _skip_rest_of_line(self, readline: Any) -> None:
+        while True:
+            rest = readline(MAX_LINE_CHARS)
+            if not rest or rest.endswith(b"\n" if isinstance(rest, bytes) else "\n"):
+                return
+
+    def _skipped(self, skipped: Skipped, line: str) -> None:
+        self.skipped_lines += 1
+        log.info(
+            "skipping unexpected line on stdout of shard %s (%s): %s",
+            self._shard_id,
+            skipped.reason,
+            line[:500],
+        )
 
     def next(self, timeout_s: float) -> Any:
         """The next message; ``queue.Empty`` after ``timeout_s``; ChildGone at the end."""

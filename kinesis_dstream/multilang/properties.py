@@ -13,6 +13,7 @@ known keys (a typo must not pass silently).
 from __future__ import annotations
 
 import logging
+import threading
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -326,6 +327,12 @@ def _credentials(value: Optional[str], where: str) -> Credentials:
     )
 
 
+#: The Java daemon's ``int`` and ``long`` fields: past them its BeanUtils converter reads
+#: the value as 0, silently; refused here, in one line.
+_JAVA_INT_MAX = 2**31 - 1
+_JAVA_LONG_MAX = 2**63 - 1
+
+
 def _int(
     props: dict,
     key: str,
@@ -333,18 +340,25 @@ def _int(
     where: str,
     minimum: int = 1,
     maximum: Optional[int] = None,
+    java_max: int = _JAVA_INT_MAX,
 ) -> int:
+    """An integer property as Java's ``Long.parseLong`` reads it: an optional sign and
+    decimal digits (of any script: Java reads Arabic-Indic or fullwidth digits as their
+    number, and so does ``int``); no ``_``, exponent or hex, which ``int`` or ``float``
+    would take and Java refuses. Bounded by ``minimum``, ``maximum`` and the Java field."""
     raw = props.get(key)
     if raw is None or raw == "":
         return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise PropertiesError(f"{key}={raw!r}{where}: expected an integer") from None
-    if value < minimum or (maximum is not None and value > maximum):
-        bound = f"in [{minimum}, {maximum}]" if maximum is not None else f">= {minimum}"
-        raise PropertiesError(f"{key}={raw!r}{where}: expected an integer {bound}")
-    return value
+    shown = raw if len(raw) <= 40 else raw[:40] + "..."
+    upper = java_max if maximum is None else min(maximum, java_max)
+    bound = f"in [{minimum}, {upper}]"
+    digits = raw[1:] if raw[:1] in "+-" else raw
+    if not digits.isdecimal():
+        raise PropertiesError(f"{key}={shown!r}{where}: expected an integer {bound}")
+    if len(digits.lstrip("0")) > len(str(upper)) or not minimum <= int(raw) <= upper:
+        # (the length first: int() of thousands of digits is refused, and slow)
+        raise PropertiesError(f"{key}={shown!r}{where}: expected an integer {bound}")
+    return int(raw)
 
 
 def _optional_int(props: dict, key: str, where: str) -> Optional[int]:
@@ -353,5 +367,20 @@ def _optional_int(props: dict, key: str, where: str) -> Optional[int]:
     return _int(props, key, 0, where)
 
 
+#: The longest wait a thread can make (``threading.TIMEOUT_MAX``, ~292 years): a longer
+#: time (a ``long`` of milliseconds meant as "forever") is read as this, with a warning.
+_LONGEST_WAIT_S = threading.TIMEOUT_MAX
+
+
 def _millis(props: dict, key: str, default_ms: int, where: str, minimum: int = 1) -> float:
-    return _int(props, key, default_ms, where, minimum=minimum) / 1000.0
+    seconds = _int(props, key, default_ms, where, minimum=minimum, java_max=_JAVA_LONG_MAX) / 1000
+    if seconds > _LONGEST_WAIT_S:
+        log.warning(
+            "%s=%s%s is longer than this process can wait: read as %.0f years",
+            key,
+            props[key],
+            where,
+            _LONGEST_WAIT_S / (365.25 * 86400),
+        )
+        return _LONGEST_WAIT_S
+    return seconds

@@ -225,10 +225,12 @@ class ShardConsumer:
                 child.stop(grace)
             finally:
                 log.info(
-                    "shard %s worker done: %s, %d records delivered",
+                    "shard %s worker done: %s, %d records delivered, %d lines of the "
+                    "child's stdout skipped (not messages)",
                     self.shard_id,
                     self.outcome.value if self.outcome else "?",
                     self.records_delivered,
+                    child.reader.skipped_lines if child.reader is not None else 0,
                 )
                 self._on_done(self)
 

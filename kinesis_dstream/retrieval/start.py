@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Optional
 
-from ..esn import ExtendedSequenceNumber
+from ..esn import ExtendedSequenceNumber, is_sequence_number
 
 ITERATOR_TYPES = (
     "TRIM_HORIZON",
@@ -70,10 +70,10 @@ class StartPosition:
                 f"accepted: {', '.join(ITERATOR_TYPES)}"
             )
         needs_sequence = self.iterator_type in ("AT_SEQUENCE_NUMBER", "AFTER_SEQUENCE_NUMBER")
-        if needs_sequence and not (self.sequence_number and self.sequence_number.isdigit()):
+        if needs_sequence and not is_sequence_number(self.sequence_number):
             raise ValueError(
-                f"{self.iterator_type} needs a numeric sequence number, "
-                f"got {self.sequence_number!r}"
+                f"{self.iterator_type} needs a sequence number (ASCII digits), "
+                f"got {str(self.sequence_number)[:200]!r}"
             )
         if self.iterator_type == "AT_TIMESTAMP" and self.timestamp is None:
             raise ValueError("AT_TIMESTAMP needs a timestamp")

@@ -24,7 +24,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Optional, Union
 
 from ..errors import shown
-from ..esn import LATEST, SHARD_END, TRIM_HORIZON
+from ..esn import LATEST, SHARD_END, TRIM_HORIZON, is_sequence_number
 from ..isotime import parse_datetime
 from ..retrieval.reader import StartPosition
 from .config.connection import OptionError
@@ -74,7 +74,6 @@ _JAVA_ZONES = {"Z": 5, "X": 5, "x": 5, "z": 4, "V": 2, "O": 4}
 # A pattern's tokens: a quoted literal ('' is a quote), a run of one letter, anything else.
 _JAVA_TOKEN = re.compile(r"'(?:[^']|'')*'?|([A-Za-z])\1*|[^A-Za-z']+")
 #: A Kinesis sequence number (its API's pattern allows up to 129 digits).
-_SEQUENCE_NUMBER = re.compile(r"[0-9]{1,129}", re.ASCII)
 _EXAMPLE_TS = "2026-11-23T08:00:00.000000Z"
 #: Java's ZoneOffset: at most 18 hours from UTC.
 MAX_ZONE_OFFSET = timedelta(hours=18)
@@ -139,7 +138,7 @@ def position_problem(value: Any) -> Optional[str]:
             return f"'ts' is {shown(value['ts'])}, not a UTC timestamp like {_EXAMPLE_TS}"
     if isinstance(value, dict) and set(value) == {"seq", "sub"}:
         seq, sub = value["seq"], value["sub"]
-        if not (isinstance(seq, str) and _SEQUENCE_NUMBER.fullmatch(seq)):
+        if not is_sequence_number(seq):
             return f"'seq' is {shown(seq)}, not a sequence number (a string of digits)"
         if not (isinstance(sub, int) and not isinstance(sub, bool) and sub >= -1):
             return f"'sub' is {shown(sub)}, not an integer >= -1"

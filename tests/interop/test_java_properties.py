@@ -80,6 +80,8 @@ FILES = {
     "duplicates": b"dup = 1\ndup = 2\ndup:3\nother = a\nother\n",
     "latin1": b"caf\xc3\xa9 = \xe9t\xe9\n",  # UTF-8 bytes read as ISO 8859-1, as Java does
     "malformed": b"bad = \\u12g4\n",
+    # A character past U+FFFF as Properties.store writes it: one UTF-16 surrogate pair.
+    "surrogates": b"emoji = \\uD83D\\uDE00\nlone = a\\uD800b\n",
 }
 
 
@@ -112,13 +114,19 @@ def java_says(tmp_path_factory):
 
 
 def _text(hexed: str) -> str:
-    return "".join(chr(int(hexed[i : i + 4], 16)) for i in range(0, len(hexed), 4))
+    """Java's UTF-16 code units as a str: a surrogate pair is one character."""
+    return bytes.fromhex(hexed).decode("utf-16-be", "surrogatepass")
 
 
 @pytest.mark.parametrize("name", [n for n in FILES if n != "malformed"])
 def test_every_file_reads_as_java_reads_it(java_says, name):
     assert read_properties_bytes(FILES[name]) == java_says[name]
     assert java_says[name]  # the file was read, not skipped
+
+
+def test_a_surrogate_pair_is_one_character_as_in_java(java_says):
+    assert java_says["surrogates"] == {"emoji": "\U0001f600", "lone": "a\ud800b"}
+    assert read_properties_bytes(FILES["surrogates"]) == java_says["surrogates"]
 
 
 def test_the_issue_example_reads_as_java_reads_it(java_says):

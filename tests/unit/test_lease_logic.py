@@ -59,10 +59,39 @@ def test_sentinels_order_below_numbers_and_shard_end_above():
     assert ESN_LATEST.numeric_key() is None
 
 
-@pytest.mark.parametrize("bad", ["", "12a", "latest", "-1", "SHARD END"])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "",
+        "12a",
+        "latest",
+        "-1",
+        "SHARD END",
+        "\u0661\u0662\u0663",  # Arabic-Indic 123: str.isdigit and int() take it
+        "\uff11\uff12\uff13",  # fullwidth 123
+        "\u00b2",  # superscript two: isdigit, not a decimal
+        "0123",  # not Kinesis's spelling: equal to 123 as a number
+        "00",
+        "1" * 130,  # Kinesis's pattern allows 129 digits
+        " 123",
+    ],
+)
 def test_bad_sequence_numbers_are_refused_by_name(bad):
     with pytest.raises(ValueError, match="not a sequence number"):
         ESN(bad)
+
+
+def test_a_sequence_number_is_kinesiss_ascii_digits_so_one_number_has_one_spelling():
+    assert ESN("0") < ESN("1" * 129)
+    with pytest.raises(ValueError):
+        ESN("\u0661\u0662\u0663")  # once equal to ESN("123"), and written as it was
+    for bad_sub in (-1, 2**63):
+        with pytest.raises(ValueError, match="sub-sequence number"):
+            ESN("123", bad_sub)
+    for not_int in ("1", 1.0, True, None):
+        with pytest.raises(TypeError, match="sub-sequence number"):
+            ESN("123", not_int)
+    assert ESN("123", 2**63 - 1).sub_sequence_number == 2**63 - 1  # a Java long
 
 
 def owned(key, owner, counter=1):

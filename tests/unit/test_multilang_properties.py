@@ -134,6 +134,66 @@ def test_unknown_keys_missing_keys_and_bad_values_are_named():
         parse_properties({**MINIMAL, "streamArn": "arn:aws:sqs:us-east-1:1:q"})
 
 
+NUMERIC_KEYS = [
+    "failoverTimeMillis",
+    "maxRecords",
+    "idleTimeBetweenReadsInMillis",
+    "maxPendingProcessRecordsInput",
+    "maxCacheByteSize",
+    "maxRecordsCount",
+    "maxLeasesForWorker",
+    "maxLeasesToStealAtOneTime",
+    "shardSyncIntervalMillis",
+    "timeoutInSeconds",
+    "shutdownGraceMillis",
+]
+
+
+@pytest.mark.parametrize("key", NUMERIC_KEYS)
+@pytest.mark.parametrize(
+    "value",
+    ["9" * 400, "9223372036854775808", "-5", "1_000", "5e3", "0x10", "1.5", "\u00b2", "5 000"],
+)
+def test_a_number_java_does_not_read_is_refused_in_one_line_naming_the_key(key, value, tmp_path):
+    """Java's converter reads each of these as 0, silently (checked on KCL 2.5.8's
+    configurator); ``int``/``float`` took some, and 400 nines ended in OverflowError."""
+    path = tmp_path / "app.properties"
+    path.write_text(
+        "executableName = app.py\nstreamName = s\napplicationName = a\n"
+        f"{key} = {value}\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(PropertiesError) as refused:
+        load_properties(str(path))
+    message = str(refused.value)
+    assert message.startswith(f"{key}=") and "expected an integer" in message
+    assert str(path) in message and "\n" not in message and len(message) < 300
+
+
+@pytest.mark.parametrize(
+    ("value", "ms"),
+    [
+        ("5000", 5000),
+        ("+5000", 5000),
+        ("\u0665\u0660\u0660\u0660", 5000),  # Java's Long.parseLong reads these digits too
+        ("\uff15", 5),
+        ("0005", 5),
+    ],
+)
+def test_a_number_java_reads_is_read_as_java_reads_it(value, ms):
+    assert parse_properties({**MINIMAL, "shutdownGraceMillis": value}).shutdown_grace_s == ms / 1000
+
+
+def test_a_time_longer_than_a_thread_can_wait_is_read_as_the_longest_wait(caplog):
+    import threading
+
+    forever = str(2**63 - 1)  # a long of milliseconds, meant as "forever"
+    config = parse_properties({**MINIMAL, "shutdownGraceMillis": forever})
+    assert config.shutdown_grace_s == threading.TIMEOUT_MAX
+    assert threading.Lock().acquire(timeout=config.shutdown_grace_s)  # a timeout it takes
+    assert "shutdownGraceMillis" in caplog.text and "years" in caplog.text
+
+
 def test_a_key_that_would_change_what_the_app_sees_is_refused():
     with pytest.raises(PropertiesError, match="callProcessRecordsEvenForEmptyRecordList"):
         parse_properties({**MINIMAL, "callProcessRecordsEvenForEmptyRecordList": "true"})

@@ -33,6 +33,7 @@ from datetime import datetime
 from typing import Any, Optional
 
 from ...errors import shown
+from ...esn import is_sequence_number
 from ..config.option_table import SOURCE_ALIASES
 from ..config.option_values import json_value
 from ..config.options import OptionError, canonical_options
@@ -44,7 +45,6 @@ from ..positions import (
     format_timestamp,
     parse_initial_position,
     parse_iso,
-    position_problem,
     seq_position,
     ts_position,
 )
@@ -215,7 +215,7 @@ def _shard_json(text: str, key: str, streams: tuple, default_words: tuple, defau
             word = str(value).strip().lower() if isinstance(value, (str, int)) else ""
             if word in default_words:
                 shards.append(((stream, shard_id), default))
-            elif position_problem(seq_position(word, -1)) is None:
+            elif is_sequence_number(word):
                 shards.append(((stream, shard_id), seq_position(word, -1)))
             else:
                 raise OptionError(
