@@ -20,7 +20,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kinesis_dstream.esn import ExtendedSequenceNumber, is_sequence_number
-from kinesis_dstream.leases import InMemoryLeaseRefresher, Lease, LeaseCoordinator
+from kinesis_dstream.leases import (
+    InMemoryLeaseRefresher,
+    Lease,
+    LeaseCoordinator,
+    LeaseManagementConfig,
+)
 from kinesis_dstream.multilang import messages
 from kinesis_dstream.multilang.checkpointer import (
     DEPENDENCY,
@@ -264,7 +269,9 @@ def test_any_checkpoint_request_is_answered_and_the_table_holds_kinesis_numbers_
     key = SHARD
     lease_store = InMemoryLeaseRefresher()  # one an example: each starts at TRIM_HORIZON
     lease_store.create_lease(Lease(key))
-    coordinator = LeaseCoordinator(lease_store, "worker-a", failover_time_s=10.0)
+    coordinator = LeaseCoordinator(
+        lease_store, "worker-a", LeaseManagementConfig.from_failover(10.0)
+    )
     coordinator.start(background=False)
     try:
         checkpointer = ChildCheckpointer(
