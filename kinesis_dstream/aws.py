@@ -244,12 +244,11 @@ class AWSCredentials:
         sts_endpoint = self.sts_endpoint_url
 
         def create_sts(service: str, **kwargs: Any) -> Any:
-            return base.client(
-                service,
-                region_name=resolve_region(region_name),
-                endpoint_url=sts_endpoint,
-                **kwargs,
-            )
+            region = resolve_region(region_name)
+            used = sdk_endpoint(service, region, sts_endpoint)  # the rule of every client
+            client = base.client(service, region_name=region, endpoint_url=used, **kwargs)
+            _say_endpoint(service, client, sts_endpoint, used)
+            return client
 
         extra: dict = {"RoleSessionName": self.role_session_name}
         if self.external_id is not None:

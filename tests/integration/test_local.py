@@ -110,3 +110,31 @@ def test_the_public_endpoint_given_goes_where_the_sdks_settings_say_and_is_said_
     assert f"dynamodb endpoint: {local_aws.endpoint_url} (as given)" in [
         r.getMessage() for r in caplog.records
     ]
+
+
+def test_a_public_sts_endpoint_given_for_a_role_goes_where_the_sdks_settings_say(
+    local_aws, monkeypatch, caplog, unique_name
+):
+    # Glue's awsSTSEndpoint and createStream's stsEndpointUrl are written as AWS's public
+    # endpoint too: AssumeRole then goes where AWS_ENDPOINT_URL_STS says, as every client
+    from kinesis_dstream import aws
+    from kinesis_dstream.aws import AWSCredentials, ClientSpec
+    from kinesis_dstream.retrieval.streams import ensure_stream
+
+    monkeypatch.setattr(aws, "_SAID", set())
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    monkeypatch.setenv("AWS_ENDPOINT_URL_STS", local_aws.endpoint_url)
+    public_sts = f"https://sts.{local_aws.region_name}.amazonaws.com"
+    credentials = AWSCredentials(
+        access_key_id=local_aws.access_key_id,
+        secret_access_key=local_aws.secret_access_key,
+        role_arn="arn:aws:iam::123456789012:role/reader",
+        role_session_name="reader",
+        sts_endpoint_url=public_sts,
+    )
+    caplog.set_level("INFO", logger="kinesis_dstream.aws")
+    client = ClientSpec("kinesis", local_aws.region_name, local_aws.endpoint_url, credentials)
+    ensure_stream(client.client(), unique_name, 1)  # signs with the assumed role's keys
+    said = [r.getMessage() for r in caplog.records if r.getMessage().startswith("sts endpoint")]
+    assert said and said[0].startswith(f"sts endpoint: {local_aws.endpoint_url} (the AWS SDK's")
+    assert f"in place of the given {public_sts}" in said[0]
