@@ -22,8 +22,10 @@ import argparse
 import glob
 import importlib.metadata
 import os
+import posixpath
 import re
 import sys
+import urllib.parse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn, Optional
@@ -230,19 +232,31 @@ def _file_settings(path: str) -> list:
     return [(key, value, f"{key} in {path}") for key, value in settings.items()]
 
 
+def _asl_entry(value: str) -> str:
+    """The kinesis-asl entry of a comma-separated jar list, as it may be printed: a URL
+    without its user, password and query (a repository's credentials or a presigned
+    token), only its host and file name; a coordinate or a local path as it is."""
+    entry = next(e.strip() for e in value.split(",") if ASL in e.lower())
+    if "://" not in entry:
+        return entry
+    parsed = urllib.parse.urlsplit(entry)
+    return f"{parsed.scheme}://{parsed.hostname or ''}/.../{posixpath.basename(parsed.path)}"
+
+
 def asl_jar_named(arguments: SubmitArguments, environ: Mapping[str, str]) -> Optional[str]:
     """Where the job names the JVM kinesis-asl ("--packages org.apache.spark:spark-
     streaming-kinesis-asl_2.12:3.5.0", a file's setting, a jar in Spark's ``jars/``), or
-    None."""
+    None. Only the kinesis-asl entry is named, never the rest of the value (a --conf or a
+    jar URL may hold a secret: :func:`_asl_entry`)."""
     for option, value in arguments.values:
         if option in _JAR_OPTIONS and ASL in value.lower():
-            return f"{option} {value}"
+            return f"{option} {_asl_entry(value)}"
     settings = _settings(arguments.values)
     for path in _property_files(arguments, environ):
         settings += _file_settings(path)
     for key, value, where in settings:
         if key in _JAR_SETTINGS and ASL in value.lower():
-            return f"{where}={value}"
+            return f"{where}={_asl_entry(value)}"
     home = spark_home(environ)
     jars = sorted(glob.glob(os.path.join(home, "jars", f"*{ASL}*.jar"))) if home else []
     return jars[0] if jars else None

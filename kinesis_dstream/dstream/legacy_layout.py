@@ -63,6 +63,14 @@ def _misfit(name: str, value: Any) -> bool:
     return False
 
 
+def _described(name: str, value: Any) -> str:
+    """The misfit value for the error line: its type only where it may be a key or a
+    secret (never its text: the line reaches logs), else its repr."""
+    if name in _TEXT:
+        return f"a {type(value).__name__}"
+    return repr(value)
+
+
 def map_older_layout(args: tuple, kwargs: dict) -> tuple:
     """``(args, kwargs)`` of a createStream call, the older layout's tail moved to keywords.
 
@@ -95,7 +103,8 @@ def map_older_layout(args: tuple, kwargs: dict) -> tuple:
                 f"createStream: the 8th positional argument is a StorageLevel, as in PySpark "
                 f"2.x-3.3's layout (..., checkpointInterval, {', '.join(PYSPARK_33_TAIL)}), "
                 f"but the {SHARED_POSITIONS + offset + 1}th, {name} there, is "
-                f"{value!r}: pass the arguments after checkpointInterval by keyword "
+                f"{_described(name, value)}: pass the arguments after checkpointInterval by "
+                "keyword "
                 f"({name}=..., storageLevel=..., metricsLevel=...)"
             )
     given = dict(zip(PYSPARK_33_TAIL, tail))

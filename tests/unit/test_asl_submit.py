@@ -69,7 +69,8 @@ def test_help_before_the_script_is_the_runner_s(argv, help_):
     "argv, where",
     [
         (["--packages", ASL_PACKAGE], f"--packages {ASL_PACKAGE}"),
-        ([f"--packages=other:x:1,{ASL_PACKAGE}"], f"--packages other:x:1,{ASL_PACKAGE}"),
+        # only the kinesis-asl entry is named, not the rest of the list
+        ([f"--packages=other:x:1,{ASL_PACKAGE}"], f"--packages {ASL_PACKAGE}"),
         (["--jars", "/opt/spark-streaming-kinesis-asl-assembly_2.12-3.3.0.jar"], "--jars /opt/"),
         (["--driver-class-path", "/opt/spark-streaming-kinesis-asl.jar"], "--driver-class-path"),
         (["--conf", f"spark.jars.packages={ASL_PACKAGE}"], "--conf spark.jars.packages="),
@@ -120,6 +121,26 @@ def test_properties_files_and_spark_s_jars_folder_are_read_as_spark_submit_reads
     jar = spark_home / "jars" / "spark-streaming-kinesis-asl_2.12-3.3.0.jar"
     jar.write_bytes(b"")
     assert asl_jar_named(parse_submit_arguments(["j.py"]), env_of(spark_home)) == str(jar)
+
+
+def test_a_jar_url_is_named_without_its_credentials_or_the_rest_of_the_value(spark_home):
+    # repository URLs carry a user and password, presigned ones a token in their query:
+    # the refusal and the first line (printed on every run with --ignore-asl-jar) name the
+    # jar by host and file only
+    jar = "https://deploy:S3cr3tT0ken@nexus.example.com/repo/spark-streaming-kinesis-asl_2.12-3.5.0.jar"
+    signed = "https://b.s3.amazonaws.com/kinesis-asl.jar?X-Amz-Signature=abc123secret"
+    for value in (f"/opt/other.jar,{jar}", signed):
+        argv = ["--conf", f"spark.jars={value}", "--conf", "spark.hadoop.key=hush", "j.py"]
+        with pytest.raises(StandInError) as e:
+            submit_command(parse_submit_arguments(argv), env_of(spark_home))
+        line, _, _ = submit_command(
+            parse_submit_arguments(["--ignore-asl-jar", *argv]), env_of(spark_home)
+        )
+        for text in (str(e.value), line):
+            assert "S3cr3tT0ken" not in text and "abc123secret" not in text
+            assert "deploy" not in text and "hush" not in text and "/opt/other.jar" not in text
+        host = "nexus.example.com" if value != signed else "b.s3.amazonaws.com"
+        assert f"--conf spark.jars=https://{host}/.../" in str(e.value)
 
 
 def test_the_jar_is_refused_in_one_line_unless_ignore_asl_jar(spark_home):

@@ -143,7 +143,7 @@ def test_the_older_layout_is_warned_about_once_a_process(caplog):
         (
             (LEVEL, MetricsLevel.NONE),
             {},
-            "but the 9th, awsAccessKeyId there, is 2: pass the "
+            "but the 9th, awsAccessKeyId there, is a int: pass the "
             "arguments after checkpointInterval by keyword (awsAccessKeyId=..., storageLevel=...",
         ),
         (
@@ -185,6 +185,16 @@ def test_what_neither_layout_takes_is_refused_in_one_line_naming_the_keyword(
     assert "\n" not in str(e.value)
     assert str(e.value).startswith("createStream: ")
     assert expected in str(e.value)
+
+
+def test_a_misfit_key_or_secret_is_named_by_its_type_never_its_value():
+    # the refusal reaches logs: a secret given where the older layout wants text is not
+    # shown, only what kind of value it is
+    secret = b"wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+    with pytest.raises(TypeError) as e:
+        map_older_layout((*HEAD, LEVEL, "AKIA1", secret), {})
+    assert "the 10th, awsSecretKey there, is a bytes" in str(e.value)
+    assert "wJalr" not in str(e.value) and "EXAMPLEKEY" not in repr(e.value)
 
 
 def test_the_wrapper_keeps_the_signature_and_passes_the_mapped_call():
