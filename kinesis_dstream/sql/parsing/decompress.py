@@ -55,6 +55,11 @@ _PIECE = 8 * 1024
 #: decodes to at most 128 KiB (RFC 8878, Block_Maximum_Size). zstandard's decompressobj
 #: takes no output limit, so it is given at most (room left / this) bytes at a time.
 _ZSTD_MAX_RATIO = 128 * 1024 // 4
+#: ... but never less than this many bytes: near the bound, (room left / ratio) is a byte
+#: or none, and a payload of megabytes that decode to nothing (skippable frames) would be
+#: fed a byte a call (0.8 s of CPU a MiB). At this floor one call may pass the bound by at
+#: most 256 x 32 KiB = 8 MiB before the bound is seen.
+_ZSTD_MIN_PIECE = 256
 #: The most memory an xz stream's decoder may take (its dictionary): xz -9 uses 64 MiB. A
 #: header asking more is refused rather than allocated.
 _XZ_MEMLIMIT = 80 * 1024 * 1024
@@ -159,7 +164,7 @@ def _streams(make: Callable[[], Any], data: bytes, max_bytes: int, zstd: bool = 
         while not decoder.eof:
             room = max_bytes - len(out)
             if zstd:  # no output limit: little enough input that it cannot pass the bound
-                piece = view[at : at + max(1, room // _ZSTD_MAX_RATIO)]
+                piece = view[at : at + max(_ZSTD_MIN_PIECE, room // _ZSTD_MAX_RATIO)]
                 chunk = decoder.decompress(piece)
             else:
                 piece = view[at : at + _PIECE]
