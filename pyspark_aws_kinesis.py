@@ -1,9 +1,9 @@
 """``spark.read.format("aws-kinesis")`` with no register line: PySpark's own lookup of
 Python data sources imports this module and registers ``DefaultSource`` (see
-``kinesis_dstream/sql_lookup.py``). It never raises: where PySpark has no Python data
-source API, it holds nothing."""
+``kinesis_dstream/sql_lookup.py``). It never raises, as ``pyspark_kinesis``."""
 
-try:
-    from kinesis_dstream.sql_lookup import AwsKinesisFoundBySpark as DefaultSource  # noqa: F401
-except Exception:  # a raise here would break every Python data source of the session
-    pass
+from pyspark_kinesis import found_by_spark
+
+_found = found_by_spark("AwsKinesisFoundBySpark")
+if _found is not None:
+    DefaultSource = _found

@@ -14,8 +14,38 @@ import pytest
 from kinesis_dstream.local import LocalAWS
 from kinesis_dstream.retrieval.streams import ensure_stream
 
+from .support import fuzzing
 from .support.ministack_server import MinistackServer
 from .support.npm_servers import EfoKinesalite, NodeServer
+
+
+def pytest_report_header(config):
+    return fuzzing.header(config)
+
+
+def pytest_collection_modifyitems(config, items):
+    fuzzing.seed_fuzz_targets(config, items)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed and fuzzing.is_fuzz_item(item):
+        report.sections.append(fuzzing.replay_section(item))
+
+
+@pytest.fixture(autouse=True)
+def fresh_warnings_once(monkeypatch):
+    """Each test starts as a new process for the library's warn-once state (an ARN's odd
+    account, createStream's older layout): what an earlier test warned is not this one's."""
+    import threading
+
+    from kinesis_dstream import arns
+    from kinesis_dstream.dstream import legacy_layout
+
+    monkeypatch.setattr(arns, "_warned", set())
+    monkeypatch.setattr(legacy_layout, "_warned", threading.Event())
 
 
 @pytest.fixture(scope="session")

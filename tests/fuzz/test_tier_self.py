@@ -3,7 +3,7 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from .conftest import _BUDGETS, BUDGET
+from ..support.fuzzing import BUDGET, BUDGETS
 
 
 def test_a_target_runs_the_tiers_budget_with_no_deadline():
@@ -15,4 +15,4 @@ def test_a_target_runs_the_tiers_budget_with_no_deadline():
         runs.append(data)
 
     target()
-    assert len(runs) >= _BUDGETS[BUDGET]
+    assert len(runs) >= BUDGETS[BUDGET]

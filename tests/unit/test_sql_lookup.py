@@ -156,3 +156,23 @@ def test_here_the_modules_import_and_hold_a_source_exactly_where_pyspark_has_the
         """
     )
     assert got == [_has_data_source_api()] * 2
+
+
+def test_names_that_cannot_load_hold_nothing_and_say_why_in_one_line():
+    # Spark's lookup must never see a raise; a user must still learn why format("kinesis")
+    # is not found: one line on stderr
+    got = _run(
+        """
+        import io, json, sys
+        sys.stderr = io.StringIO()
+        import pyspark_kinesis, pyspark_aws_kinesis
+        modules = (pyspark_kinesis, pyspark_aws_kinesis)
+        print(json.dumps({"held": [hasattr(m, "DefaultSource") for m in modules],
+                          "said": sys.stderr.getvalue().splitlines()}))
+        """,
+        blocked=("kinesis_dstream.sql_lookup",),
+    )
+    assert got["held"] == [False, False]
+    assert len(got["said"]) == 2
+    said = "kinesis_dstream: format names not registered: "
+    assert all(line.startswith(said) for line in got["said"])
