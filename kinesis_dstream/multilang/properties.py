@@ -21,6 +21,11 @@ from typing import Optional
 
 from ..arns import note_arn, parse_stream_arn
 from ..esn import AT_TIMESTAMP, LATEST, TRIM_HORIZON
+from ..leases.timing import (
+    DEFAULT_FAILOVER_TIME_S,
+    DEFAULT_MAX_LEASES_TO_STEAL,
+    DEFAULT_SHARD_SYNC_INTERVAL_S,
+)
 from .java_properties import PropertiesSyntaxError, read_properties_bytes
 from .property_keys import (
     HONOURED,
@@ -183,15 +188,21 @@ def parse_properties(props: dict, source: Optional[str] = None) -> MultiLangConf
             _credentials(dynamodb_provider, where) if dynamodb_provider else None
         ),
         processing_language=props.get("processingLanguage"),
-        failover_time_s=_millis(props, "failoverTimeMillis", 10_000, where),
+        failover_time_s=_millis(
+            props, "failoverTimeMillis", int(DEFAULT_FAILOVER_TIME_S * 1000), where
+        ),
         max_records=_int(props, "maxRecords", 10_000, where, maximum=10_000),
         idle_time_between_reads_s=_millis(props, "idleTimeBetweenReadsInMillis", 1_000, where, 0),
         max_pending_process_records_input=_int(props, "maxPendingProcessRecordsInput", 3, where),
         max_cache_byte_size=_int(props, "maxCacheByteSize", 8 * 1024 * 1024, where),
         max_records_count=_int(props, "maxRecordsCount", 30_000, where),
         max_leases_for_worker=_optional_int(props, "maxLeasesForWorker", where),
-        max_leases_to_steal=_int(props, "maxLeasesToStealAtOneTime", 1, where, minimum=0),
-        shard_sync_interval_s=_millis(props, "shardSyncIntervalMillis", 60_000, where),
+        max_leases_to_steal=_int(
+            props, "maxLeasesToStealAtOneTime", DEFAULT_MAX_LEASES_TO_STEAL, where, minimum=0
+        ),
+        shard_sync_interval_s=_millis(
+            props, "shardSyncIntervalMillis", int(DEFAULT_SHARD_SYNC_INTERVAL_S * 1000), where
+        ),
         worker_id=props.get("workerIdentifier") or props.get("workerId") or None,
         table_name=props.get("tableName") or None,
         retrieval_mode=_retrieval_mode(props, where),
