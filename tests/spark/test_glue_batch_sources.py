@@ -60,6 +60,35 @@ def test_a_batch_joined_with_an_s3_csv_lookup_gets_each_order_s_country(glue, lo
     ]  # XX has no country: an inner join, as Glue's
 
 
+def test_a_lookup_read_again_over_unchanged_files_runs_no_job_until_a_file_changes(
+    glue, local_aws, bucket
+):
+    put(local_aws, bucket, "again/part-1.csv", COUNTRIES)
+    sc = glue.spark_session.sparkContext
+
+    def planning_jobs(group):
+        sc.setJobGroup(group, "planning a lookup read")
+        try:
+            frame = glue.create_dynamic_frame.from_options(
+                "s3",
+                {"paths": [f"s3://{bucket}/again/"]},
+                format="csv",
+                format_options={"withHeader": True},
+            )
+        finally:
+            sc.setJobGroup("", "")
+        return len(sc.statusTracker().getJobIdsForGroup(group)), frame.toDF()
+
+    jobs, first = planning_jobs(f"{bucket}-1")
+    assert jobs == 1 and dict(first.dtypes)["population_m"] == "double"  # columns from records
+    jobs, again = planning_jobs(f"{bucket}-2")
+    assert jobs == 0 and again.schema == first.schema  # the same files: no job
+    put(local_aws, bucket, "again/part-1.csv", COUNTRIES + "XX,Nowhere,unknown\n")
+    jobs, changed = planning_jobs(f"{bucket}-3")
+    assert jobs == 1 and dict(changed.dtypes)["population_m"] == "string"
+    assert changed.count() == 4
+
+
 def test_each_format_is_read_from_s3_and_a_local_folder_by_spark_itself(
     glue, local_aws, bucket, tmp_path
 ):

@@ -15,13 +15,16 @@ DynamoDB: the table described (its read capacity paces the Scan), its columns ta
 a parallel Scan in one Spark job, the frame a second parallel Scan when an action runs.
 
 Neither starts anything but Spark jobs: a lookup read again each batch costs a listing
-(or a DescribeTable), one small job and the read itself.
+(or a DescribeTable), one small job and the read itself. Over files the listing shows
+unchanged (every path, size and version: S3's ETag) the columns are those of the last
+read, without the job: the same files have the same columns.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any, Callable
@@ -47,6 +50,12 @@ log = logging.getLogger(__name__)
 #: DescribeTable's retries (once a read).
 DESCRIBE_BACKOFF = Backoff(initial_delay_s=0.2, max_delay_s=2.0, max_attempts=5, max_elapsed_s=20.0)
 SPARK_FORMATS = ("parquet", "orc")
+#: The columns of the last reads, by read and listing (every file's path, size and
+#: version): a lookup read again over the same files takes its columns from here instead
+#: of from its records again; a file changed, added or gone is a new listing.
+SCHEMAS_KEPT = 64
+_SCHEMAS: dict = {}
+_SCHEMAS_LOCK = threading.Lock()
 
 
 def empty_frame(spark: Any) -> Any:
@@ -72,6 +81,24 @@ def s3_frame(spark: Any, read: S3Read) -> Any:
     if read.fmt in SPARK_FORMATS and hadoop_can_write(sc, files[0].path):
         return _spark_read(spark, read, [f.path for f in files])
     groups = [[[f.path, f.modified_ms] for f in group] for group in file_groups(files, read)]
+    key = (read, tuple(files))
+    schema = _SCHEMAS.get(key)
+    if schema is None:
+        schema = _files_schema(spark, read, files, groups)
+        _remember(key, schema)
+    return batch_read(spark, _with_file_columns(schema, read), S3_KIND, read.to_json(), groups)
+
+
+def _remember(key: tuple, schema: StructType) -> None:
+    with _SCHEMAS_LOCK:
+        _SCHEMAS[key] = schema
+        while len(_SCHEMAS) > SCHEMAS_KEPT:
+            _SCHEMAS.pop(next(iter(_SCHEMAS)))
+
+
+def _files_schema(spark: Any, read: S3Read, files: list, groups: list) -> StructType:
+    """The columns of ``files``: from the records (CSV, JSON: one Spark job) or the
+    footers and headers."""
     where = f"reading {read.fmt} from {', '.join(read.paths)}"
     if read.fmt in ("csv", "json"):
         summaries = in_tasks(
@@ -89,12 +116,10 @@ def s3_frame(spark: Any, read: S3Read) -> Any:
             schema = file_schema(read, files[0].path)
         except (OSError, ValueError) as exc:
             raise GlueError(f"{where}: {files[0].path}: {first_line(exc)}") from None
-    return batch_read(spark, _with_file_columns(schema, read), S3_KIND, read.to_json(), groups)
+    return schema
 
 
-def batch_read(
-    spark: Any, schema: StructType, kind: str, plan: str, tasks: Sequence = ()
-) -> Any:
+def batch_read(spark: Any, schema: StructType, kind: str, plan: str, tasks: Sequence = ()) -> Any:
     """The frame the Glue layer's data source reads with ``schema`` (no columns: an
     empty frame, as Glue's of no records)."""
     if not schema.fields:

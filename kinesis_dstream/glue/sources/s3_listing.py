@@ -40,11 +40,13 @@ LIST_BACKOFF = Backoff(initial_delay_s=0.2, max_delay_s=5.0, max_attempts=8, max
 
 @dataclass(frozen=True)
 class FileEntry:
-    """One file to read: ``s3://bucket/key`` or a local absolute path."""
+    """One file to read: ``s3://bucket/key`` or a local absolute path; ``version`` tells
+    one content of it from another (an S3 ETag, a local file's change time in ns)."""
 
     path: str
     size: int
     modified_ms: int
+    version: str = ""
 
 
 def is_hidden(name: str) -> bool:
@@ -123,7 +125,9 @@ def list_files(read: S3Read, client_spec: Optional[ClientSpec] = None) -> list:
                 continue
             if entry.storage_class in read.storage_classes:
                 continue
-            found.setdefault(entry.path, FileEntry(entry.path, entry.size, entry.modified_ms))
+            found.setdefault(
+                entry.path, FileEntry(entry.path, entry.size, entry.modified_ms, entry.version)
+            )
     files = [found[p] for p in sorted(found)]
     return _bounded(files, read)
 
@@ -168,6 +172,7 @@ class _Listed:
     size: int
     modified_ms: int
     storage_class: str = "STANDARD"
+    version: str = ""
 
 
 def _list_s3(url: str, recurse: bool, client_spec: ClientSpec) -> list:
@@ -205,6 +210,7 @@ def _pages(
                     int(item.get("Size", 0)),
                     int(item["LastModified"].timestamp() * 1000),
                     str(item.get("StorageClass") or "STANDARD").upper(),
+                    str(item.get("ETag") or ""),
                 )
             )
         if max_keys or not page.get("IsTruncated"):
@@ -247,4 +253,4 @@ def _list_local(given: str, recurse: bool) -> list:
 
 def _local_entry(path: str) -> _Listed:
     stat = os.stat(path)
-    return _Listed(path, stat.st_size, int(stat.st_mtime * 1000))
+    return _Listed(path, stat.st_size, int(stat.st_mtime * 1000), version=str(stat.st_mtime_ns))
