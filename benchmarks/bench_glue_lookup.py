@@ -24,6 +24,11 @@ as CSV with a header and as Parquet, in F files each. Then, in one run, for each
     files, where Spark has a filesystem (the path Glue's own readers take on Glue), with
     the same join, as a floor for (b).
 
+Before (b), the session's first Python data source read (a trivial source of one row) is
+timed on its own: Spark pays it once a session, whichever source comes first (in a
+streaming job, its Kinesis source, before the first batch), so (b)'s first read is the
+lookup's own.
+
 Every read must hold exactly N rows and the join must find every order's country.
 """
 
@@ -40,6 +45,8 @@ import textwrap
 import threading
 import time
 from pathlib import Path
+
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 from benchmarks import results
 from kinesis_dstream.local import LocalAWS
@@ -226,6 +233,32 @@ def plain_pyarrow(aws, fmt: str) -> tuple:
     return int(rows), float(took), int(peak)
 
 
+class OneRowReader(DataSourceReader):
+    def partitions(self):
+        return [InputPartition(0)]
+
+    def read(self, partition):
+        yield (1,)
+
+
+class OneRowSource(DataSource):
+    """A trivial Python data source (one row): Spark's first-read cost of a session."""
+
+    @classmethod
+    def name(cls):
+        return "bench-one-row"
+
+    def reader(self, schema):
+        return OneRowReader()
+
+
+def first_python_source_read(spark) -> float:
+    spark.dataSource.register(OneRowSource)
+    start = time.perf_counter()
+    spark.read.format("bench-one-row").schema("x long").load().count()
+    return time.perf_counter() - start
+
+
 def glue_read(glue, fmt: str, orders) -> tuple:
     """(plan seconds, read seconds, lookup rows, joined rows) of one read of (b)."""
     from kinesis_dstream.glue.transforms import Join
@@ -303,6 +336,10 @@ def main() -> None:
         ).cache()
         orders_df.count()
         orders = DynamicFrame.fromDF(orders_df, glue, "orders")
+        print(
+            f"the session's first Python data source read (one row): "
+            f"{first_python_source_read(spark):.2f} s"
+        )
         for fmt in ("csv", "parquet"):
             with PeakRSS() as memory:
                 first = glue_read(glue, fmt, orders)
