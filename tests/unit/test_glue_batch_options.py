@@ -81,6 +81,8 @@ def test_what_would_change_the_records_is_refused_in_one_line_at_the_call():
         with pytest.raises(GlueError, match=message.replace("$", r"\$").replace("|", r"\|")) as e:
             parse_s3_read(connection, fmt, format_options)
         assert "\n" not in str(e.value)
+    with pytest.raises(GlueError, match="reading s3 files needs format="):
+        parse_s3_read({"paths": ["s3://b/"]}, None, {})
     with pytest.raises(NotProvidedError, match="reading s3 files in format 'xml' is not provided"):
         parse_s3_read({"paths": ["s3://b/"]}, "xml", {})
 

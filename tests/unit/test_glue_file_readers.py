@@ -53,6 +53,16 @@ def test_csv_columns_are_long_double_or_string_as_glue_types_csv_values(tmp_path
     ]
 
 
+def test_an_empty_csv_file_is_no_rows_and_nothing_wrong(tmp_path, caplog):
+    (tmp_path / "empty.csv").write_text("")
+    (tmp_path / "a.csv").write_text("code\nFR\n")
+    read = parse_s3_read({"paths": [str(tmp_path)]}, "csv", {"withHeader": True})
+    with caplog.at_level(logging.WARNING):
+        schema, got = rows(read, [str(tmp_path / "empty.csv"), str(tmp_path / "a.csv")])
+    assert schema.names == ["code"] and got == [{"code": "FR"}]
+    assert caplog.text == ""
+
+
 def test_csv_without_a_header_is_col0_col1_and_odd_rows_are_padded_or_cut(tmp_path, caplog):
     path = tmp_path / "x.csv"
     path.write_text('1,a,true\n2,b\n3,c,false,extra\n4,"multi\nline",true\n')

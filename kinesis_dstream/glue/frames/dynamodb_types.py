@@ -47,7 +47,6 @@ from pyspark.sql.types import (
     BinaryType,
     DataType,
     DecimalType,
-    LongType,
     StringType,
     StructField,
     StructType,
@@ -121,22 +120,13 @@ def value_type(value: Any) -> Optional[DataType]:
     if isinstance(value, list):
         element: Optional[DataType] = None
         for member in value:
-            element = merge_value_types(element, value_type(member))
+            element = merge_types(element, value_type(member))
         return ArrayType(element or StringType(), True)
     if isinstance(value, dict):
         return StructType(
             [StructField(k, value_type(v) or StringType(), True) for k, v in value.items()]
         )
     return infer_json_type(value)
-
-
-def merge_value_types(a: Optional[DataType], b: Optional[DataType]) -> Optional[DataType]:
-    """:func:`~kinesis_dstream.sql.parsing.payload_types.merge_types`, with a 64-bit and
-    a wider integer making the wider one."""
-    wide = DecimalType(38, 0)
-    if {type(a), type(b)} == {LongType, DecimalType} and wide in (a, b):
-        return wide
-    return merge_types(a, b)
 
 
 def item_struct(item: Mapping[str, Any]) -> StructType:

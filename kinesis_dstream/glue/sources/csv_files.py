@@ -146,9 +146,15 @@ class CsvFile:
         """Record batches of text columns named :attr:`names` (header and ``skipFirst``
         rows taken out)."""
         read, parse, convert_options = self._options()
-        reader = pcsv.open_csv(
-            self.stream, read_options=read, parse_options=parse, convert_options=convert_options
-        )
+        try:
+            reader = pcsv.open_csv(
+                self.stream, read_options=read, parse_options=parse, convert_options=convert_options
+            )
+        except pa.ArrowInvalid as exc:
+            if "Empty CSV file" not in str(exc):
+                raise
+            self.names = []  # an empty file: no rows, no columns, nothing wrong
+            return
         width = len(reader.schema)
         to_skip = (1 if self.fmt.with_header else 0) + (1 if self.fmt.skip_first else 0)
         for batch in reader:

@@ -22,18 +22,32 @@ from ...sql.ends.s3 import is_s3_url, parse_s3_url
 #: Attempts of each S3 request (pyarrow's AWS standard retry strategy).
 S3_ATTEMPTS = 8
 _LOCK = threading.Lock()
+_SETTINGS: dict = {}
 _FILESYSTEMS: dict = {}
 
 
-def _s3_filesystem() -> Any:
+def _settings() -> tuple:
+    """(boto3 session, S3 endpoint, region) of this process, resolved once: the session
+    keeps its credentials (a role's are refreshed by botocore when they near expiry)."""
     import boto3
+
+    with _LOCK:
+        found = _SETTINGS.get(os.getpid())  # a forked worker resolves its own
+        if found is None:
+            endpoint = ClientSpec("s3").client().meta.endpoint_url
+            found = (boto3.session.Session(), endpoint, resolve_region())
+            _SETTINGS.clear()
+            _SETTINGS[os.getpid()] = found
+        return found
+
+
+def _s3_filesystem() -> Any:
     from pyarrow import fs  # type: ignore[import-untyped]
 
-    credentials = boto3.session.Session().get_credentials()
+    session, endpoint, region = _settings()
+    credentials = session.get_credentials()
     frozen = credentials.get_frozen_credentials() if credentials is not None else None
-    endpoint = ClientSpec("s3").client().meta.endpoint_url
-    region = resolve_region()
-    key = (os.getpid(), endpoint, region, frozen)
+    key = (os.getpid(), frozen)
     with _LOCK:
         found = _FILESYSTEMS.get(key)
         if found is None:

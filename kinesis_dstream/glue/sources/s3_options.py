@@ -185,6 +185,10 @@ def parse_s3_read(
 ) -> S3Read:
     """The checked read of ``create_dynamic_frame.from_options(connection_type="s3")``."""
     name = str(fmt or "").strip().lower()
+    if not name:
+        raise GlueError(
+            f"reading s3 files needs format= (one of {', '.join(FORMATS)}), as Glue's does"
+        )
     if name not in FORMATS:
         raise not_provided(
             f"reading s3 files in format {fmt!r}", f"formats read: {', '.join(FORMATS)}"
