@@ -56,6 +56,18 @@ from ...sql.parsing.payload_types import converter, infer_json_type, merge_struc
 
 #: The attribute type letters DynamoDB's wire form uses.
 ATTRIBUTE_TYPES = ("S", "N", "B", "BOOL", "NULL", "SS", "NS", "BS", "L", "M")
+#: What each type's value is, as botocore parses it.
+_SHAPES: dict = {
+    "S": str,
+    "N": str,
+    "B": (bytes, bytearray),
+    "BOOL": bool,
+    "SS": list,
+    "NS": list,
+    "BS": list,
+    "L": list,
+    "M": Mapping,
+}
 _INT64 = (-(1 << 63), (1 << 63) - 1)
 
 
@@ -79,10 +91,16 @@ def number(text: str) -> Any:
 
 
 def plain(attribute: Mapping[str, Any]) -> Any:
-    """An attribute in DynamoDB's wire form as a plain Python value (see the module)."""
+    """An attribute in DynamoDB's wire form as a plain Python value (see the module);
+    AttributeValueError naming what is not that form."""
     if not isinstance(attribute, Mapping) or len(attribute) != 1:
-        raise AttributeValueError(f"not a DynamoDB attribute value: {attribute!r}")
+        raise AttributeValueError(f"not a DynamoDB attribute value: {attribute!r:.200}")
     ((kind, value),) = attribute.items()
+    expected = _SHAPES.get(kind)
+    if expected is not None and not isinstance(value, expected):
+        raise AttributeValueError(
+            f"DynamoDB attribute {kind} holds {type(value).__name__}: {value!r:.200}"
+        )
     if kind == "S":
         return str(value)
     if kind == "N":
@@ -98,12 +116,18 @@ def plain(attribute: Mapping[str, Any]) -> Any:
     if kind == "NS":
         return [number(str(v)) for v in value]
     if kind == "BS":
-        return [bytes(v) for v in value]
+        return [_bytes(v) for v in value]
     if kind == "L":
         return [plain(v) for v in value]
     if kind == "M":
         return {str(k): plain(v) for k, v in value.items()}
     raise AttributeValueError(f"not a DynamoDB attribute type: {kind!r}")
+
+
+def _bytes(value: Any) -> bytes:
+    if not isinstance(value, (bytes, bytearray)):
+        raise AttributeValueError(f"a binary set's member is {type(value).__name__}")
+    return bytes(value)
 
 
 def plain_item(item: Mapping[str, Any]) -> dict:
