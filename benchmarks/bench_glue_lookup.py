@@ -29,7 +29,13 @@ timed on its own: Spark pays it once a session, whichever source comes first (in
 streaming job, its Kinesis source, before the first batch), so (b)'s first read is the
 lookup's own.
 
-Every read must hold exactly N rows and the join must find every order's country.
+(d) a DynamoDB lookup of M items (``--items``, 1,000: a priority table) read again each
+    batch through the table a crawler makes of it
+    (``create_dynamic_frame.from_catalog``, two segments), then joined with the orders:
+    the planning (GetTable, DescribeTable, the Scan that types the columns) apart from
+    the read (a second Scan) and the join; the median of B reads after the first.
+
+Every read must hold exactly N rows (M items) and the join must find every order's match.
 """
 
 from __future__ import annotations
@@ -291,6 +297,55 @@ def spark_read(spark, fmt: str, local_dir: Path, orders_df) -> tuple:
     return took, df.count(), matched
 
 
+def dynamodb_lookup(aws, items: int) -> str:
+    """A table of ``items`` customer priorities and the crawler's catalog table over it;
+    the catalog table's name."""
+    ddb, glue = aws.client("dynamodb"), aws.client("glue")
+    table = "bench_priorities"
+    ddb.create_table(
+        TableName=table,
+        KeySchema=[{"AttributeName": "customer", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "customer", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    for start in range(0, items, 25):
+        requests = [
+            {
+                "PutRequest": {
+                    "Item": {"customer": {"S": f"C{i:06d}"}, "priority": {"N": str(i % 7)}}
+                }
+            }
+            for i in range(start, min(items, start + 25))
+        ]
+        ddb.batch_write_item(RequestItems={table: requests})
+    glue.create_database(DatabaseInput={"Name": "bench"})
+    params = {"classification": "dynamodb", "typeOfData": "table"}
+    arn = f"arn:aws:dynamodb:{aws.region_name}:123456789012:table/{table}"
+    glue.create_table(
+        DatabaseName="bench",
+        TableInput={
+            "Name": table,
+            "Parameters": params,
+            "StorageDescriptor": {"Location": arn, "Parameters": params, "Columns": []},
+        },
+    )
+    return table
+
+
+def dynamodb_read(glue, table: str, orders) -> tuple:
+    """(plan seconds, read and join seconds, items, joined rows) of one read of (d)."""
+    from kinesis_dstream.glue.transforms import Join
+
+    start = time.perf_counter()
+    lookup = glue.create_dynamic_frame.from_catalog(
+        database="bench", table_name=table, additional_options={"dynamodb.splits": "2"}
+    )
+    planned = time.perf_counter()
+    matched = Join.apply(orders, lookup, "country", "customer").count()
+    read = time.perf_counter()
+    return planned - start, read - planned, lookup.count(), matched
+
+
 def mib(n: int) -> str:
     return f"{n / 2**20:,.0f} MiB"
 
@@ -300,6 +355,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--files", type=int, default=4)
     parser.add_argument("--batches", type=int, default=5, help="warm reads after the first")
+    parser.add_argument("--items", type=int, default=1_000, help="the DynamoDB lookup's items")
     args = parser.parse_args()
     n = args.rows
     rows = lookup_rows(n)
@@ -315,6 +371,7 @@ def main() -> None:
             f"{os.cpu_count()} cores; a batch of {ORDERS:,} orders joined with it"
         )
         plain = {fmt: plain_pyarrow(aws, fmt) for fmt in ("csv", "parquet")}
+        priorities = dynamodb_lookup(aws, args.items)
         from pyspark.sql import SparkSession
 
         from kinesis_dstream.glue.context import GlueContext
@@ -330,10 +387,8 @@ def main() -> None:
         spark.sparkContext.setLogLevel("ERROR")
         glue = GlueContext(spark)
         rng = random.Random(1)
-        orders_df = spark.createDataFrame(
-            [(i, f"C{rng.randrange(n):06d}") for i in range(ORDERS)],
-            "order_id long, country string",
-        ).cache()
+        sent = [(i, f"C{rng.randrange(n):06d}") for i in range(ORDERS)]
+        orders_df = spark.createDataFrame(sent, "order_id long, country string").cache()
         orders_df.count()
         orders = DynamicFrame.fromDF(orders_df, glue, "orders")
         print(
@@ -369,6 +424,21 @@ def main() -> None:
             )
             print(f"      processes now: {tree_breakdown(os.getpid())}")
             print(f"  (c) Spark's own reader on local copies + join: {floor[0]:.2f} s")
+        first = dynamodb_read(glue, priorities, orders)
+        warm = [dynamodb_read(glue, priorities, orders) for _ in range(args.batches)]
+        # orders name countries C000000... of the S3 lookup: those below --items match
+        expected = sum(1 for _, code in sent if int(code[1:]) < args.items)
+        counts = [(first[2], first[3]), *((w[2], w[3]) for w in warm)]
+        if any(c != (args.items, expected) for c in counts):
+            raise SystemExit(f"dynamodb: (items, joined) {counts}, not {(args.items, expected)}")
+        print(f"\ndynamodb, {args.items:,} items through a crawler's catalog table, 2 segments:")
+        print(
+            f"  (d) first read + join: {first[0] + first[1]:.2f} s (planning {first[0]:.2f} s); "
+            f"again each batch ({args.batches}x): median "
+            f"{statistics.median(w[0] + w[1] for w in warm):.2f} s (planning median "
+            f"{statistics.median(w[0] for w in warm):.2f} s, read and join median "
+            f"{statistics.median(w[1] for w in warm):.2f} s)"
+        )
         spark.stop()
 
 
