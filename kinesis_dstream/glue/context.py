@@ -31,11 +31,13 @@ from .sinks.writers import (
     write_catalog,
     write_options,
 )
+from .sources.batch_readers import is_batch_connection, read_batch_options
+from .sources.batch_source import GlueBatchSource
 from .sources.readers import (
     DataFrameReader,
     DynamicFrameReader,
     note_ignored,
-    read_catalog,
+    read_any_catalog,
     read_options,
 )
 from .streaming.foreach_batch import BatchLoop
@@ -44,6 +46,15 @@ log = logging.getLogger(__name__)
 
 #: GlueContext options that size DynamicFrame partitions: no effect on a stream.
 PARTITION_OPTIONS = ("minPartitions", "targetPartitions")
+
+
+def _frame_options(where: str, kwargs: dict) -> None:
+    """``getFrame``'s options (Glue's ``minPartitions``/``targetPartitions``: how many
+    partitions the frame has) have no effect here; anything else is named once."""
+    sizing = {k: kwargs.pop(k) for k in PARTITION_OPTIONS if k in kwargs}
+    if sizing:
+        log.debug("%s: %s size the frame's partitions; no effect here", where, sizing)
+    note_ignored(where, "", kwargs)
 
 
 class GlueContext(ReportsNotProvided, SQLContext):
@@ -69,6 +80,7 @@ class GlueContext(ReportsNotProvided, SQLContext):
         SQLContext.__init__(self, session.sparkContext, session)
         session.dataSource.register(KinesisDataSource)
         session.dataSource.register(GlueFileSink)
+        session.dataSource.register(GlueBatchSource)
         self.spark_session = session
         self.create_dynamic_frame = DynamicFrameReader(self)
         self.create_data_frame = DataFrameReader(self)
@@ -89,10 +101,14 @@ class GlueContext(ReportsNotProvided, SQLContext):
         catalog_id: Optional[str] = None,
         **kwargs: Any,
     ) -> Any:
-        """A streaming DataFrame of a Kinesis Data Catalog table (``GetTable``)."""
+        """A Data Catalog table (``GetTable``) as a DataFrame: a Kinesis table's stream,
+        an S3 or DynamoDB table's records (a batch)."""
         name = TableName.from_arguments(database, table_name, catalog_id, kwargs)
-        note_ignored("create_data_frame.from_catalog", push_down_predicate, kwargs)
-        return read_catalog(self.spark_session, name, additional_options)
+        note_ignored("create_data_frame.from_catalog", "", kwargs)
+        frame, _ = read_any_catalog(
+            self.spark_session, name, additional_options, push_down_predicate
+        )
+        return frame
 
     def create_data_frame_from_options(
         self,
@@ -104,11 +120,66 @@ class GlueContext(ReportsNotProvided, SQLContext):
         push_down_predicate: str = "",
         **kwargs: Any,
     ) -> Any:
-        """A streaming DataFrame of Glue's Kinesis connection options."""
-        note_ignored("create_data_frame.from_options", push_down_predicate, kwargs)
+        """A DataFrame of Glue's connection options: a Kinesis stream, or S3 files or a
+        DynamoDB table (a batch)."""
+        where = "create_data_frame.from_options"
+        if is_batch_connection(connection_type):
+            note_ignored(where, "", kwargs)
+            return read_batch_options(
+                self.spark_session,
+                connection_type,
+                connection_options,
+                format,
+                format_options,
+                where,
+            )
+        note_ignored(where, push_down_predicate, kwargs)
         return read_options(
             self.spark_session, connection_type, connection_options, format, format_options
         )
+
+    def create_dynamic_frame_from_options(
+        self,
+        connection_type: str,
+        connection_options: Mapping[str, Any] = {},
+        format: Optional[str] = None,
+        format_options: Mapping[str, Any] = {},
+        transformation_ctx: str = "",
+        push_down_predicate: str = "",
+        **kwargs: Any,
+    ) -> DynamicFrame:
+        """A DynamicFrame of S3 files or a DynamoDB table (see
+        :mod:`~kinesis_dstream.glue.sources.batch_readers`)."""
+        where = "create_dynamic_frame.from_options"
+        if str(connection_type).strip().lower() == "kinesis":
+            raise not_provided(
+                f"{where}(connection_type='kinesis')",
+                "a streaming job reads a stream with create_data_frame.from_options",
+            )
+        _frame_options(where, kwargs)
+        df = read_batch_options(
+            self.spark_session, connection_type, connection_options, format, format_options, where
+        )
+        return DynamicFrame(df, self, transformation_ctx or str(connection_type))
+
+    def create_dynamic_frame_from_catalog(
+        self,
+        database: Optional[str] = None,
+        table_name: Optional[str] = None,
+        redshift_tmp_dir: str = "",
+        transformation_ctx: str = "",
+        push_down_predicate: str = "",
+        additional_options: Mapping[str, Any] = {},
+        catalog_id: Optional[str] = None,
+        **kwargs: Any,
+    ) -> DynamicFrame:
+        """A DynamicFrame of a catalog table over S3 files or a DynamoDB table."""
+        name = TableName.from_arguments(database, table_name, catalog_id, kwargs)
+        _frame_options("create_dynamic_frame.from_catalog", kwargs)
+        df, _ = read_any_catalog(
+            self.spark_session, name, additional_options, push_down_predicate, stream_only=True
+        )
+        return DynamicFrame(df, self, str(name.table))
 
     # --- writing ---------------------------------------------------------------------
 

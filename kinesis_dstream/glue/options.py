@@ -15,7 +15,7 @@ import json
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Optional
 
 from .errors import GlueError
 
@@ -55,6 +55,16 @@ def option_text(value: Any) -> str:
     if isinstance(value, (list, tuple, dict)):
         return json.dumps(value)
     return str(value)
+
+
+def int_option(value: Any, low: int, high: Optional[int] = None) -> Optional[int]:
+    """``value`` (an integer or its text) when it is an integer from ``low`` to ``high``,
+    else None (the caller's one-line error names the option)."""
+    try:
+        number = int(option_text(value).strip())
+    except ValueError:
+        return None
+    return number if number >= low and (high is None or number <= high) else None
 
 
 def check_type_of_data(options: Mapping[str, Any], where: str) -> None:
@@ -115,11 +125,8 @@ class ForEachBatchOptions:
         if unknown:
             log.warning("forEachBatch: options %s are not Glue's; ignored", unknown)
         retries_text = option_text(options.get("batchMaxRetries", DEFAULT_BATCH_MAX_RETRIES))
-        try:
-            retries = int(retries_text.strip())
-        except ValueError:
-            retries = -1
-        if not 0 <= retries <= MAX_BATCH_MAX_RETRIES:
+        retries = int_option(retries_text, 0, MAX_BATCH_MAX_RETRIES)
+        if retries is None:
             raise GlueError(
                 f"forEachBatch: option 'batchMaxRetries'={retries_text!r} must be an integer "
                 f"in [0, {MAX_BATCH_MAX_RETRIES}]"

@@ -13,12 +13,17 @@ import threading
 from .waiting import wait_until
 
 
-def create_kinesis_table(glue, database, table, storage_params, params=None, columns=()):
-    """A Kinesis table through Glue's CreateTable (the database made if missing)."""
+def ensure_database(glue, database):
+    """Glue's database ``database``, made if missing."""
     try:
         glue.create_database(DatabaseInput={"Name": database})
     except glue.exceptions.AlreadyExistsException:
         pass
+
+
+def create_kinesis_table(glue, database, table, storage_params, params=None, columns=()):
+    """A Kinesis table through Glue's CreateTable (the database made if missing)."""
+    ensure_database(glue, database)
     glue.create_table(
         DatabaseName=database,
         TableInput={
@@ -27,6 +32,37 @@ def create_kinesis_table(glue, database, table, storage_params, params=None, col
             "StorageDescriptor": {
                 "Columns": [{"Name": n, "Type": t} for n, t in columns],
                 "Parameters": {"typeOfData": "kinesis", **storage_params},
+            },
+        },
+    )
+
+
+def create_dynamodb_table(ddb, table, key, items=()):
+    """An on-demand DynamoDB table keyed by the string ``key``, holding ``items``."""
+    ddb.create_table(
+        TableName=table,
+        KeySchema=[{"AttributeName": key, "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": key, "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    for item in items:
+        ddb.put_item(TableName=table, Item=item)
+
+
+def create_crawler_dynamodb_table(glue, database, table, dynamodb_table, region, columns=()):
+    """The catalog table Glue's crawler makes of a DynamoDB table: classification
+    ``dynamodb``, its ``Location`` the table's ARN, its columns as the crawler types them."""
+    ensure_database(glue, database)
+    params = {"classification": "dynamodb", "typeOfData": "table"}
+    glue.create_table(
+        DatabaseName=database,
+        TableInput={
+            "Name": table,
+            "Parameters": params,
+            "StorageDescriptor": {
+                "Columns": [{"Name": n, "Type": t} for n, t in columns],
+                "Location": f"arn:aws:dynamodb:{region}:123456789012:table/{dynamodb_table}",
+                "Parameters": params,
             },
         },
     )

@@ -110,15 +110,17 @@ def catalog_call(
     subject: str,
     not_found: str,
     backoff: Backoff = CATALOG_BACKOFF,
+    not_found_code: str = "EntityNotFoundException",
 ) -> Any:
-    """``fn()`` (a Data Catalog call), retried as every AWS call here. Something missing
-    (``EntityNotFoundException``) is the :class:`GlueError` ``not_found`` (the script's to
-    fix); any other failure a :class:`GlueServiceError` naming ``subject`` (the
-    service's: a restart may heal it)."""
+    """``fn()`` (a Data Catalog call, or another AWS call of the Glue layer), retried as
+    every AWS call here. Something missing (``not_found_code``: Glue's
+    ``EntityNotFoundException``, DynamoDB's ``ResourceNotFoundException``) is the
+    :class:`GlueError` ``not_found`` (the script's to fix); any other failure a
+    :class:`GlueServiceError` naming ``subject`` (the service's: a restart may heal it)."""
     try:
         return call_with_retry(fn, backoff, operation=operation, client=client)
     except KinesisServiceError as exc:
-        if exc.code == "EntityNotFoundException":
+        if exc.code == not_found_code:
             raise GlueError(not_found) from None
         error = GlueServiceError(f"{subject}: {exc}", code=exc.code)
         error.retriable = exc.retriable

@@ -1,5 +1,7 @@
-"""``glueContext.create_data_frame``: a streaming DataFrame from a Kinesis catalog table
-or from Glue's Kinesis connection options, through this library's source."""
+"""``glueContext.create_data_frame`` and ``create_dynamic_frame``: a streaming DataFrame
+from a Kinesis catalog table or from Glue's Kinesis connection options, through this
+library's source; any other table or connection a batch read
+(:mod:`.batch_readers`)."""
 
 from __future__ import annotations
 
@@ -8,10 +10,11 @@ from collections.abc import Mapping
 from typing import Any, Optional
 
 from ...aws import create_client
-from ..catalog.tables import TableName, catalog_source_options, get_table
+from ..catalog.tables import TableName, catalog_source_options, get_table, is_kinesis_table
 from ..errors import GlueError, ReportsNotProvided, not_provided
 from ..options import source_options
 from ..streaming.checkpoint_ends import with_deferred_ends
+from .batch_readers import read_batch_table
 from .corrupt_records import glue_columns, pop_corrupt_column
 from .infer_schema import raw_options, text_frame, text_kind
 
@@ -52,6 +55,29 @@ def read_catalog(
     return kinesis_stream(spark, catalog_source_options(table, name, additional_options))
 
 
+def read_any_catalog(
+    spark: Any,
+    name: TableName,
+    additional_options: Mapping[str, Any],
+    push_down_predicate: str = "",
+    stream_only: bool = False,
+    client: Optional[Any] = None,
+) -> tuple:
+    """``(DataFrame, is a stream)`` of table ``name``: a Kinesis table's stream, any
+    other table read as a batch (``stream_only``: refused, create_dynamic_frame does not
+    read streams)."""
+    table = get_table(client or create_client("glue"), name)
+    if is_kinesis_table(table):
+        if stream_only:
+            raise not_provided(
+                f"create_dynamic_frame.from_catalog of the Kinesis {name}",
+                "a streaming job reads a stream with create_data_frame.from_catalog",
+            )
+        note_ignored(f"from_catalog({name})", push_down_predicate, {})
+        return kinesis_stream(spark, catalog_source_options(table, name, additional_options)), True
+    return read_batch_table(spark, table, name, additional_options, push_down_predicate), False
+
+
 def read_options(
     spark: Any,
     connection_type: str,
@@ -63,7 +89,7 @@ def read_options(
     if str(connection_type).strip().lower() != "kinesis":
         raise not_provided(
             f"create_data_frame.from_options(connection_type={connection_type!r})",
-            "this layer reads connection_type 'kinesis'",
+            "this layer reads connection_type 'kinesis' (a stream), 's3' and 'dynamodb'",
         )
     if format_options:
         raise not_provided(
@@ -82,10 +108,12 @@ def read_options(
     return kinesis_stream(spark, options)
 
 
-class DataFrameReader(ReportsNotProvided):
-    """``glueContext.create_data_frame``."""
+class FrameReader(ReportsNotProvided):
+    """A GlueContext reader (``create_data_frame``, ``create_dynamic_frame``): its
+    ``from_catalog`` and ``from_options`` take aws-glue-libs' arguments and call the
+    GlueContext's ``<glue_name>_from_catalog`` / ``_from_options``, as Glue's do."""
 
-    glue_name = "create_data_frame"
+    glue_name = ""
 
     def __init__(self, glue_context: Any) -> None:
         self._glue_context = glue_context
@@ -102,7 +130,7 @@ class DataFrameReader(ReportsNotProvided):
         **kwargs: Any,
     ) -> Any:
         name = TableName.from_arguments(database, table_name, catalog_id, kwargs)
-        return self._glue_context.create_data_frame_from_catalog(
+        return getattr(self._glue_context, f"{self.glue_name}_from_catalog")(
             name.database,
             name.table,
             redshift_tmp_dir,
@@ -123,7 +151,7 @@ class DataFrameReader(ReportsNotProvided):
         push_down_predicate: str = "",
         **kwargs: Any,
     ) -> Any:
-        return self._glue_context.create_data_frame_from_options(
+        return getattr(self._glue_context, f"{self.glue_name}_from_options")(
             connection_type,
             connection_options,
             format,
@@ -134,23 +162,15 @@ class DataFrameReader(ReportsNotProvided):
         )
 
 
-class DynamicFrameReader(ReportsNotProvided):
-    """``glueContext.create_dynamic_frame``: Glue reads streams into DataFrames
-    (``create_data_frame``); every method here is not provided."""
+class DataFrameReader(FrameReader):
+    """``glueContext.create_data_frame``: a Kinesis stream, or a batch of S3 files or of
+    a DynamoDB table."""
+
+    glue_name = "create_data_frame"
+
+
+class DynamicFrameReader(FrameReader):
+    """``glueContext.create_dynamic_frame``: batch reads (S3 files, DynamoDB tables, their
+    catalog tables); a stream is read with ``create_data_frame``."""
 
     glue_name = "create_dynamic_frame"
-
-    def __init__(self, glue_context: Any) -> None:
-        self._glue_context = glue_context
-
-    def from_catalog(self, *args: Any, **kwargs: Any) -> Any:
-        raise not_provided(
-            "create_dynamic_frame.from_catalog",
-            "a streaming job reads with create_data_frame.from_catalog",
-        )
-
-    def from_options(self, *args: Any, **kwargs: Any) -> Any:
-        raise not_provided(
-            "create_dynamic_frame.from_options",
-            "a streaming job reads with create_data_frame.from_options",
-        )

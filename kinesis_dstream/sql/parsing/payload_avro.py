@@ -102,7 +102,7 @@ def payload_struct(schema: Any) -> StructType:
     return StructType([StructField(ROOT_VALUE_COLUMN, root, True)])
 
 
-def _fits(schema: Any, v: Any) -> bool:
+def fits(schema: Any, v: Any) -> bool:
     """Whether a decoded value came from this union branch (Python type test)."""
     name = schema if isinstance(schema, str) else schema.get("type")
     checks = {
@@ -133,7 +133,7 @@ def adapt(schema: Any, v: Any) -> Any:
             return adapt(branches[0], v)
         out: dict[str, Any] = {f"member{i}": None for i in range(len(branches))}
         for i, branch in enumerate(branches):
-            if _fits(branch, v):
+            if fits(branch, v):
                 out[f"member{i}"] = adapt(branch, v)
                 break
         return out

@@ -1,0 +1,210 @@
+"""The Glue layer's batch sources against moto's S3, DynamoDB and Glue (no Spark: a task's
+work is called as a Spark task calls it, with the library's clients and pyarrow's S3
+filesystem): S3 listed as Glue lists it, objects read through pyarrow, a DynamoDB table
+scanned in segments at a pace and past throttling, and crawler-shaped catalog tables."""
+
+import gzip
+import io
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from pyspark.sql.types import StructType
+
+from kinesis_dstream.aws import ClientSpec
+from kinesis_dstream.glue.catalog.batch_tables import batch_table
+from kinesis_dstream.glue.catalog.tables import TableName, get_table
+from kinesis_dstream.glue.errors import GlueError
+from kinesis_dstream.glue.frames.dynamodb_types import merge_items
+from kinesis_dstream.glue.sources.batch_frames import describe_table
+from kinesis_dstream.glue.sources.dynamodb_options import parse_dynamodb_options, planned_read
+from kinesis_dstream.glue.sources.dynamodb_scan import (
+    CapacityPacer,
+    infer_segment,
+    read_segment,
+    scan_segment,
+)
+from kinesis_dstream.glue.sources.file_readers import (
+    file_schema,
+    infer_files,
+    merge_summaries,
+    read_files,
+)
+from kinesis_dstream.glue.sources.s3_listing import list_files
+from kinesis_dstream.glue.sources.s3_options import parse_s3_read
+
+from ..support.faults import CallErrors
+from ..support.glue import create_crawler_dynamodb_table, create_dynamodb_table
+
+
+@pytest.fixture
+def aws_env(local_aws, monkeypatch):
+    """The local AWS as the SDK's default, as on an executor under `glue run --local`."""
+    for key, value in local_aws.env().items():
+        monkeypatch.setenv(key, value)
+    return local_aws
+
+
+@pytest.fixture
+def bucket(aws_env, unique_name):
+    name = unique_name.lower()
+    ClientSpec("s3").client().create_bucket(Bucket=name)
+    return name
+
+
+def put(bucket, key, body, **kwargs):
+    ClientSpec("s3").client().put_object(Bucket=bucket, Key=key, Body=body, **kwargs)
+
+
+def test_s3_paths_are_listed_as_glue_lists_them(bucket):
+    for key in (
+        "l/a.csv",
+        "l/b.csv",
+        "l/_SUCCESS",
+        "l/sub/c.csv",
+        "l/sub/d.pdf",
+        "l/sub/",
+        "lx/e.csv",
+    ):
+        put(bucket, key, b"x")
+    put(bucket, "l/cold.csv", b"x", StorageClass="GLACIER")
+
+    def keys(options):
+        return [f.path.split("/", 3)[3] for f in list_files(parse_s3_read(options, "csv", {}))]
+
+    base = f"s3://{bucket}/l"
+    assert keys({"paths": [base]}) == ["l/a.csv", "l/b.csv", "l/cold.csv"]  # not lx/, not sub/
+    assert keys(
+        {
+            "paths": [base + "/"],
+            "recurse": True,
+            "exclusions": '["**.pdf"]',
+            "excludeStorageClasses": ["GLACIER"],
+        }
+    ) == ["l/a.csv", "l/b.csv", "l/sub/c.csv"]
+    assert keys({"paths": [f"{base}/sub/c.csv"]}) == ["l/sub/c.csv"]  # an object named
+    assert keys({"paths": [f"s3a://{bucket}/l/sub"]}) == ["l/sub/c.csv", "l/sub/d.pdf"]
+    with pytest.raises(GlueError, match="bucket 'no-such-bucket-x' does not exist") as e:
+        list_files(parse_s3_read({"paths": ["s3://no-such-bucket-x/"]}, "csv", {}))
+    assert "\n" not in str(e.value)
+
+
+def test_s3_objects_are_read_through_pyarrow_s_filesystem_compressed_or_not(bucket):
+    put(bucket, "c/a.csv", b"code,name\nFR,France\n")
+    put(bucket, "c/b.csv.gz", gzip.compress(b"code,name\nDE,Germany\n"))
+    put(bucket, "c/plain", b"code,name\nUS,United States\n")
+    read = parse_s3_read({"paths": [f"s3://{bucket}/c/"]}, "csv", {"withHeader": True})
+    files = list_files(read)
+    paths, times = [f.path for f in files], [f.modified_ms for f in files]
+    schema = merge_summaries(read, [infer_files(read, paths)])
+    got = [r for b in read_files(read, schema, paths, times) for r in b.to_pylist()]
+    assert sorted(r["code"] for r in got) == ["DE", "FR", "US"]
+    buffer = io.BytesIO()
+    pq.write_table(pa.table({"k": [1, 2, 3], "v": ["a", "b", "c"]}), buffer, row_group_size=2)
+    put(bucket, "p/a.parquet", buffer.getvalue())
+    parquet = parse_s3_read({"paths": [f"s3://{bucket}/p/"]}, "parquet", {})
+    path = f"s3://{bucket}/p/a.parquet"
+    schema = file_schema(parquet, path)  # the footer, by ranged reads
+    assert schema.simpleString() == "struct<k:bigint,v:string>"
+    got = [r for b in read_files(parquet, schema, [path], [0]) for r in b.to_pylist()]
+    assert got == [{"k": 1, "v": "a"}, {"k": 2, "v": "b"}, {"k": 3, "v": "c"}]
+    with pytest.raises(OSError):  # listed, then deleted: the task fails naming it
+        list(read_files(read, schema, [f"s3://{bucket}/c/deleted.csv"], [0]))
+
+
+@pytest.fixture
+def table(aws_env, unique_name):
+    client = ClientSpec("dynamodb").client()
+    name = unique_name
+    items = []
+    for i in range(60):
+        item = {"id": {"S": f"c{i}"}, "priority": {"N": str(i % 5)}}
+        if i % 2:
+            item["labels"] = {"SS": ["x", f"y{i}"]}
+        items.append(item)
+    create_dynamodb_table(client, name, "id", items)
+    return client, name
+
+
+def test_a_table_is_scanned_in_segments_each_item_once_and_typed(table):
+    client, name = table
+    options = parse_dynamodb_options(
+        {"dynamodb.input.tableName": name, "dynamodb.splits": "3"}, "from_options"
+    )
+    read = planned_read(options, describe_table(client, name), default_splits=2)
+    assert read.segments == 3
+    parts = [infer_segment(read, s) for s in range(read.segments)]
+    assert sum(p["items"] for p in parts) == 60
+    schema = StructType([])
+    for part in parts:
+        schema = merge_items(schema, StructType.fromJson(json.loads(part["struct"])))
+    assert schema.simpleString() == "struct<id:string,priority:bigint,labels:array<string>>"
+    rows = [r for s in range(3) for b in read_segment(read, schema, s) for r in b.to_pylist()]
+    assert sorted(r["id"] for r in rows) == sorted(f"c{i}" for i in range(60))
+    by_id = {r["id"]: r for r in rows}
+    assert by_id["c7"] == {"id": "c7", "priority": 2, "labels": ["x", "y7"]}
+    assert by_id["c8"]["labels"] is None
+
+
+def test_a_scan_keeps_its_pace_and_gets_past_throttling(table):
+    _, name = table
+    read = planned_read(
+        parse_dynamodb_options({"dynamodb.input.tableName": name, "dynamodb.splits": "1"}, "x"),
+        {"ProvisionedThroughput": {"ReadCapacityUnits": 2}},
+        default_splits=1,
+    )
+    assert read.segment_units_per_s == 1.0  # 2 units at Glue's default 0.5
+    scans = read.client_spec().client()
+    throttled = CallErrors(
+        scans,
+        "dynamodb",
+        "Scan",
+        lambda n: "ProvisionedThroughputExceededException" if n < 2 else None,
+    )
+    slept: list = []
+    now = [0.0]
+
+    def sleep(seconds):
+        slept.append(seconds)
+        now[0] += seconds
+
+    pacer = CapacityPacer(read.segment_units_per_s, clock=lambda: now[0])
+    pages = []
+
+    def small_pages(params, **_):
+        params["Limit"] = 10  # pages of 10 items: several pages to pace
+
+    scans.meta.events.register("before-parameter-build.dynamodb.Scan", small_pages)
+    try:
+        for page in scan_segment(read, 0, sleep=sleep, pacer=pacer):
+            pages.append(page)
+    finally:
+        scans.meta.events.unregister("before-parameter-build.dynamodb.Scan", small_pages)
+        throttled.remove()
+    assert throttled.injected == 2  # retried with the library's backoff
+    assert sum(len(p) for p in pages) == 60 and len(pages) >= 6
+    # a unit a page (moto's answer) at a unit a second: the first page from the bucket's
+    # second, then a second before each further page (none after the last)
+    assert slept == [1.0] * (len(pages) - 2)
+
+
+def test_a_missing_table_is_one_line_naming_it(aws_env):
+    with pytest.raises(GlueError, match="DynamoDB table 'no_such_table' does not exist at") as e:
+        describe_table(ClientSpec("dynamodb").client(), "no_such_table")
+    assert "\n" not in str(e.value)
+
+
+def test_a_crawler_s_tables_in_moto_s_glue_map_onto_the_batch_readers(aws_env, unique_name):
+    glue = ClientSpec("glue").client()
+    database = unique_name.replace("-", "_")
+    columns = [("id", "string"), ("tags", "set<string>")]  # as crawlers write sets
+    create_crawler_dynamodb_table(
+        glue, database, "priorities", "priorities", aws_env.region_name, columns
+    )
+    name = TableName(database, "priorities")
+    source = batch_table(get_table(glue, name), name, {})
+    assert source.connection_options == {
+        "dynamodb.region": aws_env.region_name,
+        "dynamodb.input.tableName": "priorities",
+    }

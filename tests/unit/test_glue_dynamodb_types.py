@@ -1,0 +1,135 @@
+"""DynamoDB's attribute types as Glue maps them, both ways, without AWS: items read into a
+frame's types (merged over a table's items), values that no longer fit, the writer's
+direction, the export's DynamoDB JSON, and the Scan's pace on an injected clock."""
+
+from decimal import Decimal
+
+import pytest
+from pyspark.sql.types import LongType, StringType, StructType
+
+from kinesis_dstream.glue.frames import dynamodb_types as types
+from kinesis_dstream.glue.sources.dynamodb_options import DynamoDBRead
+from kinesis_dstream.glue.sources.dynamodb_scan import (
+    CapacityPacer,
+    consumed_units,
+    ddb_json,
+    record_struct,
+    shaped,
+)
+
+ITEM = {
+    "id": {"S": "c1"},
+    "priority": {"N": "3"},
+    "weight": {"N": "0.25"},
+    "huge": {"N": "123456789012345678901234567890"},
+    "raw": {"B": b"\x00\x01"},
+    "vip": {"BOOL": True},
+    "gone": {"NULL": True},
+    "tags": {"SS": ["b", "a"]},
+    "scores": {"NS": ["1", "2"]},
+    "list": {"L": [{"S": "x"}, {"N": "1"}]},
+    "address": {"M": {"city": {"S": "Lyon"}, "zip": {"N": "69001"}}},
+}
+
+
+def test_an_item_s_attributes_are_typed_as_glue_s_dynamodb_reader_types_them():
+    item = types.plain_item(ITEM)
+    assert item["priority"] == 3 and item["weight"] == 0.25 and item["gone"] is None
+    assert item["huge"] == Decimal("123456789012345678901234567890")
+    assert item["tags"] == ["b", "a"]  # in the order DynamoDB returns the set
+    assert types.item_struct(item).simpleString() == (
+        "struct<id:string,priority:bigint,weight:double,huge:decimal(38,0),raw:binary,"
+        "vip:boolean,gone:string,tags:array<string>,scores:array<bigint>,"
+        "list:array<string>,address:struct<city:string,zip:bigint>>"
+    )
+
+
+def test_a_field_s_types_merge_over_the_items_and_its_values_follow():
+    first = types.item_struct(types.plain_item({"id": {"S": "a"}, "n": {"N": "1"}}))
+    second = types.item_struct(
+        types.plain_item({"id": {"N": "7"}, "n": {"N": "1.5"}, "m": {"M": {"k": {"N": "1"}}}})
+    )
+    merged = types.merge_items(first, second)
+    assert merged.simpleString() == "struct<id:string,n:double,m:struct<k:bigint>>"
+    as_text = types.conformer(StringType())
+    assert [as_text(v) for v in (7, True, b"\x00", [1, "a"], {"k": Decimal("2")})] == [
+        "7",
+        "true",
+        "AA==",
+        '[1,"a"]',
+        '{"k":"2"}',
+    ]
+    struct = types.conformer(merged)
+    assert struct({"id": "a", "n": 1, "m": {"k": "changed"}}) == {
+        "id": "a",
+        "n": 1.0,
+        "m": {"k": None},  # a nested value that no longer fits: null
+    }
+    with pytest.raises(ValueError):
+        types.conformer(LongType())("x")  # the caller nulls it and counts it
+
+
+def test_values_go_back_to_dynamodb_s_wire_form():
+    row = {
+        "id": "a",
+        "n": 3,
+        "x": 1.5,
+        "d": Decimal("2.50"),
+        "ok": False,
+        "raw": b"z",
+        "none": None,
+        "list": [1, "b"],
+        "map": {"k": [True]},
+    }
+    assert {k: types.to_attribute(v) for k, v in row.items()} == {
+        "id": {"S": "a"},
+        "n": {"N": "3"},
+        "x": {"N": "1.5"},
+        "d": {"N": "2.50"},
+        "ok": {"BOOL": False},
+        "raw": {"B": b"z"},
+        "none": {"NULL": True},
+        "list": {"L": [{"N": "1"}, {"S": "b"}]},
+        "map": {"M": {"k": {"L": [{"BOOL": True}]}}},
+    }
+    assert types.plain(types.to_attribute({"k": [1, "b"]})) == {"k": [1, "b"]}
+    with pytest.raises(ValueError, match="no number"):
+        types.to_attribute(float("nan"))
+    with pytest.raises(types.AttributeValueError, match="not a DynamoDB attribute type"):
+        types.plain({"X": 1})
+
+
+def test_the_export_shape_is_dynamodb_json_in_an_item_struct():
+    read = DynamoDBRead("t", None, 1, 10.0, ddb_json=True)
+    record = shaped(read, {"id": {"S": "a"}, "n": {"N": "1"}, "raw": {"B": b"\x00"}})
+    assert record == {"Item": {"id": {"S": "a"}, "n": {"N": "1"}, "raw": {"B": "AA=="}}}
+    assert record_struct(read, record).simpleString() == (
+        "struct<Item:struct<id:struct<S:string>,n:struct<N:string>,raw:struct<B:string>>>"
+    )
+    assert ddb_json({"NS": [1, 2]}) == {"NS": ["1", "2"]}
+    plain = DynamoDBRead("t", None, 1, 10.0)
+    assert isinstance(record_struct(plain, shaped(plain, {"id": {"S": "a"}})), StructType)
+
+
+class Clock:
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_a_segment_spends_its_share_of_the_read_capacity_a_second():
+    clock = Clock()
+    pacer = CapacityPacer(10.0, clock=clock)  # 10 units a second, a second's worth banked
+    assert pacer.spend(4) == 0.0
+    assert pacer.spend(6) == 0.0
+    assert pacer.spend(5) == pytest.approx(0.5)  # 5 units owed at 10 a second
+    clock.now += 0.5
+    assert pacer.spend(0) == 0.0  # paid back
+    clock.now += 10
+    assert pacer.spend(25) == pytest.approx(1.5)  # never more than a second banked
+    with pytest.raises(ValueError):
+        CapacityPacer(0)
+    assert consumed_units({"ConsumedCapacity": {"CapacityUnits": 2.5}}) == 2.5
+    assert consumed_units({"Items": [{"k": {"S": "x" * 8000}}]}) > 0.5  # estimated by size
