@@ -7,6 +7,13 @@ streams and tables; a child process per server keeps them apart, keeps moto's wo
 the Spark driver's GIL, and is reachable from Spark's Python workers like any endpoint.
 The child watches its stdin and exits when the parent closes it or dies, so even a
 ``kill -9`` of the parent leaves no server behind.
+
+moto's server answers on threads, but moto is not thread-safe: its Kinesis, DynamoDB and
+S3 backends read, decide and write shared state without a lock (a shard's next sequence
+number, a condition and the update it guards, an object's existence and its creation).
+The child therefore runs each of those services' requests one at a time
+(:class:`_ServiceLocks`); other services are served as moto serves them. That patches
+nothing in moto and only in the server the library starts.
 """
 
 from __future__ import annotations
@@ -29,12 +36,18 @@ log = logging.getLogger(__name__)
 READY_MARKER = "KINESIS_DSTREAM_LOCAL_AWS_READY"
 _START_TIMEOUT_S = 60.0
 _STOP_TIMEOUT_S = 10.0
-_CHILD_CODE = "from kinesis_dstream.local import _serve; _serve({port})"
+_CHILD_CODE = "from kinesis_dstream.local import _serve; _serve({port}, {services!r})"
 
 #: Dummy credentials accepted by moto; never real secrets.
 LOCAL_ACCESS_KEY_ID = "testing"
 LOCAL_SECRET_ACCESS_KEY = "testing"
 LOCAL_REGION = "us-east-1"
+
+#: moto's services whose requests run one at a time in the server the library starts:
+#: each of these backends reads, decides and writes shared state without a lock, and
+#: concurrent requests lost acknowledged writes or both won one condition (measured in
+#: docs/reliability.md, "The embedded local AWS").
+SERIALIZED_SERVICES = ("kinesis", "dynamodb", "s3")
 
 
 class LocalEndpoint:
@@ -100,11 +113,15 @@ class LocalAWS(LocalEndpoint):
 
     #: Names the server in logs and errors; subclasses serving something else change it.
     label = "local AWS (moto)"
+    #: The services whose requests the child runs one at a time (benchmarks measure the
+    #: cost against a subclass that sets none).
+    serialized_services: tuple = SERIALIZED_SERVICES
 
     def command(self, port: int) -> list:
         """The child process that serves on ``port`` and prints the ready line."""
         require("moto", "local", "the embedded local AWS")  # here: one line, not a child's
-        return [sys.executable, "-c", _CHILD_CODE.format(port=port)]
+        code = _CHILD_CODE.format(port=port, services=tuple(self.serialized_services))
+        return [sys.executable, "-c", code]
 
     def start(self) -> LocalAWS:
         if self._proc is not None:
@@ -164,12 +181,36 @@ class LocalAWS(LocalEndpoint):
         self.stop()
 
 
-def _serve(port: int) -> None:
+class _ServiceLocks:
+    """moto's dispatcher (a WSGI app) with one lock per serialized service: a request to
+    one of them runs alone among that service's requests, start to answer built.
+
+    A lock per service, not one for the server: services share no state in moto, so
+    DynamoDB's lease renewals never wait behind a long Kinesis GetRecords. Reads take
+    the lock too: moto's reads iterate what its writes change (a shard's records, a
+    table's items), and under the child's one GIL concurrent reads would gain nothing.
+    """
+
+    def __init__(self, dispatcher: Any, services: tuple = SERIALIZED_SERVICES) -> None:
+        self._dispatcher = dispatcher
+        self._locks = {service: threading.Lock() for service in services}
+
+    def __call__(self, environ: dict, start_response: Any) -> Any:
+        app = self._dispatcher.get_application(environ)  # moto's own routing, its own lock
+        lock = self._locks.get(getattr(app, "service", None))
+        if lock is None:
+            return app(environ, start_response)
+        with lock:
+            return app(environ, start_response)
+
+
+def _serve(port: int, services: tuple = SERIALIZED_SERVICES) -> None:
     """Child-process entry: serve until stdin closes (parent stopped us or died).
 
     This is moto's ThreadedMotoServer built by hand: that class waits forever for a
     server that failed to bind, where werkzeug's ``make_server`` here exits at once with
-    its "port in use" message, which the parent reports.
+    its "port in use" message, which the parent reports. ``services`` are run one request
+    at a time (benchmarks pass none to measure what that costs).
     """
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # no line per request
     # A terminal's Ctrl-C reaches every process of its group: the parent decides when the
@@ -181,7 +222,8 @@ def _serve(port: int) -> None:
     # A newer moto keeps S3 metadata keys' underscores through its own handler; an older
     # moto serves with werkzeug's, as its ThreadedMotoServer then did.
     handler = getattr(werkzeug_app, "MotoRequestHandler", None)
-    app = werkzeug_app.DomainDispatcherApplication(werkzeug_app.create_backend_app)
+    dispatcher = werkzeug_app.DomainDispatcherApplication(werkzeug_app.create_backend_app)
+    app = _ServiceLocks(dispatcher, services)
     server = make_server("127.0.0.1", port, app, threaded=True, request_handler=handler)
     thread = threading.Thread(target=server.serve_forever, name="moto-server", daemon=True)
     thread.start()
