@@ -23,6 +23,7 @@ from .frames.ingestion import add_ingestion_time_columns
 from .logger import GlueLogger
 from .options import ForEachBatchOptions
 from .sinks.data_sink import DataSink
+from .sinks.dynamodb_sink import DynamoDBSink
 from .sinks.file_sink import GlueFileSink
 from .sinks.writers import (
     DataFrameWriter,
@@ -69,6 +70,7 @@ class GlueContext(ReportsNotProvided, SQLContext):
         SQLContext.__init__(self, session.sparkContext, session)
         session.dataSource.register(KinesisDataSource)
         session.dataSource.register(GlueFileSink)
+        session.dataSource.register(DynamoDBSink)
         self.spark_session = session
         self.create_dynamic_frame = DynamicFrameReader(self)
         self.create_data_frame = DataFrameReader(self)
@@ -121,7 +123,7 @@ class GlueContext(ReportsNotProvided, SQLContext):
         format_options: Mapping[str, Any] = {},
         transformation_ctx: str = "",
     ) -> Any:
-        """``frame`` to a Kinesis stream (JSON records) or to S3."""
+        """``frame`` to a Kinesis stream (JSON records), to S3 or to a DynamoDB table."""
         return self.write_from_options(
             frame, connection_type, connection_options, format, format_options, transformation_ctx
         )

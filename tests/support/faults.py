@@ -95,6 +95,56 @@ class PutRecordsFailures:
         events.unregister("after-call.kinesis.PutRecords", self._after)
 
 
+class BatchWriteUnprocessed:
+    """Make chosen DynamoDB BatchWriteItem requests come back as partly unprocessed, as
+    DynamoDB answers when a table's partitions are busy.
+
+    ``leave(n, count)`` gets the 0-based call number and the request's item count and
+    returns how many of its last items to leave unprocessed. They are taken out of the
+    request before it is sent (the server never sees them) and returned in the answer's
+    ``UnprocessedItems``, so the table holds exactly what was processed.
+    """
+
+    def __init__(self, client: Any, leave: Callable[[int, int], int]) -> None:
+        self._client = client
+        self._leave = leave
+        self.calls = 0
+        self.left_unprocessed = 0
+        events = client.meta.events
+        events.register("before-parameter-build.dynamodb.BatchWriteItem", self._before)
+        events.register("before-call.dynamodb.BatchWriteItem", self._short_circuit)
+        events.register("after-call.dynamodb.BatchWriteItem", self._after)
+
+    def _before(self, params: dict, context: dict, **_: Any) -> None:
+        n, self.calls = self.calls, self.calls + 1
+        ((table, requests),) = params["RequestItems"].items()
+        count = min(self._leave(n, len(requests)), len(requests))
+        if count <= 0:
+            return
+        context["unprocessed"] = {table: requests[len(requests) - count :]}
+        if count == len(requests):
+            context["all_unprocessed"] = True  # answered in _short_circuit, never sent
+            return
+        params["RequestItems"] = {table: requests[: len(requests) - count]}
+
+    def _short_circuit(self, context: dict, **_: Any) -> Optional[tuple]:
+        if context.get("all_unprocessed"):
+            return _CannedResponse(200), {"UnprocessedItems": {}}
+        return None
+
+    def _after(self, parsed: dict, context: dict, **_: Any) -> None:
+        unprocessed = context.get("unprocessed")
+        if unprocessed:
+            parsed["UnprocessedItems"] = unprocessed
+            self.left_unprocessed += sum(len(r) for r in unprocessed.values())
+
+    def remove(self) -> None:
+        events = self._client.meta.events
+        events.unregister("before-parameter-build.dynamodb.BatchWriteItem", self._before)
+        events.unregister("before-call.dynamodb.BatchWriteItem", self._short_circuit)
+        events.unregister("after-call.dynamodb.BatchWriteItem", self._after)
+
+
 class CallCounter:
     """Counts calls of one operation and keeps each call's API parameters."""
 

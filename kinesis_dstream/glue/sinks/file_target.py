@@ -32,19 +32,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from ..errors import GlueError, not_provided
+from ..errors import GlueError
 from ..options import option_text
+from .connection_types import S3_FORMATS, s3_format_refusal
 from .file_formats import AVRO_CODECS, LINE_COMPRESSION, PARQUET_COMPRESSION
 
 log = logging.getLogger(__name__)
 
-FORMATS = {
-    "json": "json",
-    "csv": "csv",
-    "parquet": "parquet",
-    "glueparquet": "parquet",
-    "avro": "avro",
-}
 CONNECTION_KEYS = ("path", "partitionKeys", "compression")
 FORMAT_OPTION_KEYS = {
     "json": (),
@@ -65,17 +59,24 @@ _warned: set = set()
 _warned_lock = threading.Lock()
 
 
-def warn_ignored(where: str, names: Any, why: str = "Glue's writer ignores them") -> None:
-    """One warning a process for ``names`` at ``where`` (a streaming job writes each
-    batch: the same options are not named again every batch)."""
-    names = tuple(sorted(str(n) for n in names))
-    if not names:
-        return
+def warn_once(key: Any, message: str) -> None:
+    """``message`` as a warning, once a process for ``key`` (a streaming job writes each
+    batch: the same option is not named again every batch)."""
     with _warned_lock:
-        if (where, names) in _warned:
+        if key in _warned:
             return
-        _warned.add((where, names))
-    log.warning("%s %s have no effect here (%s); accepted and ignored", where, list(names), why)
+        _warned.add(key)
+    log.warning("%s", message)
+
+
+def warn_ignored(where: str, names: Any, why: str = "Glue's writer ignores them") -> None:
+    """One warning a process for ``names`` at ``where``, which have no effect."""
+    names = tuple(sorted(str(n) for n in names))
+    if names:
+        warn_once(
+            (where, names),
+            f"{where} {list(names)} have no effect here ({why}); accepted and ignored",
+        )
 
 
 @dataclass(frozen=True)
@@ -102,12 +103,11 @@ class FileTarget:
     def parse(
         cls, connection_options: Mapping[str, Any], fmt: Any, format_options: Mapping[str, Any]
     ) -> FileTarget:
-        name = str(fmt or "").strip().lower()
-        if name not in FORMATS:
-            raise not_provided(
-                f"write_dynamic_frame to s3 in format {fmt!r}", f"formats: {', '.join(FORMATS)}"
-            )
-        kind = FORMATS[name]
+        refusal = s3_format_refusal(fmt)
+        if refusal is not None:
+            raise refusal
+        name = str(fmt).strip().lower()
+        kind = S3_FORMATS[name]
         warn_ignored("s3 connection_options", set(connection_options) - set(CONNECTION_KEYS))
         options = dict(format_options or {})
         read_only = set(CSV_READ_OPTIONS) if kind == "csv" else set()
