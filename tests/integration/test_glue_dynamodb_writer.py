@@ -15,6 +15,7 @@ from kinesis_dstream.glue.sinks.dynamodb_target import DynamoDBTarget, TableShap
 from kinesis_dstream.glue.sinks.dynamodb_types import UnwritableValue
 from kinesis_dstream.glue.sinks.dynamodb_writes import TableWriter
 
+from ..support.clocks import FakeTime
 from ..support.faults import BatchWriteUnprocessed, CallCounter, CallErrors
 
 
@@ -47,21 +48,6 @@ def scan(dynamodb, table):
 
 def item(i, **more):
     return {"id": {"N": str(i)}, "v": {"S": f"value {i}"}, **more}
-
-
-class FakeTime:
-    """A clock that the writer's sleeps advance: waits are recorded, never slept."""
-
-    def __init__(self):
-        self.now = 0.0
-        self.slept = []
-
-    def clock(self):
-        return self.now
-
-    def sleep(self, seconds):
-        self.slept.append(seconds)
-        self.now += seconds
 
 
 @pytest.fixture
@@ -123,7 +109,7 @@ def test_unprocessed_items_are_sent_again_until_dynamodb_takes_them(dynamodb, ta
     assert sorted(int(i["id"]["N"]) for i in scan(dynamodb, table)) == list(range(50))
     assert unprocessed.left_unprocessed == 28
     assert (writer.counts.written, writer.counts.resent) == (50, 28)
-    assert len([s for s in time.slept if s > 0]) >= 1  # backed off before sending again
+    assert len([s for s in time.sleeps if s > 0]) >= 1  # backed off before sending again
 
 
 def test_items_dynamodb_never_takes_fail_the_write_past_the_bound_naming_table_and_count(
@@ -182,7 +168,7 @@ def test_the_writes_keep_to_the_task_s_share_of_the_write_capacity(dynamodb, tab
     writer = TableWriter(dynamodb, table, {"id": "N"}, 10.0, sleep=time.sleep, clock=time.clock)
     writer.put_all(item(i) for i in range(30))
     writer.flush()
-    assert time.slept == [pytest.approx(1.5), pytest.approx(0.5)]
+    assert time.sleeps == [pytest.approx(1.5), pytest.approx(0.5)]
     assert len(scan(dynamodb, table)) == 30
 
 

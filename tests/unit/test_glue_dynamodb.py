@@ -20,6 +20,8 @@ from kinesis_dstream.glue.sinks.dynamodb_types import (
 from kinesis_dstream.shard_rate import ShardRateLimiter
 from kinesis_dstream.token_bucket import TokenBucket
 
+from ..support.clocks import FakeTime
+
 TABLE = {"dynamodb.output.tableName": "orders"}
 
 
@@ -158,17 +160,9 @@ def test_each_task_gets_its_share_of_the_write_capacity_as_glue_computes_it():
     assert on_demand.units_per_task(DynamoDBTarget("t", percent=1.0), 8) == 5_000.0
 
 
-class Clock:
-    def __init__(self):
-        self.now = 100.0
-
-    def __call__(self):
-        return self.now
-
-
 def test_a_token_bucket_starts_full_then_gives_its_rate():
-    clock = Clock()
-    bucket = TokenBucket(10.0, clock=clock)
+    clock = FakeTime(100.0)
+    bucket = TokenBucket(10.0, clock=clock.clock)
     assert bucket.take(10) == 0.0  # a second's worth at once
     assert bucket.take(5) == pytest.approx(0.5)  # in debt: wait for it
     clock.now += 0.5
@@ -181,8 +175,8 @@ def test_a_token_bucket_starts_full_then_gives_its_rate():
 
 
 def test_the_producer_s_shard_pace_waits_for_the_slower_of_records_and_bytes():
-    clock = Clock()
-    limiter = ShardRateLimiter(100.0, clock=clock)  # 1,000 records and 1 MiB a second
+    clock = FakeTime(100.0)
+    limiter = ShardRateLimiter(100.0, clock=clock.clock)  # 1,000 records and 1 MiB a second
     assert limiter.delay_s([("s1", 500, 1024)]) == 0.0
     assert limiter.delay_s([("s1", 1000, 1024)]) == pytest.approx(0.5)  # records lack
     assert limiter.delay_s([("s2", 1, 3 * 1024 * 1024)]) == pytest.approx(2.0)  # bytes lack

@@ -24,6 +24,7 @@ The other direction (a DynamoDB table read into a frame) belongs to the batch so
 from __future__ import annotations
 
 import math
+import struct
 from decimal import Decimal
 from typing import Any, Callable, Optional
 
@@ -54,11 +55,18 @@ def number_text(value: Any, single: bool = False) -> str:
         return str(value)
     if not math.isfinite(value):
         raise UnwritableValue(f"{value} is not a DynamoDB number")
-    if single:
-        import numpy as np
+    return str(Decimal(_shortest_single(value) if single else repr(value)))
 
-        return str(Decimal(str(np.float32(value))))
-    return str(Decimal(repr(value)))
+
+def _shortest_single(value: float) -> str:
+    """The shortest text that reads back as the same 4-byte float (how Java prints a
+    ``float``): 0.1 for the float nearest 0.1, which Python shows as
+    0.10000000149011612."""
+    for digits in range(1, 10):
+        text = f"{value:.{digits}g}"
+        if struct.unpack("f", struct.pack("f", float(text)))[0] == value:
+            return text
+    return repr(value)
 
 
 def converter(arrow_type: Any, column: str) -> Converter:
