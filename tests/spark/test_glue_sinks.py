@@ -289,3 +289,58 @@ def _csv_rows(objects):
         assert text == rendered  # byte for byte
         rows.extend(dict(zip(header, r)) for r in data)
     return rows
+
+
+def test_get_sink_and_dynamic_frame_write_reach_dynamodb_with_glue_s_type_mapping(
+    glue, local_aws, unique_name
+):
+    """Every Spark type a frame carries, through getSink(...).writeFrame and
+    DynamicFrame.write: dates and timestamps as Spark's text, decimals' digits, binary,
+    structs and maps as M, arrays as L, a field with no value left out."""
+    dynamodb = local_aws.client("dynamodb")
+    dynamodb.create_table(
+        TableName=unique_name,
+        KeySchema=[
+            {"AttributeName": "k", "KeyType": "HASH"},
+            {"AttributeName": "n", "KeyType": "RANGE"},
+        ],
+        AttributeDefinitions=[
+            {"AttributeName": "k", "AttributeType": "S"},
+            {"AttributeName": "n", "AttributeType": "N"},
+        ],
+        ProvisionedThroughput={"ReadCapacityUnits": 5, "WriteCapacityUnits": 50},
+    )
+    df = glue.spark_session.sql(
+        """select * from values
+           ('a', 1, cast('12.30' as decimal(10,2)), date'2026-04-09',
+            timestamp'2026-04-09 07:05:00', x'00ff', true, named_struct('p', 1, 'q', null),
+            map('x', 1.5D), array(1, null, 3), cast(null as string)),
+           ('b', 2, cast('-0.05' as decimal(10,2)), null, null, null, false, null,
+            null, array(), 'set')
+           as t(k, n, price, day, at, blob, flag, inner, attrs, nums, note)"""
+    )
+    frame = DynamicFrame.fromDF(df.where("k = 'a'"), glue, "a")
+    options = {"dynamodb.output.tableName": unique_name, "dynamodb.throughput.write.percent": 1.5}
+    glue.getSink(connection_type="dynamodb", **options).writeFrame(frame)
+    DynamicFrame.fromDF(df.where("k = 'b'"), glue, "b").write("dynamodb", options)
+    items = {i["k"]["S"]: i for i in dynamodb.scan(TableName=unique_name)["Items"]}
+    assert items["a"] == {
+        "k": {"S": "a"},
+        "n": {"N": "1"},
+        "price": {"N": "12.30"},  # the decimal's digits (DynamoDB itself keeps 12.3)
+        "day": {"S": "2026-04-09"},
+        "at": {"S": "2026-04-09 07:05:00"},
+        "blob": {"B": b"\x00\xff"},
+        "flag": {"BOOL": True},
+        "inner": {"M": {"p": {"N": "1"}}},
+        "attrs": {"M": {"x": {"N": "1.5"}}},
+        "nums": {"L": [{"N": "1"}, {"NULL": True}, {"N": "3"}]},
+    }
+    assert items["b"] == {
+        "k": {"S": "b"},
+        "n": {"N": "2"},
+        "price": {"N": "-0.05"},
+        "flag": {"BOOL": False},
+        "nums": {"L": []},
+        "note": {"S": "set"},
+    }
