@@ -23,7 +23,6 @@ from .frames.ingestion import add_ingestion_time_columns
 from .logger import GlueLogger
 from .options import ForEachBatchOptions
 from .sinks.data_sink import DataSink
-from .sinks.dynamodb_sink import DynamoDBSink
 from .sinks.file_sink import GlueFileSink
 from .sinks.writers import (
     DataFrameWriter,
@@ -70,7 +69,6 @@ class GlueContext(ReportsNotProvided, SQLContext):
         SQLContext.__init__(self, session.sparkContext, session)
         session.dataSource.register(KinesisDataSource)
         session.dataSource.register(GlueFileSink)
-        session.dataSource.register(DynamoDBSink)
         self.spark_session = session
         self.create_dynamic_frame = DynamicFrameReader(self)
         self.create_data_frame = DataFrameReader(self)

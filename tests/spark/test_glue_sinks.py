@@ -292,11 +292,12 @@ def _csv_rows(objects):
 
 
 def test_get_sink_and_dynamic_frame_write_reach_dynamodb_with_glue_s_type_mapping(
-    glue, local_aws, unique_name
+    glue, local_aws, unique_name, caplog
 ):
     """Every Spark type a frame carries, through getSink(...).writeFrame and
     DynamicFrame.write: dates and timestamps as Spark's text, decimals' digits, binary,
-    structs and maps as M, arrays as L, a field with no value left out."""
+    structs and maps as M, arrays as L, a field with no value left out; a row with no
+    key is not written, and the driver's log says so."""
     dynamodb = local_aws.client("dynamodb")
     dynamodb.create_table(
         TableName=unique_name,
@@ -316,13 +317,14 @@ def test_get_sink_and_dynamic_frame_write_reach_dynamodb_with_glue_s_type_mappin
             timestamp'2026-04-09 07:05:00', x'00ff', true, named_struct('p', 1, 'q', null),
             map('x', 1.5D), array(1, null, 3), cast(null as string)),
            ('b', 2, cast('-0.05' as decimal(10,2)), null, null, null, false, null,
-            null, array(), 'set')
+            null, array(), 'set'),
+           (null, 3, null, null, null, null, null, null, null, null, 'no key')
            as t(k, n, price, day, at, blob, flag, inner, attrs, nums, note)"""
     )
     frame = DynamicFrame.fromDF(df.where("k = 'a'"), glue, "a")
     options = {"dynamodb.output.tableName": unique_name, "dynamodb.throughput.write.percent": 1.5}
     glue.getSink(connection_type="dynamodb", **options).writeFrame(frame)
-    DynamicFrame.fromDF(df.where("k = 'b'"), glue, "b").write("dynamodb", options)
+    DynamicFrame.fromDF(df.where("k = 'b' or k is null"), glue, "b").write("dynamodb", options)
     items = {i["k"]["S"]: i for i in dynamodb.scan(TableName=unique_name)["Items"]}
     assert items["a"] == {
         "k": {"S": "a"},
@@ -344,3 +346,8 @@ def test_get_sink_and_dynamic_frame_write_reach_dynamodb_with_glue_s_type_mappin
         "nums": {"L": []},
         "note": {"S": "set"},
     }
+    assert len(items) == 2
+    assert (
+        f"DynamoDB table {unique_name}: 1 rows not written (no value for key attribute 'k': 1); "
+        "first: no value for key attribute 'k': n='3', note='no key'"
+    ) in caplog.messages

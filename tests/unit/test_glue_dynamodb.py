@@ -3,19 +3,21 @@ DynamoDB attributes, DynamoDB's item sizes, the connection options as AWS docume
 them, the write capacity a task may use, and the token bucket that paces it."""
 
 import math
+import struct
 from decimal import Decimal
 
-import pyarrow as pa
 import pytest
+from pyspark.sql import Row
+from pyspark.sql import types as T
 
 from kinesis_dstream.glue.errors import GlueError
 from kinesis_dstream.glue.sinks.dynamodb_target import DynamoDBTarget, TableShape
 from kinesis_dstream.glue.sinks.dynamodb_types import (
     UnwritableValue,
-    batch_items,
     converter,
     item_size,
     number_text,
+    row_converter,
 )
 from kinesis_dstream.shard_rate import ShardRateLimiter
 from kinesis_dstream.token_bucket import TokenBucket
@@ -25,33 +27,40 @@ from ..support.clocks import FakeTime
 TABLE = {"dynamodb.output.tableName": "orders"}
 
 
-def items_of(batch):
-    return batch_items(batch, [converter(f.type, f.name) for f in batch.schema])
+SCHEMA = T.StructType(
+    [
+        T.StructField("id", T.LongType()),
+        T.StructField("small", T.ByteType()),
+        T.StructField("price", T.DecimalType(10, 2)),
+        T.StructField("ratio", T.DoubleType()),
+        T.StructField("single", T.FloatType()),
+        T.StructField("name", T.StringType()),
+        T.StructField("blob", T.BinaryType()),
+        T.StructField("flag", T.BooleanType()),
+        T.StructField(
+            "inner",
+            T.StructType([T.StructField("p", T.IntegerType()), T.StructField("q", T.StringType())]),
+        ),
+        T.StructField("tags", T.ArrayType(T.StringType())),
+        T.StructField("attrs", T.MapType(T.StringType(), T.DoubleType())),
+        T.StructField("nothing", T.NullType()),
+        T.StructField("when", T.StringType()),  # a timestamp, cast to text in Spark
+    ]
+)
 
 
 def test_each_spark_type_becomes_the_attribute_glue_writes():
-    struct = pa.struct([("p", pa.int32()), ("q", pa.string())])
-    batch = pa.record_batch(
-        {
-            "id": pa.array([1, 2], pa.int64()),
-            "small": pa.array([7, None], pa.int8()),
-            "price": pa.array([Decimal("12.30"), Decimal("-0.05")], pa.decimal128(10, 2)),
-            "ratio": pa.array([0.1, 1e20], pa.float64()),
-            "single": pa.array([0.1, 2.5], pa.float32()),
-            "name": pa.array(["a", ""], pa.string()),
-            "blob": pa.array([b"\x00\xff", None], pa.binary()),
-            "flag": pa.array([True, False], pa.bool_()),
-            "inner": pa.array([{"p": 1, "q": None}, None], struct),
-            "tags": pa.array([["x", None], []], pa.list_(pa.string())),
-            "attrs": pa.array(
-                [[("k", 1.5), ("n", None)], None], pa.map_(pa.string(), pa.float64())
-            ),
-            "nothing": pa.array([None, None], pa.null()),
-            "when": pa.array(["2026-04-09 07:05:00", None], pa.string()),  # cast in Spark
-        }
-    )
-    first, second = items_of(batch)
-    assert first == {
+    """Rows as a frame's partition holds them in Python (structs are Rows)."""
+    single = struct.unpack("f", struct.pack("f", 0.1))[0]  # a FloatType value
+    first = (
+        1, 7, Decimal("12.30"), 0.1, single, "a", bytearray(b"\x00\xff"), True,
+        Row(p=1, q=None), ["x", None], {"k": 1.5, "n": None}, None, "2026-04-09 07:05:00",
+    )  # fmt: skip
+    second = (
+        2, None, Decimal("-0.05"), 1e20, 2.5, "", None, False, None, [], None, None, None,
+    )  # fmt: skip
+    item = row_converter(SCHEMA)
+    assert item(first) == {
         "id": {"N": "1"},
         "small": {"N": "7"},
         "price": {"N": "12.30"},
@@ -65,7 +74,7 @@ def test_each_spark_type_becomes_the_attribute_glue_writes():
         "attrs": {"M": {"k": {"N": "1.5"}}},
         "when": {"S": "2026-04-09 07:05:00"},
     }
-    assert second == {
+    assert item(second) == {
         "id": {"N": "2"},
         "price": {"N": "-0.05"},
         "ratio": {"N": "1E+20"},
@@ -77,15 +86,14 @@ def test_each_spark_type_becomes_the_attribute_glue_writes():
 
 
 def test_a_nan_stands_in_for_its_row_and_a_type_with_no_attribute_is_one_line():
-    batch = pa.record_batch({"id": pa.array([1, 2]), "x": pa.array([math.nan, 1.0])})
-    bad, good = items_of(batch)
+    schema = T.StructType([T.StructField("id", T.LongType()), T.StructField("x", T.DoubleType())])
+    item = row_converter(schema)
+    bad = item((1, math.nan))
     assert isinstance(bad, UnwritableValue)
     assert str(bad) == "nan is not a DynamoDB number (in id=1, x=nan)"
-    assert good == {"id": {"N": "2"}, "x": {"N": "1.0"}}
-    with pytest.raises(
-        GlueError, match=r"column 'took': Spark type duration\[us\] has no DynamoDB"
-    ):
-        converter(pa.duration("us"), "took")
+    assert item((2, 1.0)) == {"id": {"N": "2"}, "x": {"N": "1.0"}}
+    with pytest.raises(GlueError, match=r"column 'took': Spark type interval day to second has"):
+        converter(T.DayTimeIntervalType(), "took")
     with pytest.raises(UnwritableValue):
         number_text(Decimal("Infinity"))
 

@@ -28,8 +28,6 @@ import struct
 from decimal import Decimal
 from typing import Any, Callable, Optional
 
-import pyarrow as pa  # type: ignore[import-untyped]
-
 from ..errors import GlueError
 
 #: Spark types written as text (cast in Spark, before the rows reach the writer).
@@ -69,77 +67,74 @@ def _shortest_single(value: float) -> str:
     return repr(value)
 
 
-def converter(arrow_type: Any, column: str) -> Converter:
-    """The function that turns a value of ``arrow_type`` (as Arrow's ``to_pylist`` gives
-    it) into a DynamoDB attribute, or None when it has no value. ``column`` names the
-    field in the error for a type with no DynamoDB attribute."""
-    t = pa.types
-    if t.is_null(arrow_type):
+def converter(data_type: Any, column: str) -> Converter:
+    """The function that turns a value of the Spark type ``data_type`` (as a row of the
+    frame holds it in Python) into a DynamoDB attribute, or None when it has no value.
+    ``column`` names the field in the error for a type with no DynamoDB attribute."""
+    from pyspark.sql import types as T
+
+    if isinstance(data_type, T.NullType):
         return lambda v: None
-    if t.is_boolean(arrow_type):
+    if isinstance(data_type, T.BooleanType):
         return lambda v: None if v is None else {"BOOL": v}
-    if t.is_integer(arrow_type) or t.is_decimal(arrow_type):
+    if isinstance(data_type, (T.ByteType, T.ShortType, T.IntegerType, T.LongType)):
         return lambda v: None if v is None else {"N": number_text(v)}
-    if t.is_floating(arrow_type):
-        single = t.is_float32(arrow_type) or t.is_float16(arrow_type)
+    if isinstance(data_type, T.DecimalType):
+        return lambda v: None if v is None else {"N": number_text(v)}
+    if isinstance(data_type, (T.FloatType, T.DoubleType)):
+        single = isinstance(data_type, T.FloatType)
         return lambda v: None if v is None else {"N": number_text(v, single)}
-    if t.is_string(arrow_type) or t.is_large_string(arrow_type):
+    if isinstance(data_type, T.StringType):
         return lambda v: None if v is None else {"S": v}
-    if t.is_binary(arrow_type) or t.is_large_binary(arrow_type):
+    if isinstance(data_type, T.BinaryType):
         return lambda v: None if v is None else {"B": bytes(v)}
-    if t.is_struct(arrow_type):
-        fields = [
-            (arrow_type.field(i).name, converter(arrow_type.field(i).type, column))
-            for i in range(arrow_type.num_fields)
-        ]
+    if isinstance(data_type, T.StructType):
+        fields = [(f.name, converter(f.dataType, column)) for f in data_type.fields]
         return lambda v: None if v is None else {"M": _attributes(fields, v)}
-    if t.is_map(arrow_type):
-        value = converter(arrow_type.item_type, column)
+    if isinstance(data_type, T.MapType):
+        value = converter(data_type.valueType, column)
         return lambda v: None if v is None else {"M": _map_attributes(value, v)}
-    if t.is_list(arrow_type) or t.is_large_list(arrow_type):
-        element = converter(arrow_type.value_type, column)
+    if isinstance(data_type, T.ArrayType):
+        element = converter(data_type.elementType, column)
         return lambda v: None if v is None else {"L": [element(x) or NULL for x in v]}
     raise GlueError(
-        f"column {column!r}: Spark type {arrow_type} has no DynamoDB attribute here; cast it "
-        "(ApplyMapping, or Spark's cast) to a string or a number before writing to DynamoDB"
+        f"column {column!r}: Spark type {data_type.simpleString()} has no DynamoDB attribute "
+        "here; cast it (ApplyMapping, or Spark's cast) to a string or a number before "
+        "writing to DynamoDB"
     )
 
 
-def _attributes(fields: list, value: dict) -> dict:
+def _attributes(fields: list, row: Any) -> dict:
+    """A struct's fields (a Row, in its schema's order) as an ``M``'s attributes."""
     out = {}
-    for name, convert in fields:
-        attribute = convert(value[name])
+    for (name, convert), value in zip(fields, row):
+        attribute = convert(value)
         if attribute is not None:
             out[name] = attribute
     return out
 
 
-def _map_attributes(convert: Converter, pairs: list) -> dict:
+def _map_attributes(convert: Converter, values: dict) -> dict:
     out = {}
-    for key, item in pairs:
+    for key, item in values.items():
         attribute = convert(item)
         if attribute is not None:
             out[str(key)] = attribute
     return out
 
 
-def batch_items(batch: Any, converters: list) -> list:
-    """Each row of an Arrow record batch as a DynamoDB item, or an
-    :class:`UnwritableValue` in its place (the row's other items are unaffected)."""
-    names = batch.schema.names
-    columns = [batch.column(i).to_pylist() for i in range(batch.num_columns)]
-    items: list = []
-    for row in zip(*columns):
+def row_converter(schema: Any) -> Callable[[Any], Any]:
+    """The function that turns a row of a frame of ``schema`` into its DynamoDB item, or
+    an :class:`UnwritableValue` standing in its place (the other rows are unaffected)."""
+    fields = [(f.name, converter(f.dataType, f.name)) for f in schema.fields]
+
+    def item(row: Any) -> Any:
         try:
-            item = {}
-            for name, convert, value in zip(names, converters, row):
-                attribute = convert(value)
-                if attribute is not None:
-                    item[name] = attribute
-            items.append(item)
+            return _attributes(fields, row)
         except UnwritableValue as exc:
-            items.append(UnwritableValue(f"{exc} (in {row_text(zip(names, row))})"))
-    return items
+            return UnwritableValue(f"{exc} (in {row_text(zip(schema.names, row))})")
+
+    return item
 
 
 def row_text(pairs: Any) -> str:
