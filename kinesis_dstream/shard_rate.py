@@ -3,8 +3,9 @@
 A Kinesis shard takes 1,000 records and 1 MiB a second. The KPL (and Glue, which uses it)
 limits what one producer sends each shard to a percentage of that (default 150 %: the
 service's own buckets absorb short bursts), so one hot producer is throttled locally
-instead of by the service. :class:`ShardRateLimiter` keeps two token buckets per shard and
-says how long to wait before a PutRecords batch may go; pure logic with an injected clock.
+instead of by the service. :class:`ShardRateLimiter` keeps two token buckets per shard
+(:class:`~.token_bucket.TokenBucket`) and says how long to wait before a PutRecords batch
+may go; pure logic with an injected clock.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 from typing import Callable
+
+from .token_bucket import TokenBucket
 
 #: A shard's write limits.
 SHARD_RECORDS_PER_S = 1000.0
@@ -32,7 +35,7 @@ class ShardRateLimiter:
         self.records_per_s = SHARD_RECORDS_PER_S * percent / 100.0
         self.bytes_per_s = SHARD_BYTES_PER_S * percent / 100.0
         self._clock = clock
-        self._buckets: dict = {}  # shard id -> [records, bytes, at]
+        self._buckets: dict = {}  # shard id -> (records bucket, bytes bucket)
 
     def delay_s(self, usage: Iterable[tuple]) -> float:
         """Seconds to wait before sending ``usage``: (shard id, records, bytes) tuples.
@@ -40,18 +43,13 @@ class ShardRateLimiter:
         Takes the tokens (the caller sends right after waiting); a batch larger than a
         bucket waits for what it lacks at the rate.
         """
-        now = self._clock()
         wait = 0.0
         for shard_id, records, size in usage:
-            bucket = self._buckets.get(shard_id)
-            if bucket is None:
-                bucket = self._buckets[shard_id] = [self.records_per_s, self.bytes_per_s, now]
-            elapsed = now - bucket[2]
-            bucket[0] = min(self.records_per_s, bucket[0] + elapsed * self.records_per_s)
-            bucket[1] = min(self.bytes_per_s, bucket[1] + elapsed * self.bytes_per_s)
-            bucket[2] = now
-            bucket[0] -= records
-            bucket[1] -= size
-            lack = max(-bucket[0] / self.records_per_s, -bucket[1] / self.bytes_per_s, 0.0)
-            wait = max(wait, lack)
+            buckets = self._buckets.get(shard_id)
+            if buckets is None:
+                buckets = self._buckets[shard_id] = (
+                    TokenBucket(self.records_per_s, clock=self._clock),
+                    TokenBucket(self.bytes_per_s, clock=self._clock),
+                )
+            wait = max(wait, buckets[0].take(records), buckets[1].take(size))
         return wait

@@ -192,7 +192,7 @@ class GlueContext(ReportsNotProvided, SQLContext):
         format_options: Mapping[str, Any] = {},
         transformation_ctx: str = "",
     ) -> Any:
-        """``frame`` to a Kinesis stream (JSON records) or to S3."""
+        """``frame`` to a Kinesis stream (JSON records), to S3 or to a DynamoDB table."""
         return self.write_from_options(
             frame, connection_type, connection_options, format, format_options, transformation_ctx
         )

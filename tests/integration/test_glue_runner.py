@@ -13,6 +13,7 @@ from pathlib import Path
 
 from kinesis_dstream.glue.job.script_process import STOP_BOUND_ENV
 
+from ..support.records import put_records
 from ..support.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -92,6 +93,32 @@ def test_local_after_the_script_without_double_dash_stops_before_the_script_runs
         )
     )
     assert "JOB" not in done.stdout  # the script never ran
+
+
+REDSHIFT_JOB = ROOT / "tests" / "support" / "scripts" / "glue_redshift_job.py"
+
+
+def test_a_write_the_layer_does_not_provide_is_refused_before_the_job_reads_a_record(
+    local_aws, kinesis, stream, tmp_path
+):
+    """Issue 54: a job delivering to a target not provided read its stream and failed at
+    its first batch with records; the script is read first now, and refused at once."""
+    put_records(kinesis, stream, 5, data='{{"id": {i}}}')  # what the job would read first
+    arn = kinesis.describe_stream_summary(StreamName=stream)["StreamDescriptionSummary"][
+        "StreamARN"
+    ]
+    args = ["--JOB_NAME", "to_redshift", "--STREAM_ARN", arn, "--TempDir", str(tmp_path)]
+    done = glue_run(str(REDSHIFT_JOB), "--", *args, env=local_aws.env())
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        "kinesis-dstream: error: glue_redshift_job.py line 38: write_dynamic_frame.from_options"
+        "(connection_type='redshift') is not provided by kinesis_dstream's AWS Glue layer, "
+        "which runs Glue streaming scripts on any PySpark; this layer writes connection_type "
+        "'kinesis', 's3', 'dynamodb' (what is provided: docs/glue.md); refused before the job "
+        "starts, so no record is read"
+    )
+    assert "STARTED" not in done.stdout  # nothing of the script ran: no Spark, no query
+    assert not (tmp_path / "to_redshift").exists()  # no checkpoint was made
 
 
 STUCK_JOB = ROOT / "tests" / "support" / "scripts" / "glue_stuck_job.py"

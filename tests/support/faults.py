@@ -24,7 +24,36 @@ class _CannedResponse:
         self.content = b""
 
 
-class PutRecordsFailures:
+class _PartialAnswers:
+    """A batch call answered as partly failed: ``_before`` takes entries out of the
+    request, ``_short_circuit`` answers a request left empty without sending it, and
+    ``_after`` puts the entries back into the answer as the service reports them."""
+
+    def __init__(self, client: Any, operation: str) -> None:
+        self._client = client
+        self._hooks = [
+            (f"before-parameter-build.{operation}", self._before),
+            (f"before-call.{operation}", self._short_circuit),
+            (f"after-call.{operation}", self._after),
+        ]
+        for event, handler in self._hooks:
+            client.meta.events.register(event, handler)
+
+    def _before(self, params: dict, context: dict, **_: Any) -> None:
+        raise NotImplementedError
+
+    def _short_circuit(self, context: dict, **_: Any) -> Optional[tuple]:
+        raise NotImplementedError
+
+    def _after(self, parsed: dict, context: dict, **_: Any) -> None:
+        raise NotImplementedError
+
+    def remove(self) -> None:
+        for event, handler in self._hooks:
+            self._client.meta.events.unregister(event, handler)
+
+
+class PutRecordsFailures(_PartialAnswers):
     """Make chosen PutRecords entries fail as the service reports it.
 
     The chosen entries are removed from the request before it is sent (the server never
@@ -39,15 +68,11 @@ class PutRecordsFailures:
         fail: Callable[[int, dict], bool],
         error_code: str = "ProvisionedThroughputExceededException",
     ) -> None:
-        self._client = client
         self._fail = fail
         self._error_code = error_code
         self.failed_entries = 0
         self.calls = 0
-        events = client.meta.events
-        events.register("before-parameter-build.kinesis.PutRecords", self._before)
-        events.register("before-call.kinesis.PutRecords", self._short_circuit)
-        events.register("after-call.kinesis.PutRecords", self._after)
+        super().__init__(client, "kinesis.PutRecords")
 
     @classmethod
     def fraction(
@@ -88,11 +113,45 @@ class PutRecordsFailures:
         parsed["FailedRecordCount"] = parsed.get("FailedRecordCount", 0) + len(failed)
         self.failed_entries += len(failed)
 
-    def remove(self) -> None:
-        events = self._client.meta.events
-        events.unregister("before-parameter-build.kinesis.PutRecords", self._before)
-        events.unregister("before-call.kinesis.PutRecords", self._short_circuit)
-        events.unregister("after-call.kinesis.PutRecords", self._after)
+
+class BatchWriteUnprocessed(_PartialAnswers):
+    """Make chosen DynamoDB BatchWriteItem requests come back as partly unprocessed, as
+    DynamoDB answers when a table's partitions are busy.
+
+    ``leave(n, count)`` gets the 0-based call number and the request's item count and
+    returns how many of its last items to leave unprocessed. They are taken out of the
+    request before it is sent (the server never sees them) and returned in the answer's
+    ``UnprocessedItems``, so the table holds exactly what was processed.
+    """
+
+    def __init__(self, client: Any, leave: Callable[[int, int], int]) -> None:
+        self._leave = leave
+        self.calls = 0
+        self.left_unprocessed = 0
+        super().__init__(client, "dynamodb.BatchWriteItem")
+
+    def _before(self, params: dict, context: dict, **_: Any) -> None:
+        n, self.calls = self.calls, self.calls + 1
+        ((table, requests),) = params["RequestItems"].items()
+        count = min(self._leave(n, len(requests)), len(requests))
+        if count <= 0:
+            return
+        context["unprocessed"] = {table: requests[len(requests) - count :]}
+        if count == len(requests):
+            context["all_unprocessed"] = True  # answered in _short_circuit, never sent
+            return
+        params["RequestItems"] = {table: requests[: len(requests) - count]}
+
+    def _short_circuit(self, context: dict, **_: Any) -> Optional[tuple]:
+        if context.get("all_unprocessed"):
+            return _CannedResponse(200), {"UnprocessedItems": {}}
+        return None
+
+    def _after(self, parsed: dict, context: dict, **_: Any) -> None:
+        unprocessed = context.get("unprocessed")
+        if unprocessed:
+            parsed["UnprocessedItems"] = unprocessed
+            self.left_unprocessed += sum(len(r) for r in unprocessed.values())
 
 
 class CallCounter:

@@ -20,25 +20,14 @@ from kinesis_dstream.errors import (
     ThrottledError,
 )
 
+from ..support.clocks import FakeTime
+
 
 def client_error(code, status=400):
     return ClientError(
         {"Error": {"Code": code, "Message": "m"}, "ResponseMetadata": {"HTTPStatusCode": status}},
         "GetRecords",
     )
-
-
-class FakeTime:
-    def __init__(self):
-        self.now = 0.0
-        self.sleeps = []
-
-    def clock(self):
-        return self.now
-
-    def sleep(self, seconds):
-        self.sleeps.append(seconds)
-        self.now += seconds
 
 
 def failing(errors, result="ok"):

@@ -74,6 +74,49 @@ def test_csv_quote_char_minus_one_turns_quoting_off():
     assert FileTarget.parse(S3, "csv", {"quoteChar": "'"}).quote == "'"
 
 
+def test_csv_takes_every_option_of_aws_s_csv_page_and_warns_of_the_read_ones(caplog):
+    """escaper (a read option, "used only when reading" on AWS's page) made the writer
+    escape quotes with it; Glue doubles them. Read options are named, never refused."""
+    options = {
+        "separator": "|",
+        "quoteChar": '"',
+        "escaper": "\\",
+        "writeHeader": False,
+        "strictCheckForQuoting": True,
+        "withHeader": True,
+        "multiLine": True,
+        "skipFirst": False,
+        "optimizePerformance": True,
+    }
+    target = FileTarget.parse(S3, "csv", options)
+    assert (target.separator, target.quote, target.header) == ("|", '"', False)
+    assert not hasattr(target, "escape")  # quotes are doubled: there is no escape character
+    assert [m for m in caplog.messages if m.startswith("csv format_options")] == [
+        "csv format_options ['multiLine', 'optimizePerformance', 'skipFirst', 'withHeader'] "
+        "have no effect here (AWS documents them for reading CSV; a write ignores them); "
+        "accepted and ignored",
+        "csv format_options [\"escaper='\\\\\\\\'\"] have no effect here (AWS documents "
+        "escaper for reading only; a quote inside a value is written doubled, as RFC 4180); "
+        "accepted and ignored",
+    ]
+    caplog.clear()
+    FileTarget.parse(S3, "csv", {"escaper": "", "quoteChar": '"'})  # Glue Studio's empty one
+    FileTarget.parse(S3, "csv", {"escaper": '"'})  # the quote itself: doubling
+    assert not [m for m in caplog.messages if "escaper" in m]
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"quoteChar": "ab"}, r"quoteChar='ab': one character, or -1 for no quoting"),
+        ({"separator": ""}, r"separator='': give the delimiter character"),
+    ],
+)
+def test_a_csv_option_the_files_cannot_be_made_with_is_one_line(options, message):
+    with pytest.raises(GlueError, match=message):
+        FileTarget.parse(S3, "csv", options)
+
+
 @pytest.mark.parametrize(
     "codec, compression", [("snappy", "none"), ("deflate", "none"), ("null", "gzip")]
 )

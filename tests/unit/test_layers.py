@@ -34,6 +34,7 @@ LAYERS = [
         f"{P}.spark_conf",
         f"{P}.backoff",
         f"{P}.shard_rate",
+        f"{P}.token_bucket",
         f"{P}.executor_heap",
         f"{P}.kpl",
         f"{P}.kpl.*",

@@ -32,6 +32,7 @@ from ..logger import LOGGER_NAME
 from ..streaming.foreach_batch import QUERY_STOP_TIMEOUT_S, STOP_WAIT_S, first_line
 from .installing import install
 from .parameters import INSTALL_FLAG
+from .script_check import check_script
 from .session import end_own_session
 
 log = logging.getLogger(__name__)
@@ -54,11 +55,13 @@ class JobFailed(GlueError):
 def run_in_process(script: str, script_args: Sequence[str], install_modules: bool = False) -> int:
     """Run ``script`` here as Glue would (``sys.argv``, ``import awsglue``, Glue's job
     parameters applied first: :mod:`~kinesis_dstream.glue.job.startup`); its exit status
-    (``sys.exit``), else 0.
+    (``sys.exit``), else 0. A write the layer does not provide is refused before anything
+    starts (:mod:`~kinesis_dstream.glue.job.script_check`).
     Its SparkContext is stopped at the end."""
     path = os.path.abspath(script)
     if not os.path.isfile(path):
         raise GlueError(f"glue run: no script {script!r}")
+    check_script(path)  # a write it cannot do: refused now, before any record is read
     from .startup import applied_job_parameters  # fetching and Spark's: not for the CLI
 
     install()

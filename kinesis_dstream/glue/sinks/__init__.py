@@ -1,2 +1,2 @@
-"""Writing: ``write_dynamic_frame`` / ``write_data_frame`` to Kinesis and S3, ``getSink``,
-and the files written from the executors where Spark cannot write S3."""
+"""Writing: ``write_dynamic_frame`` / ``write_data_frame`` to Kinesis, S3 and DynamoDB,
+``getSink``, and the files and items written from the executors."""

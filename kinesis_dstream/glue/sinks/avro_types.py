@@ -26,40 +26,50 @@ from ..errors import GlueError
 _LOGICAL = ("DecimalType", "DateType", "TimestampType", "TimestampNTZType")
 
 
-def _without_logical(data_type: Any) -> Any:
+def _as_strings(data_type: Any, type_names: tuple) -> Any:
     from pyspark.sql import types as T
 
-    if type(data_type).__name__ in _LOGICAL:
+    if type(data_type).__name__ in type_names:
         return T.StringType()
     if isinstance(data_type, T.StructType):
         return T.StructType(
-            [T.StructField(f.name, _without_logical(f.dataType), f.nullable) for f in data_type]
+            [
+                T.StructField(f.name, _as_strings(f.dataType, type_names), f.nullable)
+                for f in data_type
+            ]
         )
     if isinstance(data_type, T.ArrayType):
-        return T.ArrayType(_without_logical(data_type.elementType), data_type.containsNull)
+        return T.ArrayType(_as_strings(data_type.elementType, type_names), data_type.containsNull)
     if isinstance(data_type, T.MapType):
         return T.MapType(
-            _without_logical(data_type.keyType),
-            _without_logical(data_type.valueType),
+            _as_strings(data_type.keyType, type_names),
+            _as_strings(data_type.valueType, type_names),
             data_type.valueContainsNull,
         )
     return data_type
 
 
-def avro_17_columns(df: Any) -> Any:
-    """``df`` with every decimal, date and timestamp (nested ones too) cast to string,
-    as Glue's Avro writer 1.7 writes them; ``df`` itself when it has none."""
+def columns_as_strings(df: Any, type_names: tuple) -> Any:
+    """``df`` with every value of the Spark types named (``"DateType"``...), nested ones
+    too, cast to string (Spark's text: ``12.30``, ``2026-04-09``, ``2026-04-09
+    07:05:00``); ``df`` itself when it has none."""
     from ..transforms.fields import top_column
 
     columns, changed = [], False
     for field in df.schema:
-        target = _without_logical(field.dataType)
+        target = _as_strings(field.dataType, type_names)
         if target == field.dataType:
             columns.append(top_column(field.name))
         else:
             changed = True
             columns.append(top_column(field.name).cast(target).alias(field.name))
     return df.select(*columns) if changed else df
+
+
+def avro_17_columns(df: Any) -> Any:
+    """``df`` with every decimal, date and timestamp (nested ones too) cast to string,
+    as Glue's Avro writer 1.7 writes them; ``df`` itself when it has none."""
+    return columns_as_strings(df, _LOGICAL)
 
 
 # --- a catalog table's columns as an Avro record schema ---------------------------------

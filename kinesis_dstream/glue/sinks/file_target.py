@@ -11,10 +11,17 @@ cannot make, an empty path).
 Honoured: ``path``, ``partitionKeys`` and ``compression`` (JSON and CSV ``gzip`` and
 ``bzip2``; Avro as Glue documents it: ``deflate``, ``snappy``, ``xz`` are Avro codecs,
 ``gzip`` and ``bzip2`` archives holding the Avro file); CSV's ``separator``,
-``quoteChar`` (``-1``: no quoting), ``escaper``, ``writeHeader``; Parquet's
+``quoteChar`` (``-1``: no quoting), ``writeHeader``, ``strictCheckForQuoting``; Parquet's
 ``compression``; Avro's ``version`` (``1.7`` by default: decimal, date and timestamp as
 strings; ``1.8``: logical types) and a ``format_options`` ``compression`` naming an Avro
 codec.
+
+CSV is written as AWS's "CSV format" page has it: RFC 4180, a quote inside a quoted
+value doubled (``""``). ``escaper`` is a read option there ("used only when reading"):
+on a write it is named in a warning and quotes are still doubled; so are the other read
+options (``withHeader``, ``multiLine``, ``skipFirst``, ``optimizePerformance``). Values
+keep their leading and trailing spaces (Spark's CSV writer trims them unless told not
+to).
 """
 
 from __future__ import annotations
@@ -25,23 +32,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from ..errors import GlueError, not_provided
+from ..errors import GlueError
 from ..options import option_text
+from .connection_types import S3_FORMATS, s3_format_refusal
 from .file_formats import AVRO_CODECS, LINE_COMPRESSION, PARQUET_COMPRESSION
 
 log = logging.getLogger(__name__)
 
-FORMATS = {
-    "json": "json",
-    "csv": "csv",
-    "parquet": "parquet",
-    "glueparquet": "parquet",
-    "avro": "avro",
-}
 CONNECTION_KEYS = ("path", "partitionKeys", "compression")
 FORMAT_OPTION_KEYS = {
     "json": (),
-    "csv": ("separator", "quoteChar", "escaper", "writeHeader"),
+    "csv": ("separator", "quoteChar", "writeHeader", "strictCheckForQuoting", "escaper"),
     "parquet": ("compression",),
     "avro": ("version", "compression"),
 }
@@ -51,22 +52,31 @@ AVRO_VERSIONS = ("1.7", "1.8")
 DEFAULT_AVRO_VERSION = "1.7"
 #: CSV ``quoteChar`` values that turn quoting off (AWS documents ``-1``).
 NO_QUOTE = ("-1",)
+#: CSV options AWS documents for reading only: a write names them in a warning.
+CSV_READ_OPTIONS = ("withHeader", "multiLine", "multiline", "skipFirst", "optimizePerformance")
 
 _warned: set = set()
 _warned_lock = threading.Lock()
 
 
-def warn_ignored(where: str, names: Any, why: str = "Glue's writer ignores them") -> None:
-    """One warning a process for ``names`` at ``where`` (a streaming job writes each
-    batch: the same options are not named again every batch)."""
-    names = tuple(sorted(str(n) for n in names))
-    if not names:
-        return
+def warn_once(key: Any, message: str) -> None:
+    """``message`` as a warning, once a process for ``key`` (a streaming job writes each
+    batch: the same option is not named again every batch)."""
     with _warned_lock:
-        if (where, names) in _warned:
+        if key in _warned:
             return
-        _warned.add((where, names))
-    log.warning("%s %s have no effect here (%s); accepted and ignored", where, list(names), why)
+        _warned.add(key)
+    log.warning("%s", message)
+
+
+def warn_ignored(where: str, names: Any, why: str = "Glue's writer ignores them") -> None:
+    """One warning a process for ``names`` at ``where``, which have no effect."""
+    names = tuple(sorted(str(n) for n in names))
+    if names:
+        warn_once(
+            (where, names),
+            f"{where} {list(names)} have no effect here ({why}); accepted and ignored",
+        )
 
 
 @dataclass(frozen=True)
@@ -75,7 +85,8 @@ class FileTarget:
 
     ``compression`` is the file's (JSON, CSV and Avro: ``none``, ``gzip``, ``bzip2``,
     the whole file compressed) or Parquet's codec; ``avro_codec`` the Avro container's
-    block codec; ``quote`` None writes CSV without quoting.
+    block codec; ``quote`` None writes CSV without quoting, else a quote inside a quoted
+    value is doubled (RFC 4180).
     """
 
     path: str
@@ -84,7 +95,6 @@ class FileTarget:
     compression: str = "none"
     separator: str = ","
     quote: Optional[str] = '"'
-    escape: str = "\\"
     header: bool = True
     avro_version: str = DEFAULT_AVRO_VERSION
     avro_codec: str = "null"
@@ -93,15 +103,23 @@ class FileTarget:
     def parse(
         cls, connection_options: Mapping[str, Any], fmt: Any, format_options: Mapping[str, Any]
     ) -> FileTarget:
-        name = str(fmt or "").strip().lower()
-        if name not in FORMATS:
-            raise not_provided(
-                f"write_dynamic_frame to s3 in format {fmt!r}", f"formats: {', '.join(FORMATS)}"
-            )
-        kind = FORMATS[name]
+        refusal = s3_format_refusal(fmt)
+        if refusal is not None:
+            raise refusal
+        name = str(fmt).strip().lower()
+        kind = S3_FORMATS[name]
         warn_ignored("s3 connection_options", set(connection_options) - set(CONNECTION_KEYS))
         options = dict(format_options or {})
-        warn_ignored(f"{name} format_options", set(options) - set(FORMAT_OPTION_KEYS[kind]))
+        read_only = set(CSV_READ_OPTIONS) if kind == "csv" else set()
+        warn_ignored(
+            f"{name} format_options",
+            set(options) - set(FORMAT_OPTION_KEYS[kind]) - read_only,
+        )
+        warn_ignored(
+            "csv format_options",
+            read_only & set(options),
+            "AWS documents them for reading CSV; a write ignores them",
+        )
         path = option_text(connection_options.get("path") or "").strip()
         if not path:
             raise GlueError("write_dynamic_frame to s3: connection_options 'path' is required")
@@ -143,11 +161,29 @@ def _parquet_compression(options: dict, given: Any) -> str:
 
 
 def _csv_fields(options: dict) -> dict:
-    quote = option_text(options.get("quoteChar", '"'))
+    """CSV's writing options: one separator and one quote character (or ``-1``) are what
+    the files can be made with; anything else would change what is written."""
+    separator = option_text(options.get("separator", ","))
+    if not separator:
+        raise GlueError("csv format_options separator='': give the delimiter character")
+    quote_text = option_text(options.get("quoteChar", '"'))
+    quote = None if quote_text.strip() in NO_QUOTE else quote_text
+    if quote is not None and len(quote) != 1:
+        raise GlueError(
+            f"csv format_options quoteChar={options.get('quoteChar')!r}: one character, or "
+            "-1 for no quoting"
+        )
+    escaper = option_text(options.get("escaper") or "")
+    if escaper and escaper != quote:
+        warn_ignored(
+            "csv format_options",
+            [f"escaper={escaper!r}"],
+            "AWS documents escaper for reading only; a quote inside a value is written "
+            "doubled, as RFC 4180",
+        )
     return {
-        "separator": option_text(options.get("separator", ",")),
-        "quote": None if quote.strip() in NO_QUOTE else quote,
-        "escape": option_text(options.get("escaper", "\\")),
+        "separator": separator,
+        "quote": quote,
         "header": option_text(options.get("writeHeader", "true")).lower() != "false",
     }
 

@@ -107,12 +107,7 @@ def _spark_write(df: Any, target: FileTarget) -> None:
             "uncompressed" if target.avro_codec == "null" else target.avro_codec
         )
     if target.fmt == "csv":
-        options.update(
-            sep=target.separator,
-            quote=target.quote,
-            escape=target.escape,
-            header=str(target.header).lower(),
-        )
+        options.update(csv_writer_options(target), header=str(target.header).lower())
     writer = df.write.mode("append").format(target.fmt).options(**options)
     if target.partition_keys:
         writer = writer.partitionBy(*target.partition_keys)
@@ -150,15 +145,29 @@ def _python_write(df: Any, target: FileTarget, data: list) -> None:
     )
 
 
+def csv_writer_options(target: FileTarget) -> dict:
+    """Spark's CSV writing options for ``target`` (its writer's and ``to_csv``'s): a quote
+    inside a quoted value doubled (the escape character is the quote, RFC 4180), and
+    values kept whole (Spark's CSV writer trims leading and trailing spaces by default).
+    Without quoting (``quoteChar`` -1) Spark quotes with NUL, its "no quote" character,
+    where a value needs quoting: see :func:`_csv_column`."""
+    quote = "\u0000" if target.quote is None else target.quote
+    return {
+        "sep": target.separator,
+        "quote": quote,
+        "escape": quote,
+        "ignoreLeadingWhiteSpace": "false",
+        "ignoreTrailingWhiteSpace": "false",
+    }
+
+
 def _csv_column(row: Any, target: FileTarget) -> Any:
-    """Each row as one CSV line (Spark's ``to_csv``). Without quoting (``quoteChar``
-    -1) Spark's writer quotes with NUL, the "no quote" character, where a value needs
-    quoting; those NULs are taken out, so values are written as they are, as Glue writes
-    them (a value holding the separator then reads back as two)."""
+    """Each row as one CSV line (Spark's ``to_csv``). Without quoting, the NULs Spark
+    quotes with are taken out, so values are written as they are, as Glue writes them (a
+    value holding the separator then reads back as two)."""
     from pyspark.sql import functions as F
 
-    quote = "\u0000" if target.quote is None else target.quote
-    line = F.to_csv(row, {"sep": target.separator, "quote": quote, "escape": target.escape})
+    line = F.to_csv(row, csv_writer_options(target))
     return line if target.quote is not None else F.regexp_replace(line, "\u0000", "")
 
 

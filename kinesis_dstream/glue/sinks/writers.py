@@ -1,6 +1,6 @@
 """``glueContext.write_dynamic_frame`` / ``write_data_frame``: a frame to a Kinesis
-stream (this library's sink, one JSON record per row) or to S3 (:mod:`.s3_output`),
-from options or from a catalog table."""
+stream (this library's sink, one JSON record per row), to S3 (:mod:`.s3_output`) or to
+a DynamoDB table (:mod:`.dynamodb_sink`), from options or from a catalog table."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ from ..errors import ReportsNotProvided, not_provided
 from ..frames.dynamicframe import DynamicFrame, DynamicFrameCollection
 from ..options import TYPE_OF_DATA, check_type_of_data, option_text
 from ..transforms.fields import top_column
+from .connection_types import connection_refusal
+from .dynamodb_sink import write_dynamodb
 from .file_target import FileTarget, warn_ignored
 from .s3_output import write_files
 
@@ -76,8 +78,8 @@ def write_options(
     format: Any = None,
     format_options: Optional[Mapping[str, Any]] = None,
 ) -> Any:
-    """``write_dynamic_frame.from_options``: ``connection_type`` kinesis or s3; a
-    DynamicFrameCollection is written frame by frame, as Glue's ``DataSink.write``."""
+    """``write_dynamic_frame.from_options``: ``connection_type`` kinesis, s3 or dynamodb;
+    a DynamicFrameCollection is written frame by frame, as Glue's ``DataSink.write``."""
     if isinstance(frame_or_dfc, DynamicFrameCollection):
         for name in frame_or_dfc.keys():  # noqa: SIM118 (the collection has no __iter__)
             write_options(
@@ -90,6 +92,9 @@ def write_options(
             )
         return frame_or_dfc
     df = frame_of(frame_or_dfc)
+    refusal = connection_refusal(connection_type)
+    if refusal is not None:
+        raise refusal
     kind = str(connection_type).strip().lower()
     if kind == "kinesis":
         warn_ignored("kinesis format_options", format_options or {}, "Kinesis records are JSON")
@@ -100,10 +105,9 @@ def write_options(
     elif kind == "s3":
         write_s3(spark, df, connection_options, format, format_options or {})
     else:
-        raise not_provided(
-            f"write_dynamic_frame.from_options(connection_type={connection_type!r})",
-            "this layer writes connection_type 'kinesis' and 's3'",
-        )
+        if format or format_options:
+            warn_ignored("dynamodb format and format_options", ["format"], "items are not files")
+        write_dynamodb(spark, df, connection_options)
     return frame_or_dfc
 
 
