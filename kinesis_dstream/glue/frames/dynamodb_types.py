@@ -1,8 +1,10 @@
-"""DynamoDB's attribute types as Glue maps them to a frame's types, both ways.
+"""DynamoDB's attribute types as Glue maps them to a frame's types, when a table is read.
 
-One table for the Glue layer's DynamoDB reader (:mod:`~kinesis_dstream.glue.sources`) and
-writer (``connection_type="dynamodb"``): an item's attributes arrive in DynamoDB's wire
-form (``{"S": "x"}``, ``{"N": "12"}``...) and leave in it.
+The Glue layer's DynamoDB reader (:mod:`~kinesis_dstream.glue.sources`): an item's
+attributes arrive in DynamoDB's wire form (``{"S": "x"}``, ``{"N": "12"}``...). The other
+direction, a frame's rows written to a table, is the sink's
+(:mod:`kinesis_dstream.glue.sinks.dynamodb_types`); a round trip through both gives the
+values back (tested).
 
 Read, as Glue's DynamoDB reader types a DynamicFrame's fields:
 
@@ -28,16 +30,12 @@ make double, structs merge their fields, arrays their members; any other mix is 
 in every item is a string. Values of a type other than their column's become the column's
 type where they can: a string column holds a number's digits, ``true``/``false``, a
 binary as base64, a list or map as JSON text.
-
-Write (:func:`to_attribute`): a string is S, a number N (its shortest text), a boolean
-BOOL, bytes B, None NULL, a list L, a dict or Row M.
 """
 
 from __future__ import annotations
 
 import base64
 import json
-import math
 from collections.abc import Mapping
 from decimal import Decimal, InvalidOperation
 from typing import Any, Callable, Optional
@@ -230,28 +228,3 @@ def _nullable(conv: Callable[[Any], Any]) -> Callable[[Any], Any]:
             return None
 
     return convert
-
-
-def to_attribute(value: Any) -> dict:
-    """A plain value (a Spark Row's field) in DynamoDB's wire form (see the module)."""
-    if value is None:
-        return {"NULL": True}
-    if isinstance(value, bool):
-        return {"BOOL": value}
-    if isinstance(value, (int, Decimal)):
-        return {"N": str(value)}
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise ValueError(f"DynamoDB has no number {value!r}")
-        return {"N": repr(value)}
-    if isinstance(value, str):
-        return {"S": value}
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return {"B": bytes(value)}
-    if hasattr(value, "asDict"):  # a Row: a struct column
-        value = value.asDict(recursive=False)
-    if isinstance(value, Mapping):
-        return {"M": {str(k): to_attribute(v) for k, v in value.items()}}
-    if isinstance(value, (list, tuple)):
-        return {"L": [to_attribute(v) for v in value]}
-    return {"S": str(value)}

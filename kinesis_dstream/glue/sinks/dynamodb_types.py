@@ -18,7 +18,8 @@ number: such a row is not written (:class:`UnwritableValue`, counted and named b
 writer). Dates and timestamps become text in Spark before the rows leave it
 (:data:`TEXT_TYPES`, :func:`~.avro_types.columns_as_strings`).
 
-The other direction (a DynamoDB table read into a frame) belongs to the batch sources.
+The other direction (a DynamoDB table read into a frame) is the batch sources'
+(:mod:`kinesis_dstream.glue.frames.dynamodb_types`).
 """
 
 from __future__ import annotations
