@@ -39,6 +39,7 @@ from .lease import (
     OWNER_SWITCHES,
     THROUGHPUT_KBPS,
     Lease,
+    UnreadableItems,
     is_lease_item,
 )
 from .timing import LeaseTimings
@@ -82,6 +83,7 @@ class LeaseTable:
         self._sleep = sleep
         self._writes = 0
         self._writes_lock = threading.Lock()
+        self._unreadable = UnreadableItems(table_name)
 
     @property
     def writes(self) -> int:
@@ -178,12 +180,19 @@ class LeaseTable:
     # -- reads ----------------------------------------------------------------------------
 
     def list_leases(self) -> list:
-        """Every lease, by a consistent paginated scan; other KCL item types are skipped."""
+        """Every lease, by a consistent paginated scan; other KCL item types are skipped,
+        and so is a lease item this library cannot read (a checkpoint that is no sequence
+        number, which the Java KCL writes as a child gave it): one warning a key and
+        reason, the other leases go on (one bad item never stops the table's workers)."""
         leases = []
         kwargs: dict = {"ConsistentRead": True, "Limit": SCAN_PAGE_LEASES}
         while True:
             page = self._call("Scan", **kwargs)
-            leases += [Lease.from_item(i) for i in page.get("Items", []) if is_lease_item(i)]
+            for item in page.get("Items", []):
+                if is_lease_item(item):
+                    lease = self._unreadable.lease_of(item)
+                    if lease is not None:
+                        leases.append(lease)
             start = page.get("LastEvaluatedKey")
             if not start:
                 return sorted(leases, key=lambda lease: lease.lease_key)
@@ -197,7 +206,14 @@ class LeaseTable:
         item = self._call(
             "GetItem", lease_key, backoff=backoff, Key=_key(lease_key), ConsistentRead=True
         ).get("Item")
-        return Lease.from_item(item) if item and is_lease_item(item) else None
+        if not item or not is_lease_item(item):
+            return None
+        try:
+            return Lease.from_item(item)
+        except ValueError as exc:
+            raise LeaseTableError(
+                f"table {self.table_name!r}: lease {lease_key} cannot be read ({exc})"
+            ) from None
 
     # -- conditional writes ---------------------------------------------------------------
 

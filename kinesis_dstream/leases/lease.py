@@ -9,6 +9,8 @@ table written by a Java worker is read here and vice versa; attributes we do not
 
 from __future__ import annotations
 
+import logging
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -16,6 +18,8 @@ from typing import Any, Optional
 from boto3.dynamodb.types import TypeDeserializer
 
 from ..esn import ESN_SHARD_END, ESN_TRIM_HORIZON, ExtendedSequenceNumber
+
+log = logging.getLogger(__name__)
 
 LEASE_KEY = "leaseKey"
 LEASE_OWNER = "leaseOwner"
@@ -137,3 +141,34 @@ class Lease:
             item[STARTING_HASH_KEY] = {"S": self.starting_hash_key}
             item[ENDING_HASH_KEY] = {"S": self.ending_hash_key}
         return item
+
+
+class UnreadableItems:
+    """A table's lease items this library cannot read (:meth:`Lease.from_item` refuses
+    them: a checkpoint that is no sequence number, which the Java KCL writes as a child
+    gave it), skipped by a listing with one warning a key and reason, so one bad item never
+    stops the table's workers. Shared by a table's reading threads (one lock)."""
+
+    def __init__(self, table_name: str) -> None:
+        self.table_name = table_name
+        self._seen: set = set()
+        self._lock = threading.Lock()
+
+    def lease_of(self, item: Mapping[str, Any]) -> Optional[Lease]:
+        """The item's lease, or None (warned about once) when it cannot be read."""
+        try:
+            return Lease.from_item(item)
+        except ValueError as exc:
+            key = item.get(LEASE_KEY, {}).get("S", "?")
+            with self._lock:
+                first = (key, str(exc)) not in self._seen
+                self._seen.add((key, str(exc)))
+            if first:
+                log.warning(
+                    "table %s: lease %s cannot be read (%s); left alone: no worker of this "
+                    "library takes or checkpoints it until its item is mended",
+                    self.table_name,
+                    key,
+                    exc,
+                )
+            return None

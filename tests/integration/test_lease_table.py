@@ -363,3 +363,28 @@ def test_a_kcl3_graceful_handoff_as_the_old_owner(table):
     assert (left.lease_owner, left.checkpoint_owner) == ("b", "a")
     released = table.evict(replace(left, checkpoint_owner=None))  # as its owner b
     assert released is not None and "checkpointOwner" not in raw_item(table, "s0")
+
+
+def test_an_item_this_library_cannot_read_is_left_alone_and_the_others_are_listed(
+    table, caplog
+):
+    # The Java KCL daemon writes a child's checkpoint as the child gave it: Arabic-Indic
+    # digits (seen in its table) are no sequence number. One such item must not stop the
+    # table's workers: it is skipped with one warning a key, the other leases listed.
+    table.create_lease(Lease("shardId-000000000000"))
+    table.create_lease(Lease("shardId-000000000001"))
+    table.client.update_item(
+        TableName=table.table_name,
+        Key={"leaseKey": {"S": "shardId-000000000001"}},
+        UpdateExpression="SET checkpoint = :odd",
+        ExpressionAttributeValues={":odd": {"S": "\u0665"}},
+    )
+    caplog.set_level("WARNING", logger="kinesis_dstream.leases.lease")
+    for _ in range(3):
+        assert [lease.lease_key for lease in table.list_leases()] == ["shardId-000000000000"]
+    warned = [r.getMessage() for r in caplog.records]
+    assert len(warned) == 1
+    lease = "lease shardId-000000000001 cannot be read"
+    assert warned[0].startswith(f"table {table.table_name}: {lease}")
+    with pytest.raises(LeaseTableError, match="lease shardId-000000000001 cannot be read"):
+        table.get_lease("shardId-000000000001")
