@@ -17,7 +17,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kinesis_dstream.glue.streaming.checkpoint_plan import restored_path
-from kinesis_dstream.sql.config.options import EndStoreOptions, OptionError
+from kinesis_dstream.sql.config.end_store_options import EndStoreOptions
+from kinesis_dstream.sql.config.options import OptionError
 from kinesis_dstream.sql.ends.opening import resolve_deferred
 from kinesis_dstream.sql.ends.store import DirectoryEndStore, EndStoreError
 from kinesis_dstream.sql.offsets import MAX_END_BYTES, CorruptOffsetError, RangeEnd

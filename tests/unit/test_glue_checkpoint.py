@@ -13,7 +13,8 @@ from kinesis_dstream.glue.streaming.checkpoint_ends import (
     with_deferred_ends,
 )
 from kinesis_dstream.glue.streaming.checkpoint_plan import local_files, plan_sync, restored_path
-from kinesis_dstream.sql.config.options import DEFAULT_STORE_DIR, OptionError, SourceOptions
+from kinesis_dstream.sql.config.end_store_options import DEFAULT_STORE_DIR
+from kinesis_dstream.sql.config.options import OptionError, SourceOptions
 from kinesis_dstream.sql.ends.opening import build_end_store
 from kinesis_dstream.sql.ends.s3 import S3EndStore
 from kinesis_dstream.sql.ends.store import DirectoryEndStore

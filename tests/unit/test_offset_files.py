@@ -9,7 +9,8 @@ import os
 
 import pytest
 
-from kinesis_dstream.sql.config.options import EndStoreOptions, SourceOptions
+from kinesis_dstream.sql.config.end_store_options import EndStoreOptions
+from kinesis_dstream.sql.config.options import SourceOptions
 from kinesis_dstream.sql.driver.multi import MultiStreamRunner
 from kinesis_dstream.sql.ends.opening import resolve_deferred
 from kinesis_dstream.sql.ends.store import DirectoryEndStore, EndStoreError

@@ -28,7 +28,7 @@ from typing import Any, Optional
 
 from ...aws import ClientSpec
 from ...backoff import call_with_retry
-from ...sql.config.options import DEFAULT_STORE_DIR
+from ...sql.config.end_store_options import DEFAULT_STORE_DIR
 from ...sql.ends.s3 import is_s3_url, parse_s3_url
 from ...sql.ends.store import STORE_BACKOFF
 

@@ -12,9 +12,8 @@ what it does here.
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ...backoff import Backoff
@@ -22,11 +21,11 @@ from ...errors import shown
 from ...retrieval.idle import DEFAULT_MAX_IDLE_WAIT_S, MAX_IDLE_WAIT_S
 from ...retrieval.reader import DEFAULT_READ_BACKOFF, MAX_RECORDS_PER_CALL
 from ..driver.fan_out import FanOutOptions, parse_fan_out
-from ..ends.s3 import is_s3_url, parse_s3_url
 from ..parsing.payload import PayloadFormat
 from ..parsing.registry import REGISTRY_OPTIONS, RegistrySchema
 from ..positions import LATEST, Position, parse_initial_position
 from .connection import Connection, OptionError, parse_connection
+from .end_store_options import EndStoreOptions, end_store_options
 from .option_table import NO_EFFECT, SINK_ALIASES, SOURCE_ALIASES
 from .option_values import (
     bool_value,
@@ -44,8 +43,6 @@ log = logging.getLogger(__name__)
 
 #: Kinesis' own floor: 5 GetRecords calls a second per shard.
 MIN_FETCH_PERIOD_FLOOR_MS = 200.0
-#: Expanded in each process: shared by the driver and executors only if they share a home.
-DEFAULT_STORE_DIR = os.path.join("~", ".kinesis_dstream", "sql-ends")
 #: Kinesis serves at most 2 MiB/s per shard (Databricks' maxFetchRate maximum, 2.0).
 MAX_FETCH_RATE_MB_S = 2.0
 #: Glue's idleTimeBetweenReadsInMs default, applied when addIdleTimeBetweenReads=true.
@@ -125,72 +122,6 @@ def _backoff(found: dict, retries: str, interval: str, max_interval: str) -> Opt
     return Backoff(initial_ms / 1000.0, max_ms / 1000.0, max_attempts=attempts)
 
 
-@dataclass(frozen=True)
-class EndStoreOptions:
-    """Where executors record each range's real end (see :mod:`..ends.store`)."""
-
-    #: "local" (a directory), "s3" (path is s3://bucket/prefix), "dynamodb", or
-    #: "deferred" (path is a file naming the place when the query starts: the Glue layer's
-    #: default inside the query's checkpoint, see :mod:`..ends.opening`)
-    kind: str = "local"
-    path: str = DEFAULT_STORE_DIR
-    table_name: Optional[str] = None
-    #: The awslabs connector's metadataNumRetries / metadataRetryIntervalsMs / ...Max...
-    backoff: Optional[Backoff] = None
-
-
-def _end_store(found: dict) -> EndStoreOptions:
-    backoff = _backoff(
-        found, "metadataNumRetries", "metadataRetryIntervalsMs", "metadataMaxRetryIntervalMs"
-    )
-    kind = str(found.get("metadataCommitterType", ("", "HDFS"))[1]).strip().upper()
-    if kind not in ("HDFS", "DYNAMODB"):
-        key = found["metadataCommitterType"][0]
-        raise OptionError(f"option {key!r} must be HDFS or DYNAMODB, got {shown(kind)}")
-    if kind == "DYNAMODB":
-        if "dynamodbTableName" not in found:
-            raise OptionError(
-                "option 'metadataCommitterType'=DYNAMODB needs option 'dynamodb.tableName'"
-            )
-        if "metadataPath" in found:
-            raise OptionError("option 'metadataPath' applies only to metadataCommitterType=HDFS")
-        table = str(found["dynamodbTableName"][1])
-        return EndStoreOptions("dynamodb", table_name=table, backoff=backoff)
-    if "dynamodbTableName" in found:
-        raise OptionError("option 'dynamodb.tableName' needs metadataCommitterType=DYNAMODB")
-    if "metadataPath" in found:
-        key, value = found["metadataPath"]
-        return end_store_at(str(value), f"option {key!r}", backoff)
-    if "endsLocationFile" in found:  # the Glue layer's: resolved when the query starts
-        path = str(found["endsLocationFile"][1]).strip()
-        return EndStoreOptions("deferred", path=path, backoff=backoff)
-    return EndStoreOptions("local", backoff=backoff)
-
-
-def end_store_at(
-    path: str, where: str = "option 'metadataPath'", backoff: Optional[Backoff] = None
-) -> EndStoreOptions:
-    """The end store at ``path`` as ``metadataPath`` names one: a directory or S3."""
-    path = path.strip()
-    if path.startswith("file://"):
-        path = path[len("file://") :]
-    if is_s3_url(path):
-        try:
-            bucket, prefix = parse_s3_url(path)
-        except ValueError as exc:
-            raise OptionError(f"{where}: {exc}") from None
-        return EndStoreOptions("s3", path=f"s3://{bucket}/{prefix}", backoff=backoff)
-    if "://" in path:
-        raise OptionError(
-            f"{where}: {shown(path)} is neither S3 nor a local or mounted directory; this "
-            "pure-Python source writes range ends to S3 (s3://bucket/prefix, or s3a://), to "
-            "a directory every executor and the driver see (NFS, EFS), or to DynamoDB "
-            "(metadataCommitterType=DYNAMODB, dynamodb.tableName=...)"
-        )
-    path = os.path.abspath(os.path.expanduser(path))
-    return EndStoreOptions("local", path=path, backoff=backoff)
-
-
 def _min_fetch_period_ms(found: dict) -> float:
     """Databricks' minFetchPeriod / awslabs' fetchIntervalMs, or Glue's idle time.
 
@@ -240,7 +171,7 @@ class SourceOptions:
     min_fetch_period_ms: float = MIN_FETCH_PERIOD_FLOOR_MS
     describe_shard_interval_ms: float = 1000.0
     fail_on_data_loss: bool = False
-    end_store: EndStoreOptions = EndStoreOptions()
+    end_store: EndStoreOptions = field(default_factory=EndStoreOptions)
     #: The KCL's drop of KPL aggregates holding a user record outside the shard's range.
     drop_aggregates_outside_shard: bool = False
     #: The longest an idle shard (its peek found nothing, at its tip) goes unpeeked.
@@ -296,7 +227,15 @@ class SourceOptions:
             min_fetch_period_ms=_min_fetch_period_ms(found),
             describe_shard_interval_ms=positive_time_ms(found, "describeShardInterval", 1000.0),
             fail_on_data_loss=bool_value(found, "failOnDataLoss", False),
-            end_store=_end_store(found),
+            end_store=end_store_options(
+                found,
+                _backoff(
+                    found,
+                    "metadataNumRetries",
+                    "metadataRetryIntervalsMs",
+                    "metadataMaxRetryIntervalMs",
+                ),
+            ),
             drop_aggregates_outside_shard=bool_value(found, "dropAggregatesOutsideShard", False),
             idle_shard_poll_ms=_idle_shard_poll_ms(found),
             max_fetch_rate_mb_s=max_rate,

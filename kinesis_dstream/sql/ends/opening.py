@@ -37,8 +37,8 @@ def build_end_store(options: Any) -> EndStore:
 
 
 def resolve_deferred(store: Any) -> Any:
-    """The :class:`~..config.options.EndStoreOptions` a deferred one's file names."""
-    from ..config.options import DEFAULT_STORE_DIR, EndStoreOptions, end_store_at
+    """The :class:`~..config.end_store_options.EndStoreOptions` a deferred one's file names."""
+    from ..config.end_store_options import DEFAULT_STORE_DIR, EndStoreOptions, end_store_at
 
     try:
         with open(store.path, "rb") as handle:
