@@ -97,7 +97,8 @@ def test_the_public_endpoint_given_goes_where_the_sdks_settings_say_and_is_said_
     assert client.meta.endpoint_url == local_aws.endpoint_url
     ensure_stream(client, unique_name, 1)  # a real call reaches the local server
     spec = ClientSpec("kinesis", local_aws.region_name, public)
-    assert unique_name in spec.client().list_streams()["StreamNames"]
+    summary = spec.client().describe_stream_summary(StreamName=unique_name)
+    assert summary["StreamDescriptionSummary"]["StreamName"] == unique_name
     said = [r.getMessage() for r in caplog.records if r.getMessage().startswith("kinesis endpoint")]
     assert said == [
         f"kinesis endpoint: {local_aws.endpoint_url} (the AWS SDK's choice: "
