@@ -16,10 +16,12 @@ from __future__ import annotations
 import logging
 import queue
 import random
+import threading
 import time
 from concurrent.futures import wait
 from typing import Callable, Optional
 
+from ..errors import LeaseTableError
 from .held import HeldLease, HeldLeases, LeaseState
 from .lease import Lease
 from .parents import parents_finished, ready_from_scan
@@ -58,6 +60,9 @@ class LeaseAcquirer:
         self._timings = timings
         self._max_leases_for_worker = max_leases_for_worker
         self._max_leases_to_steal = max_leases_to_steal
+        #: Assigned keys whose items cannot be read, warned about once (:meth:`_assigned`).
+        self._unreadable: set = set()
+        self._unreadable_lock = threading.Lock()
         self._on_gained = on_gained
         self._on_rejected = on_rejected
         self._wake_parents = wake_parents
@@ -125,6 +130,19 @@ class LeaseAcquirer:
         self._last_steal_pass = now
         return True
 
+    def _assigned(self, key: str) -> Optional[Lease]:
+        """An assigned lease read again; None, warned once a key, for an item this library
+        cannot read (one such item must not stop every other adoption)."""
+        try:
+            return self.table.get_lease(key)
+        except LeaseTableError as exc:
+            with self._unreadable_lock:  # the fleet tick and the taker both adopt
+                first = key not in self._unreadable
+                self._unreadable.add(key)
+            if first:
+                log.warning("%s; not adopted until its item is mended", exc)
+            return None
+
     def adopt_assigned(self, keys: Optional[list] = None) -> list:
         """A KCL 3.x follower's pass: hold the leases the leader assigned to us (owner is
         us, no ``checkpointOwner``: a handoff to us is not finished), as the KCL's
@@ -135,7 +153,7 @@ class LeaseAcquirer:
         found: list = (
             self.table.list_leases()
             if keys is None
-            else [self.table.get_lease(k) for k in keys if k not in mine]
+            else [self._assigned(k) for k in keys if k not in mine]
         )
         scanned = [lease for lease in found if lease is not None]
         by_key = {lease.lease_key: lease for lease in scanned}

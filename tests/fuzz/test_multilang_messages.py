@@ -159,9 +159,9 @@ def assert_within_rules(result) -> None:
 
 
 def timed_parse(line: str):
-    started = time.monotonic()
+    started = time.process_time()  # this process's CPU: a loaded machine is not the parser
     result = parse(line)
-    assert time.monotonic() - started < PARSE_BOUND_S
+    assert time.process_time() - started < PARSE_BOUND_S
     return result
 
 

@@ -77,11 +77,11 @@ digits_and_look_alikes = st.characters(categories=["Nd", "No", "Zs"]) | st.sampl
 
 
 def timed(function, *args):
-    started = time.monotonic()
+    started = time.process_time()  # this process's CPU: a loaded machine is not the parser
     try:
         return function(*args)
     finally:
-        assert time.monotonic() - started < BOUND_S
+        assert time.process_time() - started < BOUND_S
 
 
 @given(st.dictionaries(texts, texts, max_size=8))

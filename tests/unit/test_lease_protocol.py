@@ -15,7 +15,7 @@ from dataclasses import replace
 
 import pytest
 
-from kinesis_dstream.errors import DependencyError, LeaseLostError
+from kinesis_dstream.errors import DependencyError, LeaseLostError, LeaseTableError
 from kinesis_dstream.esn import ESN_SHARD_END, ExtendedSequenceNumber
 from kinesis_dstream.leases import (
     InMemoryLeaseRefresher,
@@ -404,3 +404,29 @@ def test_background_threads_renew_and_stop_within_the_bound_when_the_store_is_do
 
 def test_stop_of_a_coordinator_never_started_does_nothing():
     LeaseCoordinator(InMemoryLeaseRefresher(), "idle").stop()
+
+
+def test_a_follower_adopts_its_other_assigned_leases_past_one_it_cannot_read(caplog):
+    # A KCL 3.x leader assigned two leases to this worker; one item cannot be read (the
+    # Java daemon wrote a checkpoint that is no sequence number): the other is adopted,
+    # the bad one warned about once, and the pass goes on in every later tick
+    memory = InMemoryLeaseRefresher()
+    for key in ("shardId-a", "shardId-b"):
+        memory.create_lease(Lease(key, lease_owner="follower"))
+    store = FaultyRefresher(memory)
+    store.fail(
+        "get_lease",
+        lambda: LeaseTableError("table 't': lease shardId-a cannot be read (not a number)"),
+        key="shardId-a",
+    )
+    coordinator = LeaseCoordinator(store, "follower")
+    caplog.set_level(logging.WARNING, logger="kinesis_dstream.leases.take_pass")
+    adopt = coordinator._acquirer.adopt_assigned
+    assert adopt(["shardId-a", "shardId-b"]) == ["shardId-b"]
+    assert adopt(["shardId-a"]) == []
+    assert set(coordinator.held_leases()) == {"shardId-b"}
+    warned = [r.getMessage() for r in caplog.records]
+    assert warned == [
+        "table 't': lease shardId-a cannot be read (not a number); not adopted until its "
+        "item is mended"
+    ]
