@@ -275,3 +275,28 @@ def test_every_example_and_test_script_passes_the_check(script):
     else:
         assert findings == []
         check_script(str(ROOT / script))
+
+
+def test_a_long_expression_python_runs_is_read_and_one_too_deep_is_only_named(tmp_path, caplog):
+    """A 500-term concatenation (an SQL text, say) compiles and runs on Glue; reading it
+    exceeded Python's recursion limit, and glue run ended in a RecursionError. A test
+    nested deeper than the reading goes is named in a warning, never refused."""
+    script = tmp_path / "job.py"
+    long_text = " + ".join(['"a"'] * 500)
+    script.write_text(f'text = {long_text}\nif args["to"] == "db":\n    {WRITE_MYSQL}\n')
+    compile(script.read_text(), "job.py", "exec")  # Python runs it
+    check_script(str(script))
+    assert any(m.startswith("job.py line 3: write_dynamic_frame") for m in caplog.messages)
+    caplog.clear()
+    deep = "not " * 1500 + "data_frame.count()"  # deeper than this reading goes
+    script.write_text(
+        f"def b(data_frame, batch_id):\n    if {deep}:\n        pass\n"
+        "glueContext.forEachBatch(frame=events, batch_function=b, options=o)\n"
+    )
+    check_script(str(script))
+    assert caplog.messages == [
+        "job.py is nested too deeply to read before it runs: its writes are not checked at start"
+    ]
+
+
+WRITE_MYSQL = 'glueContext.write_dynamic_frame.from_options(frame=f, connection_type="mysql")'

@@ -68,14 +68,22 @@ class Finding:
 def check_script(path: str) -> None:
     """Refuse the first write of ``path`` this layer does not provide that the job is
     sure to reach; name the others in warnings. A script that does not parse is left to
-    Python, which names its syntax error when it runs."""
+    Python, which names its syntax error when it runs; one nested too deeply to read is
+    named in a warning, and not checked."""
     name = os.path.basename(path)
     try:
         with open(path, encoding="utf-8") as f:
             tree = ast.parse(f.read(), filename=path)
-    except (SyntaxError, ValueError, UnicodeDecodeError):
+    except (SyntaxError, ValueError, UnicodeDecodeError, RecursionError):
         return
-    findings = writes_not_provided(tree)
+    try:
+        findings = writes_not_provided(tree)
+    except RecursionError:  # Python may still run it: never refused for our own limit
+        log.warning(
+            "%s is nested too deeply to read before it runs: its writes are not checked at start",
+            name,
+        )
+        return
     for finding in findings:
         if finding.reached:
             raise NotProvidedError(
