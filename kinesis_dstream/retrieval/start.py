@@ -72,7 +72,7 @@ class StartPosition:
         needs_sequence = self.iterator_type in ("AT_SEQUENCE_NUMBER", "AFTER_SEQUENCE_NUMBER")
         if needs_sequence and not is_sequence_number(self.sequence_number):
             raise ValueError(
-                f"{self.iterator_type} needs a sequence number (ASCII digits), "
+                f"{self.iterator_type} needs a numeric sequence number (ASCII digits), "
                 f"got {str(self.sequence_number)[:200]!r}"
             )
         if self.iterator_type == "AT_TIMESTAMP" and self.timestamp is None:
