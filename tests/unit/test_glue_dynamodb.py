@@ -3,6 +3,7 @@ DynamoDB attributes, DynamoDB's item sizes, the connection options as AWS docume
 them, the write capacity a task may use, and the token bucket that paces it."""
 
 import math
+import re
 import struct
 from decimal import Decimal
 
@@ -96,6 +97,25 @@ def test_a_nan_stands_in_for_its_row_and_a_type_with_no_attribute_is_one_line():
         converter(T.DayTimeIntervalType(), "took")
     with pytest.raises(UnwritableValue):
         number_text(Decimal("Infinity"))
+
+
+def test_numbers_past_dynamodb_s_range_stand_in_for_their_row():
+    """DynamoDB keeps 38 significant digits, magnitudes 1E-130 to 9.99...E+125, and 0."""
+    for fits in (0.0, 1e-130, 9.999e125, -9.999e125, 2**63, Decimal("-0.000"), 10**40):
+        number_text(fits)
+    assert number_text(Decimal("1" * 38)) == "1" * 38
+    assert number_text(Decimal("12.30")) == "12.30"  # trailing zeros are not significant
+    for past, why in (
+        (1e200, "1E+200 is past DynamoDB's number range (magnitude at most 9.99...E+125)"),
+        (-1e126, "-1E+126 is past DynamoDB's number range"),
+        (5e-324, "5E-324 is past DynamoDB's number range (a magnitude of at least 1E-130"),
+        (Decimal("1" * 39), "has 39 significant digits; DynamoDB stores 38"),
+        (Decimal("1.5E-131"), "1.5E-131 is past DynamoDB's number range"),
+    ):
+        with pytest.raises(UnwritableValue, match=re.escape(why)):
+            number_text(past)
+    schema = T.StructType([T.StructField("m", T.MapType(T.StringType(), T.DoubleType()))])
+    assert isinstance(row_converter(schema)(({"x": 1e-300},)), UnwritableValue)  # nested too
 
 
 def test_item_sizes_are_counted_as_dynamodb_counts_them():

@@ -83,12 +83,14 @@ def report(table: str, counts: WriteCounts) -> None:
     """The write's log lines: what was written, and the rows that could not be."""
     log.info(
         "wrote %d items to DynamoDB table %s in %d requests (%d unprocessed items sent "
-        "again; %d rows replaced by a later row of the same key in one request)",
+        "again; %d rows replaced by a later row of the same key in one request; %d "
+        "requests refused whole, sent again an item a request)",
         counts.written,
         table,
         counts.requests,
         counts.resent,
         counts.replaced,
+        counts.refused_requests,
     )
     if counts.skipped:
         log.error(
