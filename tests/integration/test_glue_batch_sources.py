@@ -84,6 +84,17 @@ def test_s3_paths_are_listed_as_glue_lists_them(bucket):
         }
     ) == ["l/a.csv", "l/b.csv", "l/sub/c.csv"]
     assert keys({"paths": [f"{base}/sub/c.csv"]}) == ["l/sub/c.csv"]  # an object named
+    for key in ("l/_spark_metadata/0", "l/_temporary/0/_temporary/t/p.csv", "l/.h/x.csv"):
+        put(bucket, key, b"x")  # a folder named as Hadoop hides: its files are not data
+    assert keys({"paths": [base], "recurse": True}) == [
+        "l/a.csv",
+        "l/b.csv",
+        "l/cold.csv",
+        "l/sub/c.csv",
+        "l/sub/d.pdf",
+    ]
+    assert keys({"paths": [f"{base}/.h"]}) == ["l/.h/x.csv"]  # the path given is read
+    assert keys({"paths": [f"{base}/_temporary/"], "recurse": True}) == []  # hidden below it
     assert keys({"paths": [f"s3a://{bucket}/l/sub"]}) == ["l/sub/c.csv", "l/sub/d.pdf"]
     with pytest.raises(GlueError, match="bucket 'no-such-bucket-x' does not exist") as e:
         list_files(parse_s3_read({"paths": ["s3://no-such-bucket-x/"]}, "csv", {}))

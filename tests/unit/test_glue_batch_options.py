@@ -24,6 +24,7 @@ from kinesis_dstream.glue.sources.s3_listing import (
     glob_regex,
     is_excluded,
     is_hidden,
+    is_hidden_below,
     list_files,
 )
 from kinesis_dstream.glue.sources.s3_options import (
@@ -125,6 +126,9 @@ def test_glue_s_globs_exclude_as_the_crawlers_document_them():
         glob_regex("{a,b")
     assert is_hidden("_SUCCESS") and is_hidden(".part.crc") and is_hidden("x_$folder$")
     assert not is_hidden("part-0.csv")
+    assert is_hidden_below("_spark_metadata/0") and is_hidden_below("a/.hidden/x.csv")
+    assert is_hidden_below("_temporary/0/_temporary/attempt_1/part-1.json")
+    assert is_hidden_below("sub/") and not is_hidden_below("sub/part-0.csv")
 
 
 def make_tree(root, files):
@@ -137,7 +141,16 @@ def make_tree(root, files):
 def test_a_local_folder_is_listed_as_glue_lists_s3_hidden_files_excluded_and_bounded(tmp_path):
     make_tree(
         tmp_path,
-        {"a.csv": "1", "b.csv": "22", "_SUCCESS": "", "sub/c.csv": "333", "sub/d.pdf": "x"},
+        {
+            "a.csv": "1",
+            "b.csv": "22",
+            "_SUCCESS": "",
+            "sub/c.csv": "333",
+            "sub/d.pdf": "x",
+            "_spark_metadata/0": "{}",
+            "_temporary/0/part-1.csv": "4",
+            "sub/.hidden/e.csv": "5",
+        },
     )
     names = lambda files: [os.path.relpath(f.path, tmp_path) for f in files]  # noqa: E731
     flat = list_files(parse_s3_read({"paths": [str(tmp_path)]}, "csv", {}))
