@@ -15,12 +15,11 @@ from pyspark.sql.types import StructType
 from kinesis_dstream.aws import ClientSpec
 from kinesis_dstream.glue.catalog.batch_tables import batch_table
 from kinesis_dstream.glue.catalog.tables import TableName, get_table
+from kinesis_dstream.glue.dynamodb_connection import TableAccess, describe_table
 from kinesis_dstream.glue.errors import GlueError
 from kinesis_dstream.glue.frames.dynamodb_types import merge_items
-from kinesis_dstream.glue.sources.batch_frames import describe_table
 from kinesis_dstream.glue.sources.dynamodb_options import parse_dynamodb_options, planned_read
 from kinesis_dstream.glue.sources.dynamodb_scan import (
-    CapacityPacer,
     infer_segment,
     read_segment,
     scan_segment,
@@ -33,6 +32,7 @@ from kinesis_dstream.glue.sources.file_readers import (
 )
 from kinesis_dstream.glue.sources.s3_listing import list_files
 from kinesis_dstream.glue.sources.s3_options import parse_s3_read
+from kinesis_dstream.token_bucket import TokenBucket
 
 from ..support.faults import CallErrors
 from ..support.glue import create_crawler_dynamodb_table, create_dynamodb_table
@@ -139,11 +139,11 @@ def table(aws_env, unique_name):
 
 
 def test_a_table_is_scanned_in_segments_each_item_once_and_typed(table):
-    client, name = table
+    _, name = table
     options = parse_dynamodb_options(
         {"dynamodb.input.tableName": name, "dynamodb.splits": "3"}, "from_options"
     )
-    read = planned_read(options, describe_table(client, name), default_splits=2)
+    read = planned_read(options, describe_table(options.access, "x"), default_splits=2)
     assert read.segments == 3
     parts = [infer_segment(read, s) for s in range(read.segments)]
     assert sum(p["items"] for p in parts) == 60
@@ -180,7 +180,7 @@ def test_a_scan_keeps_its_pace_and_gets_past_throttling(table):
         slept.append(seconds)
         now[0] += seconds
 
-    pacer = CapacityPacer(read.segment_units_per_s, clock=lambda: now[0])
+    pace = TokenBucket(read.segment_units_per_s, clock=lambda: now[0])
     pages = []
 
     def small_pages(params, **_):
@@ -188,7 +188,7 @@ def test_a_scan_keeps_its_pace_and_gets_past_throttling(table):
 
     scans.meta.events.register("before-parameter-build.dynamodb.Scan", small_pages)
     try:
-        for page in scan_segment(read, 0, sleep=sleep, pacer=pacer):
+        for page in scan_segment(read, 0, sleep=sleep, pace=pace):
             pages.append(page)
     finally:
         scans.meta.events.unregister("before-parameter-build.dynamodb.Scan", small_pages)
@@ -201,9 +201,39 @@ def test_a_scan_keeps_its_pace_and_gets_past_throttling(table):
 
 
 def test_a_missing_table_is_one_line_naming_it(aws_env):
-    with pytest.raises(GlueError, match="DynamoDB table 'no_such_table' does not exist at") as e:
-        describe_table(ClientSpec("dynamodb").client(), "no_such_table")
-    assert "\n" not in str(e.value)
+    with pytest.raises(GlueError, match="DynamoDB table 'no_such_table' does not exist") as e:
+        describe_table(TableAccess("no_such_table"), "reading DynamoDB table no_such_table")
+    assert "\n" not in str(e.value) and f"(endpoint {aws_env.endpoint_url}" in str(e.value)
+
+
+def test_a_table_of_another_account_is_described_and_read_with_the_role(aws_env, unique_name):
+    """moto keeps each account's tables apart: the table the role's account holds is
+    found by the read's DescribeTable (with the role, as its Scans) and read."""
+    role = "arn:aws:iam::222222222222:role/lookup-reader"
+    options = parse_dynamodb_options(
+        {"dynamodb.input.tableName": unique_name, "dynamodb.sts.roleArn": role}, "x"
+    )
+    other_account = options.access.client_spec().client()
+    create_dynamodb_table(other_account, unique_name, "id", [{"id": {"S": "a"}}])
+    with pytest.raises(GlueError, match="does not exist"):  # not in the job's own account
+        describe_table(TableAccess(unique_name), "x")
+    described = describe_table(options.access, "x")
+    assert described["TableArn"].split(":")[4] == "222222222222"
+    read = planned_read(options, described, default_splits=1)
+    assert infer_segment(read, 0)["items"] == 1
+
+
+def test_a_read_honours_dynamodb_endpoint_as_a_write_does(aws_env, dynalite, unique_name):
+    """The SDK's default endpoint is moto's; the table is in dynalite, named by the
+    connector's own option: described, inferred and read there."""
+    create_dynamodb_table(dynalite.client("dynamodb"), unique_name, "id", [{"id": {"S": "d"}}])
+    options = parse_dynamodb_options(
+        {"dynamodb.input.tableName": unique_name, "dynamodb.endpoint": dynalite.endpoint_url},
+        "from_options",
+    )
+    read = planned_read(options, describe_table(options.access, "x"), default_splits=1)
+    schema = StructType.fromJson(json.loads(infer_segment(read, 0)["struct"]))
+    assert [r for b in read_segment(read, schema, 0) for r in b.to_pylist()] == [{"id": "d"}]
 
 
 def test_a_crawler_s_tables_in_moto_s_glue_map_onto_the_batch_readers(aws_env, unique_name):

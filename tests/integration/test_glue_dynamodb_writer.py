@@ -20,7 +20,7 @@ from kinesis_dstream.glue.sinks.dynamodb_writes import TableWriter
 
 from ..support.clocks import FakeTime
 from ..support.faults import BatchWriteUnprocessed, CallCounter, CallErrors
-from ..support.waiting import wait_until
+from ..support.glue import wait_table_active
 
 
 def create_table(dynamodb, name, keys=(("id", "N"),), capacity=None):
@@ -37,11 +37,7 @@ def create_table(dynamodb, name, keys=(("id", "N"),), capacity=None):
         AttributeDefinitions=[{"AttributeName": n, "AttributeType": t} for n, t in keys],
         **extra,
     )
-
-    def active():
-        return dynamodb.describe_table(TableName=name)["Table"]["TableStatus"] == "ACTIVE"
-
-    wait_until(active, 10, f"table {name} ACTIVE")  # dynalite creates tables in the background
+    wait_table_active(dynamodb, name)
     return name
 
 

@@ -195,8 +195,9 @@ def test_dynamodb_s_documented_read_options_plan_a_paced_parallel_scan():
         },
         "from_options",
     )
-    assert (options.table, options.splits, options.region) == ("priorities", 4, "eu-west-1")
-    assert options.role_session_name == "glue-dynamodb-read-sts-session"  # Glue's default
+    access = options.access
+    assert (access.table, options.splits, access.region) == ("priorities", 4, "eu-west-1")
+    assert access.role_session_name == "glue-dynamodb-read-sts-session"  # Glue's default
     provisioned = {"ProvisionedThroughput": {"ReadCapacityUnits": 100}}
     read = planned_read(options, provisioned, default_splits=2)
     assert read.segments == 4 and read.segment_units_per_s == 25.0  # 100 units, 1.0, 4 ways
@@ -213,7 +214,7 @@ def test_dynamodb_s_documented_read_options_plan_a_paced_parallel_scan():
 def test_dynamodb_options_out_of_glue_s_ranges_are_one_line_each():
     for options, message in [
         ({}, "'dynamodb.input.tableName' is required"),
-        ({"dynamodb.input.tableName": "t", "dynamodb.throughput.read.percent": "2"}, "0.1 to 1.5"),
+        ({"dynamodb.input.tableName": "t", "dynamodb.throughput.read.percent": "x"}, "a number"),
         ({"dynamodb.input.tableName": "t", "dynamodb.splits": "0"}, "from 1 to 1,000,000"),
         ({"dynamodb.export": "ddb"}, "needs dynamodb.tableArn"),
         (
@@ -231,7 +232,11 @@ def test_the_export_connector_is_read_with_a_scan_in_the_export_s_shape(caplog):
         export = parse_dynamodb_options(
             {"dynamodb.export": "ddb", "dynamodb.tableArn": ARN, "dynamodb.s3.bucket": "b"}, "x"
         )
-    assert (export.table, export.region, export.ddb_json) == ("priorities", "eu-west-1", True)
+    assert (export.access.table, export.access.region, export.ddb_json) == (
+        "priorities",
+        "eu-west-1",
+        True,
+    )
     assert "parallel Scan, not exported to S3" in caplog.text
     unnested = parse_dynamodb_options(
         {"dynamodb.export": "s3", "dynamodb.tableArn": ARN, "dynamodb.unnestDDBJson": True}, "x"

@@ -42,7 +42,7 @@ def write_dynamodb(spark: Any, df: Any, connection_options: Mapping[str, Any]) -
         shape.keys,
         shape.units_per_task(target, tasks),
         target.retry,
-        target.client_spec(),
+        target.access.client_spec(),
         df.schema,
     )
     counts = WriteCounts()

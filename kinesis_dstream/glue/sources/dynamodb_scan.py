@@ -4,8 +4,9 @@ as Glue types them, as Arrow batches.
 A table read with ``dynamodb.splits`` = N is N tasks, each scanning segment i of N
 (``Segment``/``TotalSegments``) page by page. Each task spends at most its share of the
 read rate (``dynamodb.throughput.read.percent`` of the table's read capacity, divided by
-the segments): :class:`CapacityPacer` waits between pages for the capacity units the last
-page consumed (DynamoDB's ``ConsumedCapacity``). Every call is retried with
+the segments): a :class:`~kinesis_dstream.token_bucket.TokenBucket` of that rate waits
+between pages for the capacity units the last page consumed (DynamoDB's
+``ConsumedCapacity``). Every call is retried with
 :data:`SCAN_BACKOFF` (throttling, unavailability); past it the task fails, naming the
 table and segment.
 
@@ -28,6 +29,7 @@ from pyspark.sql.types import StructType
 from ...backoff import Backoff, call_with_retry
 from ...sql.parsing import payload_types
 from ...sql.parsing.payload import arrow_schema
+from ...token_bucket import TokenBucket
 from ..frames import dynamodb_types
 from .dynamodb_options import DynamoDBRead
 from .record_batches import records_batch
@@ -40,27 +42,6 @@ SCAN_BACKOFF = Backoff(initial_delay_s=0.1, max_delay_s=5.0, max_attempts=10, ma
 BATCH_ITEMS = 10_000
 #: Read units of one eventually consistent read of 4 KB, when DynamoDB does not say.
 UNITS_PER_4KB = 0.5
-
-
-class CapacityPacer:
-    """Read capacity units a second, as a token bucket holding at most one second's
-    worth; pure logic (the caller sleeps), an injected clock."""
-
-    def __init__(self, units_per_s: float, clock: Callable[[], float] = time.monotonic) -> None:
-        if units_per_s <= 0:
-            raise ValueError(f"a read rate must be > 0 units a second, got {units_per_s}")
-        self.units_per_s = units_per_s
-        self._clock = clock
-        self._tokens = units_per_s
-        self._at = clock()
-
-    def spend(self, units: float) -> float:
-        """Take ``units`` just consumed; the seconds to wait before the next call."""
-        now = self._clock()
-        self._tokens = min(self.units_per_s, self._tokens + (now - self._at) * self.units_per_s)
-        self._at = now
-        self._tokens -= units
-        return max(0.0, -self._tokens / self.units_per_s)
 
 
 def consumed_units(page: dict) -> float:
@@ -77,11 +58,12 @@ def scan_segment(
     read: DynamoDBRead,
     segment: int,
     sleep: Callable[[float], None] = time.sleep,
-    pacer: Optional[CapacityPacer] = None,
+    pace: Optional[TokenBucket] = None,
 ) -> Iterator[list]:
-    """The items of ``segment`` (wire form), a page at a time, at the segment's pace."""
+    """The items of ``segment`` (wire form), a page at a time, at the segment's pace
+    (``pace``: the segment's share of the read capacity, units a second)."""
     client = read.client_spec().client()
-    pacer = pacer or CapacityPacer(read.segment_units_per_s)
+    pace = pace or TokenBucket(read.segment_units_per_s)
     kwargs: dict = {
         "TableName": read.table,
         "Segment": segment,
@@ -97,7 +79,7 @@ def scan_segment(
         if "LastEvaluatedKey" not in page:
             return
         kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
-        wait = pacer.spend(consumed_units(page))
+        wait = pace.take(consumed_units(page))
         if wait > 0:
             sleep(wait)
 
