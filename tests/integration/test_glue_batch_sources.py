@@ -3,9 +3,11 @@ work is called as a Spark task calls it, with the library's clients and pyarrow'
 filesystem): S3 listed as Glue lists it, objects read through pyarrow, a DynamoDB table
 scanned in segments at a pace and past throttling, and crawler-shaped catalog tables."""
 
+import dataclasses
 import gzip
 import io
 import json
+import logging
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -156,6 +158,48 @@ def test_a_table_is_scanned_in_segments_each_item_once_and_typed(table):
     by_id = {r["id"]: r for r in rows}
     assert by_id["c7"] == {"id": "c7", "priority": 2, "labels": ["x", "y7"]}
     assert by_id["c8"]["labels"] is None
+
+
+def test_what_items_changed_since_the_columns_lose_is_counted_in_one_warning(
+    aws_env, unique_name, caplog
+):
+    """Between the columns' Scan and the read's, an item gains an attribute, another's
+    nested list and map change type: nothing silently dropped (the library's rule)."""
+    client = ClientSpec("dynamodb").client()
+    create_dynamodb_table(
+        client,
+        unique_name,
+        "id",
+        [{"id": {"S": "a"}, "m": {"M": {"k": {"N": "1"}}}, "l": {"L": [{"N": "1"}]}}],
+    )
+    options = parse_dynamodb_options({"dynamodb.input.tableName": unique_name}, "x")
+    read = planned_read(options, describe_table(options.access, "x"), default_splits=1)
+    schema = StructType.fromJson(json.loads(infer_segment(read, 0)["struct"]))
+    assert schema.simpleString() == "struct<id:string,m:struct<k:bigint>,l:array<bigint>>"
+    export = dataclasses.replace(read, ddb_json=True)  # the export's shape, one Item struct
+    export_schema = StructType.fromJson(json.loads(infer_segment(export, 0)["struct"]))
+    client.put_item(
+        TableName=unique_name,
+        Item={
+            "id": {"S": "b"},
+            "m": {"M": {"k": {"S": "text"}, "added": {"N": "2"}}},
+            "l": {"L": [{"N": "2"}, {"S": "x"}]},
+            "new": {"S": "attribute"},
+        },
+    )
+    with caplog.at_level(logging.WARNING):
+        rows = [r for b in read_segment(read, schema, 0) for r in b.to_pylist()]
+    assert sorted(rows, key=lambda r: r["id"])[1] == {"id": "b", "m": {"k": None}, "l": [2, None]}
+    (line,) = [m for m in caplog.messages if f"DynamoDB table {unique_name}, segment 0" in m]
+    assert "'attributes with no column (not read)': 1" in line
+    assert "'m: nested values that did not fit their type (null)': 1" in line
+    assert "'m: nested attributes not in their struct (left out)': 1" in line
+    assert "'l: nested values that did not fit their type (null)': 1" in line
+    assert line.endswith("; attributes not in the columns: new")
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        assert len([r for b in read_segment(export, export_schema, 0) for r in b.to_pylist()]) == 2
+    assert "'attributes with no column (not read)': 1" in caplog.text
 
 
 def test_a_scan_keeps_its_pace_and_gets_past_throttling(table):

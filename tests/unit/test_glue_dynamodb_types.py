@@ -63,7 +63,8 @@ def test_a_field_s_types_merge_over_the_items_and_its_values_follow():
     )
     merged = types.merge_items(first, second)
     assert merged.simpleString() == "struct<id:string,n:double,m:struct<k:bigint>>"
-    as_text = types.conformer(StringType())
+    dropped: list = []
+    as_text = types.conformer(StringType(), dropped.append)
     assert [as_text(v) for v in (7, True, b"\x00", [1, "a"], {"k": Decimal("2")})] == [
         "7",
         "true",
@@ -71,14 +72,18 @@ def test_a_field_s_types_merge_over_the_items_and_its_values_follow():
         '[1,"a"]',
         '{"k":"2"}',
     ]
-    struct = types.conformer(merged)
-    assert struct({"id": "a", "n": 1, "m": {"k": "changed"}}) == {
+    struct = types.conformer(merged, dropped.append)
+    assert struct({"id": "a", "n": 1, "m": {"k": "changed", "new": 2}}) == {
         "id": "a",
         "n": 1.0,
         "m": {"k": None},  # a nested value that no longer fits: null
     }
+    assert dropped == [types.DROPPED_UNKNOWN, types.DROPPED_MISFIT]  # told, to be counted
+    array = types.conformer(ArrayType(LongType()), dropped.append)
+    assert array([1, "x", None]) == [1, None, None] and dropped[-1] == types.DROPPED_MISFIT
+    assert len(dropped) == 3  # a null member is no misfit
     with pytest.raises(ValueError):
-        types.conformer(LongType())("x")  # the caller nulls it and counts it
+        types.conformer(LongType(), dropped.append)("x")  # the caller nulls it and counts it
 
 
 def test_values_written_by_the_sink_read_back_as_they_were():

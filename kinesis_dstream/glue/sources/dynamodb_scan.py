@@ -42,6 +42,10 @@ SCAN_BACKOFF = Backoff(initial_delay_s=0.1, max_delay_s=5.0, max_attempts=10, ma
 BATCH_ITEMS = 10_000
 #: Read units of one eventually consistent read of 4 KB, when DynamoDB does not say.
 UNITS_PER_4KB = 0.5
+#: Why an item's attribute was not read: the read's columns have none for it.
+NOT_IN_COLUMNS = "attributes with no column (not read)"
+#: The attributes not in the columns named in the warning (the others only counted).
+NAMED_ATTRIBUTES = 5
 
 
 def consumed_units(page: dict) -> float:
@@ -126,16 +130,28 @@ def infer_segment(read: DynamoDBRead, segment: int) -> dict:
 
 
 def read_segment(read: DynamoDBRead, schema: StructType, segment: int) -> Iterator[Any]:
-    """``segment``'s items as Arrow batches of ``schema``."""
+    """``segment``'s items as Arrow batches of ``schema``. What an item changed since the
+    schema was taken loses is counted in one warning line at the end: a value that no
+    longer fits its column (null), an attribute the schema does not have (not read;
+    the first named), a nested value (:func:`~.dynamodb_types.conformer`'s)."""
     target = arrow_schema(schema)
+    counts: Counter = Counter()
     if read.ddb_json:
         converters = [payload_types.converter(f.dataType) for f in schema.fields]
     else:
-        converters = [dynamodb_types.conformer(f.dataType) for f in schema.fields]
-    counts: Counter = Counter()
+        converters = [
+            dynamodb_types.conformer(f.dataType, _counter(counts, f.name)) for f in schema.fields
+        ]
+    columns = _attribute_columns(read, schema)
+    unknown: set = set()
     batch: list = []
     for page in scan_segment(read, segment):
-        batch.extend(shaped(read, item) for item in page)
+        for item in page:
+            extra = [name for name in item if name not in columns]
+            if extra:
+                counts[NOT_IN_COLUMNS] += len(extra)
+                unknown.update(extra[: max(0, NAMED_ATTRIBUTES - len(unknown))])
+            batch.append(shaped(read, item))
         if len(batch) >= BATCH_ITEMS:
             yield records_batch(batch, schema, converters, target, counts)
             batch = []
@@ -143,9 +159,30 @@ def read_segment(read: DynamoDBRead, schema: StructType, segment: int) -> Iterat
         yield records_batch(batch, schema, converters, target, counts)
     if counts:
         log.warning(
-            "DynamoDB table %s, segment %d: %s (an item changed since the read's schema "
-            "was taken: those values are null)",
+            "DynamoDB table %s, segment %d: %s (items changed since the read's columns were "
+            "taken)%s",
             read.table,
             segment,
             dict(counts),
+            f"; attributes not in the columns: {', '.join(sorted(unknown))}" if unknown else "",
         )
+
+
+def _attribute_columns(read: DynamoDBRead, schema: StructType) -> frozenset:
+    """The item attributes ``schema`` has columns for (the export's shape: the ``Item``
+    struct's fields)."""
+    if not read.ddb_json:
+        return frozenset(schema.names)
+    if "Item" not in schema.names:
+        return frozenset()
+    item = schema["Item"].dataType
+    return frozenset(item.names) if isinstance(item, StructType) else frozenset()
+
+
+def _counter(counts: Counter, column: str) -> Callable[[str], None]:
+    """What a column's conformer tells of a nested value it dropped, counted."""
+
+    def dropped(reason: str) -> None:
+        counts[f"{column}: {reason}"] += 1
+
+    return dropped
