@@ -177,7 +177,7 @@ class GlueContext(ReportsNotProvided, SQLContext):
         name = TableName.from_arguments(database, table_name, catalog_id, kwargs)
         _frame_options("create_dynamic_frame.from_catalog", kwargs)
         df, _ = read_any_catalog(
-            self.spark_session, name, additional_options, push_down_predicate, stream_only=True
+            self.spark_session, name, additional_options, push_down_predicate, batch_only=True
         )
         return DynamicFrame(df, self, str(name.table))
 

@@ -67,6 +67,17 @@ def int_option(value: Any, low: int, high: Optional[int] = None) -> Optional[int
     return number if number >= low and (high is None or number <= high) else None
 
 
+def named_option(options: Mapping[str, Any], name: str, default: Any = None) -> Any:
+    """Connection option ``name``'s value whatever the case of its name (scripts write
+    ``multiline`` and ``multiLine`` alike, as Spark's own options take them); ``default``
+    when it is absent or None (Glue's JSON null)."""
+    wanted = name.lower()
+    for key, value in options.items():
+        if str(key).lower() == wanted and value is not None:
+            return value
+    return default
+
+
 def check_type_of_data(options: Mapping[str, Any], where: str) -> None:
     """A ``typeOfData`` other than ``kinesis`` is a source this layer does not read."""
     for key, value in options.items():

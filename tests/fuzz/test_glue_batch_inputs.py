@@ -133,7 +133,7 @@ def test_dynamodb_options_of_any_value_are_a_read_or_one_named_error(options):
     except GlueError as exc:
         assert "\n" not in str(exc)
         return
-    assert parsed.table
+    assert parsed.access.table
 
 
 ATTRIBUTES = st.recursive(

@@ -2,21 +2,25 @@
 requests of at most 25 items, a key written twice in one request, rows DynamoDB cannot
 take, UnprocessedItems sent again until written or failing loudly past the bound,
 throttled calls retried ``dynamodb.output.retry`` times, the pace, and the table's
-shape as DescribeTable gives it. Faults are botocore event hooks on the real client."""
+shape as DescribeTable gives it. What moto does not check (numbers past DynamoDB's range,
+key lengths) against dynalite, which refuses them as DynamoDB does. Faults are botocore
+event hooks on the real client."""
 
 from decimal import Decimal
 
 import pytest
+from pyspark.sql import types as T
 
 from kinesis_dstream.backoff import Backoff
 from kinesis_dstream.errors import ThrottledError
 from kinesis_dstream.glue.errors import GlueError
 from kinesis_dstream.glue.sinks.dynamodb_target import DynamoDBTarget, TableShape
-from kinesis_dstream.glue.sinks.dynamodb_types import UnwritableValue
+from kinesis_dstream.glue.sinks.dynamodb_types import UnwritableValue, row_converter
 from kinesis_dstream.glue.sinks.dynamodb_writes import TableWriter
 
 from ..support.clocks import FakeTime
 from ..support.faults import BatchWriteUnprocessed, CallCounter, CallErrors
+from ..support.glue import wait_table_active
 
 
 def create_table(dynamodb, name, keys=(("id", "N"),), capacity=None):
@@ -33,6 +37,7 @@ def create_table(dynamodb, name, keys=(("id", "N"),), capacity=None):
         AttributeDefinitions=[{"AttributeName": n, "AttributeType": t} for n, t in keys],
         **extra,
     )
+    wait_table_active(dynamodb, name)
     return name
 
 
@@ -96,6 +101,85 @@ def test_rows_dynamodb_cannot_take_are_counted_and_named_and_the_others_written(
     }
     assert writer.counts.skipped_rows[0] == "no value for key attribute 'id': v='no key'"
     assert len(writer.counts.skipped_rows) == 3  # the first ones named, all counted
+
+
+def test_numbers_and_keys_dynamodb_refuses_leave_their_rows_out_and_the_others_written(
+    dynalite, unique_name
+):
+    """dynalite refuses a request holding a number past DynamoDB's range or a key over
+    its length, as DynamoDB does: each such row is counted and named, its 25-item
+    request's other rows are written, the boundaries are written."""
+    dynamodb = dynalite.client("dynamodb")
+    table = create_table(dynamodb, unique_name, keys=(("pk", "S"), ("sk", "S")))
+    schema = T.StructType(
+        [
+            T.StructField("pk", T.StringType()),
+            T.StructField("sk", T.StringType()),
+            T.StructField("v", T.DoubleType()),
+        ]
+    )
+    rows = [(f"k{i}", "s", float(i)) for i in range(21)]
+    rows += [
+        ("big", "s", 1e200),
+        ("tiny", "s", 5e-324),
+        ("p" * 2049, "s", 1.0),
+        ("long sort key", "s" * 1025, 1.0),
+        ("p" * 2048, "s" * 1024, 9.999e125),  # at DynamoDB's limits: written
+        ("smallest", "s", 1e-130),
+    ]
+    writer = TableWriter(dynamodb, table, {"pk": "S", "sk": "S"}, units_per_s=40_000)
+    writer.put_all(map(row_converter(schema), rows))
+    writer.flush()
+    stored = {i["pk"]["S"] for i in scan(dynamodb, table)}
+    assert stored == {f"k{i}" for i in range(21)} | {"p" * 2048, "smallest"}
+    assert dict(writer.counts.skipped) == {
+        "a value with no DynamoDB attribute": 2,
+        "partition key 'pk' over DynamoDB's 2048 bytes": 1,
+        "sort key 'sk' over DynamoDB's 1024 bytes": 1,
+    }
+    assert writer.counts.skipped_rows[0].startswith(
+        "a value with no DynamoDB attribute: 1E+200 is past DynamoDB's number range"
+    )
+    assert "(in pk='big', sk='s', v=1e+200)" in writer.counts.skipped_rows[0]
+    assert writer.counts.refused_requests == 0  # each caught before it was sent
+
+
+def test_a_request_dynamodb_refuses_whole_is_sent_again_an_item_a_request(dynalite, unique_name):
+    """An item the writer's checks do not foresee (39 significant digits, not from a
+    frame's row) fails its request in dynalite as in DynamoDB: the 25 items are sent
+    again one a request, the refused one counted with DynamoDB's reason, 24 written."""
+    dynamodb = dynalite.client("dynamodb")
+    table = create_table(dynamodb, unique_name)
+    writer = TableWriter(dynamodb, table, {"id": "N"}, units_per_s=40_000)
+    rows = [item(i) for i in range(24)]
+    rows.insert(7, item(99, v={"N": "1" * 39}))
+    calls = CallCounter(dynamodb, "dynamodb", "BatchWriteItem")
+    writer.put_all(rows)
+    writer.flush()
+    calls.remove()
+    assert sorted(int(i["id"]["N"]) for i in scan(dynamodb, table)) == list(range(24))
+    reason = (
+        "refused by DynamoDB (ValidationException: Attempting to store more than 38 "
+        "significant digits in a Number)"
+    )
+    assert dict(writer.counts.skipped) == {reason: 1}
+    assert writer.counts.skipped_rows == [f"{reason}: id='99', v='{'1' * 39}'"]
+    assert [len(r["RequestItems"][table]) for r in calls.requests] == [25] + [1] * 25
+    assert (writer.counts.written, writer.counts.refused_requests) == (24, 1)
+
+
+def test_items_refused_every_time_are_each_sent_alone_once_and_counted(dynamodb, table):
+    """Nothing retried forever: a request refused whole, then each of its items."""
+    refused = CallErrors(dynamodb, "dynamodb", "BatchWriteItem", lambda n: "ValidationException")
+    writer = TableWriter(dynamodb, table, {"id": "N"}, units_per_s=40_000)
+    writer.put_all(item(i) for i in range(30))
+    writer.flush()
+    refused.remove()
+    assert refused.calls == 2 + 30  # the two requests, then each item once
+    reason = "refused by DynamoDB (ValidationException: ValidationException (injected))"
+    assert dict(writer.counts.skipped) == {reason: 30}
+    assert (writer.counts.written, writer.counts.refused_requests) == (0, 2)
+    assert scan(dynamodb, table) == []
 
 
 def test_unprocessed_items_are_sent_again_until_dynamodb_takes_them(dynamodb, table):

@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 from pyarrow import orc
 
+from kinesis_dstream.aws import AWSCredentials, ClientSpec
 from kinesis_dstream.glue.errors import GlueError, NotProvidedError
 from kinesis_dstream.glue.frames.dynamicframe import DynamicFrame
 from kinesis_dstream.glue.transforms import Join
@@ -192,6 +193,30 @@ def test_dynamodb_by_options_and_in_the_export_s_shape(glue, local_aws, unique_n
         r["Item"]["customer"]["S"] + ":" + r["Item"]["priority"]["N"] for r in export.collect()
     )
     assert items == ["a:1", "b:2"]
+
+
+def test_a_dynamodb_read_describes_and_scans_the_table_where_its_options_say(
+    glue, local_aws, dynalite, unique_name
+):
+    """``dynamodb.sts.roleArn`` (AWS's cross-account read; moto keeps accounts apart) and
+    ``dynamodb.endpoint`` (a table in dynalite) are used by every call of the read: the
+    driver's DescribeTable as the executors' Scans."""
+    role = "arn:aws:iam::222222222222:role/lookup-reader"
+    as_role = AWSCredentials(role_arn=role, role_session_name="setup")
+    other_account = ClientSpec("dynamodb", credentials=as_role).client()
+    create_dynamodb_table(other_account, unique_name, "customer", [priority("a", 1)])
+    options = {"dynamodb.input.tableName": unique_name, "dynamodb.sts.roleArn": role}
+    frame = glue.create_dynamic_frame.from_options("dynamodb", options).toDF()
+    assert [tuple(r) for r in frame.collect()] == [("a", 1)]
+    with pytest.raises(GlueError, match=f"DynamoDB table '{unique_name}' does not exist"):
+        glue.create_dynamic_frame.from_options(
+            "dynamodb",
+            {"dynamodb.input.tableName": unique_name},  # the job's own account
+        )
+    create_dynamodb_table(dynalite.client("dynamodb"), unique_name, "customer", [priority("d", 2)])
+    options = {"dynamodb.input.tableName": unique_name, "dynamodb.endpoint": dynalite.endpoint_url}
+    frame = glue.create_dynamic_frame.from_options("dynamodb", options).toDF()
+    assert [tuple(r) for r in frame.collect()] == [("d", 2)]
 
 
 def test_what_this_layer_does_not_read_is_one_line_at_the_call(glue, local_aws, bucket):

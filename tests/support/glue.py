@@ -45,8 +45,18 @@ def create_dynamodb_table(ddb, table, key, items=()):
         AttributeDefinitions=[{"AttributeName": key, "AttributeType": "S"}],
         BillingMode="PAY_PER_REQUEST",
     )
+    wait_table_active(ddb, table)
     for item in items:
         ddb.put_item(TableName=table, Item=item)
+
+
+def wait_table_active(ddb, table):
+    """Until ``table`` is ACTIVE (dynalite creates a table in the background)."""
+
+    def active():
+        return ddb.describe_table(TableName=table)["Table"]["TableStatus"] == "ACTIVE"
+
+    wait_until(active, 10, f"DynamoDB table {table} ACTIVE")
 
 
 def create_crawler_dynamodb_table(glue, database, table, dynamodb_table, region, columns=()):

@@ -24,6 +24,7 @@ from kinesis_dstream.glue.sources.s3_listing import (
     glob_regex,
     is_excluded,
     is_hidden,
+    is_hidden_below,
     list_files,
 )
 from kinesis_dstream.glue.sources.s3_options import (
@@ -125,6 +126,9 @@ def test_glue_s_globs_exclude_as_the_crawlers_document_them():
         glob_regex("{a,b")
     assert is_hidden("_SUCCESS") and is_hidden(".part.crc") and is_hidden("x_$folder$")
     assert not is_hidden("part-0.csv")
+    assert is_hidden_below("_spark_metadata/0") and is_hidden_below("a/.hidden/x.csv")
+    assert is_hidden_below("_temporary/0/_temporary/attempt_1/part-1.json")
+    assert is_hidden_below("sub/") and not is_hidden_below("sub/part-0.csv")
 
 
 def make_tree(root, files):
@@ -137,7 +141,16 @@ def make_tree(root, files):
 def test_a_local_folder_is_listed_as_glue_lists_s3_hidden_files_excluded_and_bounded(tmp_path):
     make_tree(
         tmp_path,
-        {"a.csv": "1", "b.csv": "22", "_SUCCESS": "", "sub/c.csv": "333", "sub/d.pdf": "x"},
+        {
+            "a.csv": "1",
+            "b.csv": "22",
+            "_SUCCESS": "",
+            "sub/c.csv": "333",
+            "sub/d.pdf": "x",
+            "_spark_metadata/0": "{}",
+            "_temporary/0/part-1.csv": "4",
+            "sub/.hidden/e.csv": "5",
+        },
     )
     names = lambda files: [os.path.relpath(f.path, tmp_path) for f in files]  # noqa: E731
     flat = list_files(parse_s3_read({"paths": [str(tmp_path)]}, "csv", {}))
@@ -182,8 +195,9 @@ def test_dynamodb_s_documented_read_options_plan_a_paced_parallel_scan():
         },
         "from_options",
     )
-    assert (options.table, options.splits, options.region) == ("priorities", 4, "eu-west-1")
-    assert options.role_session_name == "glue-dynamodb-read-sts-session"  # Glue's default
+    access = options.access
+    assert (access.table, options.splits, access.region) == ("priorities", 4, "eu-west-1")
+    assert access.role_session_name == "glue-dynamodb-read-sts-session"  # Glue's default
     provisioned = {"ProvisionedThroughput": {"ReadCapacityUnits": 100}}
     read = planned_read(options, provisioned, default_splits=2)
     assert read.segments == 4 and read.segment_units_per_s == 25.0  # 100 units, 1.0, 4 ways
@@ -200,7 +214,7 @@ def test_dynamodb_s_documented_read_options_plan_a_paced_parallel_scan():
 def test_dynamodb_options_out_of_glue_s_ranges_are_one_line_each():
     for options, message in [
         ({}, "'dynamodb.input.tableName' is required"),
-        ({"dynamodb.input.tableName": "t", "dynamodb.throughput.read.percent": "2"}, "0.1 to 1.5"),
+        ({"dynamodb.input.tableName": "t", "dynamodb.throughput.read.percent": "x"}, "a number"),
         ({"dynamodb.input.tableName": "t", "dynamodb.splits": "0"}, "from 1 to 1,000,000"),
         ({"dynamodb.export": "ddb"}, "needs dynamodb.tableArn"),
         (
@@ -218,7 +232,11 @@ def test_the_export_connector_is_read_with_a_scan_in_the_export_s_shape(caplog):
         export = parse_dynamodb_options(
             {"dynamodb.export": "ddb", "dynamodb.tableArn": ARN, "dynamodb.s3.bucket": "b"}, "x"
         )
-    assert (export.table, export.region, export.ddb_json) == ("priorities", "eu-west-1", True)
+    assert (export.access.table, export.access.region, export.ddb_json) == (
+        "priorities",
+        "eu-west-1",
+        True,
+    )
     assert "parallel Scan, not exported to S3" in caplog.text
     unnested = parse_dynamodb_options(
         {"dynamodb.export": "s3", "dynamodb.tableArn": ARN, "dynamodb.unnestDDBJson": True}, "x"

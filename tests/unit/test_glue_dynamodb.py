@@ -3,6 +3,7 @@ DynamoDB attributes, DynamoDB's item sizes, the connection options as AWS docume
 them, the write capacity a task may use, and the token bucket that paces it."""
 
 import math
+import re
 import struct
 from decimal import Decimal
 
@@ -10,6 +11,7 @@ import pytest
 from pyspark.sql import Row
 from pyspark.sql import types as T
 
+from kinesis_dstream.glue.dynamodb_connection import TableAccess
 from kinesis_dstream.glue.errors import GlueError
 from kinesis_dstream.glue.sinks.dynamodb_target import DynamoDBTarget, TableShape
 from kinesis_dstream.glue.sinks.dynamodb_types import (
@@ -98,6 +100,25 @@ def test_a_nan_stands_in_for_its_row_and_a_type_with_no_attribute_is_one_line():
         number_text(Decimal("Infinity"))
 
 
+def test_numbers_past_dynamodb_s_range_stand_in_for_their_row():
+    """DynamoDB keeps 38 significant digits, magnitudes 1E-130 to 9.99...E+125, and 0."""
+    for fits in (0.0, 1e-130, 9.999e125, -9.999e125, 2**63, Decimal("-0.000"), 10**40):
+        number_text(fits)
+    assert number_text(Decimal("1" * 38)) == "1" * 38
+    assert number_text(Decimal("12.30")) == "12.30"  # trailing zeros are not significant
+    for past, why in (
+        (1e200, "1E+200 is past DynamoDB's number range (magnitude at most 9.99...E+125)"),
+        (-1e126, "-1E+126 is past DynamoDB's number range"),
+        (5e-324, "5E-324 is past DynamoDB's number range (a magnitude of at least 1E-130"),
+        (Decimal("1" * 39), "has 39 significant digits; DynamoDB stores 38"),
+        (Decimal("1.5E-131"), "1.5E-131 is past DynamoDB's number range"),
+    ):
+        with pytest.raises(UnwritableValue, match=re.escape(why)):
+            number_text(past)
+    schema = T.StructType([T.StructField("m", T.MapType(T.StringType(), T.DoubleType()))])
+    assert isinstance(row_converter(schema)(({"x": 1e-300},)), UnwritableValue)  # nested too
+
+
 def test_item_sizes_are_counted_as_dynamodb_counts_them():
     assert item_size({"id": {"S": "abc"}}) == 2 + 3
     assert item_size({"n": {"N": "12345"}}) == 1 + 4  # one byte a two digits, plus one
@@ -127,7 +148,7 @@ def test_the_connection_options_as_aws_documents_them(caplog):
         4,
         100,
     )
-    spec = target.client_spec()
+    spec = target.access.client_spec()
     assert (spec.service, spec.region_name, spec.endpoint_url) == (
         "dynamodb",
         "eu-west-1",
@@ -138,7 +159,7 @@ def test_the_connection_options_as_aws_documents_them(caplog):
     assert any("['dynamodb.output.batchSize'] have no effect" in m for m in caplog.messages)
     defaults = DynamoDBTarget.parse(TABLE)
     assert (defaults.percent, defaults.parallel_tasks, defaults.retry) == (0.5, None, 10)
-    assert defaults.client_spec().credentials is None
+    assert defaults.access.client_spec().credentials is None
     DynamoDBTarget.parse({**TABLE, "dynamodb.throughput.write.percent": "2"})
     assert any("2.0: AWS documents 0.1 to 1.5; used as given" in m for m in caplog.messages)
 
@@ -148,7 +169,6 @@ def test_the_connection_options_as_aws_documents_them(caplog):
     [
         ({}, r"connection_options 'dynamodb.output.tableName' is required"),
         ({**TABLE, "dynamodb.throughput.write.percent": "fast"}, r"percent='fast': give a number"),
-        ({**TABLE, "dynamodb.throughput.write.percent": "0"}, r"percent=0.0: give a number > 0"),
         ({**TABLE, "dynamodb.output.numParallelTasks": "1.5"}, r"'1.5': give an integer"),
         ({**TABLE, "dynamodb.output.numParallelTasks": "0"}, r"=0: give an integer >= 1"),
         ({**TABLE, "dynamodb.output.retry": "-1"}, r"retry=-1: give an integer >= 0"),
@@ -162,10 +182,11 @@ def test_an_option_the_write_cannot_take_is_one_line(options, message):
 def test_each_task_gets_its_share_of_the_write_capacity_as_glue_computes_it():
     """permittedWcuPerTask = TableWCU * percent / numParallelTasks, at least 1."""
     provisioned = TableShape({"id": "N"}, 10.0)
-    assert provisioned.units_per_task(DynamoDBTarget("t", percent=0.5), 2) == 2.5
-    assert provisioned.units_per_task(DynamoDBTarget("t", percent=0.1), 4) == 1.0
+    target = lambda percent: DynamoDBTarget(TableAccess("t"), percent=percent)  # noqa: E731
+    assert provisioned.units_per_task(target(0.5), 2) == 2.5
+    assert provisioned.units_per_task(target(0.1), 4) == 1.0
     on_demand = TableShape({"id": "N"}, 40_000.0)
-    assert on_demand.units_per_task(DynamoDBTarget("t", percent=1.0), 8) == 5_000.0
+    assert on_demand.units_per_task(target(1.0), 8) == 5_000.0
 
 
 def test_a_token_bucket_starts_full_then_gives_its_rate():

@@ -18,11 +18,11 @@ from pyspark.sql.types import (
     StructType,
 )
 
+from kinesis_dstream.glue.dynamodb_connection import TableAccess
 from kinesis_dstream.glue.frames import dynamodb_types as types
 from kinesis_dstream.glue.sinks.dynamodb_types import row_converter
 from kinesis_dstream.glue.sources.dynamodb_options import DynamoDBRead
 from kinesis_dstream.glue.sources.dynamodb_scan import (
-    CapacityPacer,
     consumed_units,
     ddb_json,
     record_struct,
@@ -63,7 +63,8 @@ def test_a_field_s_types_merge_over_the_items_and_its_values_follow():
     )
     merged = types.merge_items(first, second)
     assert merged.simpleString() == "struct<id:string,n:double,m:struct<k:bigint>>"
-    as_text = types.conformer(StringType())
+    dropped: list = []
+    as_text = types.conformer(StringType(), dropped.append)
     assert [as_text(v) for v in (7, True, b"\x00", [1, "a"], {"k": Decimal("2")})] == [
         "7",
         "true",
@@ -71,14 +72,18 @@ def test_a_field_s_types_merge_over_the_items_and_its_values_follow():
         '[1,"a"]',
         '{"k":"2"}',
     ]
-    struct = types.conformer(merged)
-    assert struct({"id": "a", "n": 1, "m": {"k": "changed"}}) == {
+    struct = types.conformer(merged, dropped.append)
+    assert struct({"id": "a", "n": 1, "m": {"k": "changed", "new": 2}}) == {
         "id": "a",
         "n": 1.0,
         "m": {"k": None},  # a nested value that no longer fits: null
     }
+    assert dropped == [types.DROPPED_UNKNOWN, types.DROPPED_MISFIT]  # told, to be counted
+    array = types.conformer(ArrayType(LongType()), dropped.append)
+    assert array([1, "x", None]) == [1, None, None] and dropped[-1] == types.DROPPED_MISFIT
+    assert len(dropped) == 3  # a null member is no misfit
     with pytest.raises(ValueError):
-        types.conformer(LongType())("x")  # the caller nulls it and counts it
+        types.conformer(LongType(), dropped.append)("x")  # the caller nulls it and counts it
 
 
 def test_values_written_by_the_sink_read_back_as_they_were():
@@ -124,36 +129,18 @@ def test_values_written_by_the_sink_read_back_as_they_were():
 
 
 def test_the_export_shape_is_dynamodb_json_in_an_item_struct():
-    read = DynamoDBRead("t", None, 1, 10.0, ddb_json=True)
+    read = DynamoDBRead(TableAccess("t"), 1, 10.0, ddb_json=True)
     record = shaped(read, {"id": {"S": "a"}, "n": {"N": "1"}, "raw": {"B": b"\x00"}})
     assert record == {"Item": {"id": {"S": "a"}, "n": {"N": "1"}, "raw": {"B": "AA=="}}}
     assert record_struct(read, record).simpleString() == (
         "struct<Item:struct<id:struct<S:string>,n:struct<N:string>,raw:struct<B:string>>>"
     )
     assert ddb_json({"NS": [1, 2]}) == {"NS": ["1", "2"]}
-    plain = DynamoDBRead("t", None, 1, 10.0)
+    plain = DynamoDBRead(TableAccess("t"), 1, 10.0)
     assert isinstance(record_struct(plain, shaped(plain, {"id": {"S": "a"}})), StructType)
 
 
-class Clock:
-    def __init__(self):
-        self.now = 100.0
-
-    def __call__(self):
-        return self.now
-
-
-def test_a_segment_spends_its_share_of_the_read_capacity_a_second():
-    clock = Clock()
-    pacer = CapacityPacer(10.0, clock=clock)  # 10 units a second, a second's worth banked
-    assert pacer.spend(4) == 0.0
-    assert pacer.spend(6) == 0.0
-    assert pacer.spend(5) == pytest.approx(0.5)  # 5 units owed at 10 a second
-    clock.now += 0.5
-    assert pacer.spend(0) == 0.0  # paid back
-    clock.now += 10
-    assert pacer.spend(25) == pytest.approx(1.5)  # never more than a second banked
-    with pytest.raises(ValueError):
-        CapacityPacer(0)
+def test_a_page_s_read_units_are_dynamodb_s_or_estimated_by_size():
+    """(The segment's pace is the library's TokenBucket, tested with the sink's.)"""
     assert consumed_units({"ConsumedCapacity": {"CapacityUnits": 2.5}}) == 2.5
     assert consumed_units({"Items": [{"k": {"S": "x" * 8000}}]}) > 0.5  # estimated by size

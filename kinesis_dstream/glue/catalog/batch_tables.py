@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ..errors import GlueError
+from ..options import merged, named_option
 from ..sources.dynamodb_options import table_of_arn
 from .formats import table_format
 from .tables import SERDE_CSV_OPTIONS, TableName, is_kinesis_table
@@ -93,10 +94,13 @@ def batch_table(
             options["dynamodb.input.tableName"] = location
         else:
             raise GlueError(f"{name} is a DynamoDB table without a Location (its table's ARN)")
-        options.update(additional_options)
-        if "dynamodb.tableArn" in options and "dynamodb.input.tableName" not in options:
-            region, table_name = table_of_arn(options.pop("dynamodb.tableArn"))
-            options.setdefault("dynamodb.region", region)
+        options = merged(options, additional_options)
+        arn = named_option(options, "dynamodb.tableArn")
+        if arn is not None and named_option(options, "dynamodb.input.tableName") is None:
+            options = {k: v for k, v in options.items() if k.lower() != "dynamodb.tablearn"}
+            region, table_name = table_of_arn(str(arn))
+            if named_option(options, "dynamodb.region") is None:
+                options["dynamodb.region"] = region
             options["dynamodb.input.tableName"] = table_name
         return BatchTable(DYNAMODB, options)
     if not location:

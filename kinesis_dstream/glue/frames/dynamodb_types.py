@@ -29,7 +29,10 @@ make double, structs merge their fields, arrays their members; any other mix is 
 (Glue would keep a choice type; a frame here has one type a column). A field that is null
 in every item is a string. Values of a type other than their column's become the column's
 type where they can: a string column holds a number's digits, ``true``/``false``, a
-binary as base64, a list or map as JSON text.
+binary as base64, a list or map as JSON text. A nested value that cannot (a member of a
+list, a map's field) is null, and a map's key its struct does not have is left out: both
+told to the reader's count (:data:`DROPPED_MISFIT`, :data:`DROPPED_UNKNOWN`), never
+silently.
 """
 
 from __future__ import annotations
@@ -67,6 +70,9 @@ _SHAPES: dict = {
     "M": Mapping,
 }
 _INT64 = (-(1 << 63), (1 << 63) - 1)
+#: Why :func:`conformer` dropped a nested value (what its ``dropped`` is told).
+DROPPED_MISFIT = "nested values that did not fit their type (null)"
+DROPPED_UNKNOWN = "nested attributes not in their struct (left out)"
 
 
 class AttributeValueError(ValueError):
@@ -180,25 +186,32 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not JSON")
 
 
-def conformer(data_type: DataType) -> Callable[[Any], Any]:
+def conformer(data_type: DataType, dropped: Callable[[str], None]) -> Callable[[Any], Any]:
     """A function giving a plain value as a column of ``data_type`` holds it (see the
     module), built once a schema; it raises ValueError when the value cannot be held
-    there (the caller nulls the field and counts it). Nested misfits are null."""
+    there (the caller nulls the field and counts it). A nested value dropped is told to
+    ``dropped`` with the reason (:data:`DROPPED_MISFIT`, :data:`DROPPED_UNKNOWN`)."""
     if isinstance(data_type, StringType):
         return lambda v: v if isinstance(v, str) else _text(v)
     if isinstance(data_type, BinaryType):
         return _binary
     if isinstance(data_type, StructType):
-        fields = [(f.name, _nullable(conformer(f.dataType))) for f in data_type.fields]
+        fields = [
+            (f.name, _nullable(conformer(f.dataType, dropped), dropped)) for f in data_type.fields
+        ]
+        names = frozenset(data_type.names)
 
         def struct(v: Any) -> Any:
             if not isinstance(v, dict):
                 raise ValueError(f"not a map: {v!r}")
+            for key in v:
+                if key not in names:
+                    dropped(DROPPED_UNKNOWN)
             return {name: conv(v.get(name)) for name, conv in fields}
 
         return struct
     if isinstance(data_type, ArrayType):
-        member = _nullable(conformer(data_type.elementType))
+        member = _nullable(conformer(data_type.elementType, dropped), dropped)
 
         def array(v: Any) -> Any:
             if not isinstance(v, list):
@@ -218,13 +231,14 @@ def _binary(v: Any) -> bytes:
     return bytes(v)
 
 
-def _nullable(conv: Callable[[Any], Any]) -> Callable[[Any], Any]:
+def _nullable(conv: Callable[[Any], Any], dropped: Callable[[str], None]) -> Callable[[Any], Any]:
     def convert(v: Any) -> Any:
         if v is None:
             return None
         try:
             return conv(v)
         except ValueError:
+            dropped(DROPPED_MISFIT)
             return None
 
     return convert

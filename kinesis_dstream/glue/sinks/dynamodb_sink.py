@@ -42,7 +42,7 @@ def write_dynamodb(spark: Any, df: Any, connection_options: Mapping[str, Any]) -
         shape.keys,
         shape.units_per_task(target, tasks),
         target.retry,
-        target.client_spec(),
+        target.access.client_spec(),
         df.schema,
     )
     counts = WriteCounts()
@@ -83,12 +83,14 @@ def report(table: str, counts: WriteCounts) -> None:
     """The write's log lines: what was written, and the rows that could not be."""
     log.info(
         "wrote %d items to DynamoDB table %s in %d requests (%d unprocessed items sent "
-        "again; %d rows replaced by a later row of the same key in one request)",
+        "again; %d rows replaced by a later row of the same key in one request; %d "
+        "requests refused whole, sent again an item a request)",
         counts.written,
         table,
         counts.requests,
         counts.resent,
         counts.replaced,
+        counts.refused_requests,
     )
     if counts.skipped:
         log.error(

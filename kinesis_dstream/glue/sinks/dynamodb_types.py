@@ -14,9 +14,11 @@ what ``write_dynamic_frame.from_options(connection_type="dynamodb")`` writes.
 AWS documents the writer's options, not this table: it is what the writer Glue builds on
 (awslabs' emr-dynamodb-connector, whose null serialization is off by default) does, and
 what reads back as the frame that was written. A NaN or infinite float has no DynamoDB
-number: such a row is not written (:class:`UnwritableValue`, counted and named by the
-writer). Dates and timestamps become text in Spark before the rows leave it
-(:data:`TEXT_TYPES`, :func:`~.avro_types.columns_as_strings`).
+number, nor has a double past DynamoDB's range (a magnitude above 9.99...E+125 or, not
+zero, below 1E-130; more than 38 significant digits): such a row is not written
+(:class:`UnwritableValue`, counted and named by the writer). Dates and timestamps become
+text in Spark before the rows leave it (:data:`TEXT_TYPES`,
+:func:`~.avro_types.columns_as_strings`).
 
 The other direction (a DynamoDB table read into a frame) is the batch sources'
 (:mod:`kinesis_dstream.glue.frames.dynamodb_types`).
@@ -39,22 +41,66 @@ NULL = {"NULL": True}
 Converter = Callable[[Any], Optional[dict]]
 
 
+#: DynamoDB's numbers (its "Supported data types" page): at most 38 significant digits,
+#: a magnitude from 1E-130 to 9.99...E+125 (the exponents of the first digit), or zero.
+MAX_DIGITS = 38
+MAX_EXPONENT = 125
+MIN_EXPONENT = -130
+#: Numbers that need no check: ints of at most 38 digits, doubles (17 digits) between
+#: these magnitudes.
+_INT_BOUND = 10**MAX_DIGITS
+_FLOAT_SAFE = (1e-129, 1e125)
+
+
 class UnwritableValue(ValueError):
-    """A value DynamoDB has no attribute for (a NaN or infinite number): its row is not
-    written; the writer counts and names it."""
+    """A value DynamoDB has no attribute for (a NaN or infinite number, one past
+    DynamoDB's range): its row is not written; the writer counts and names it."""
 
 
 def number_text(value: Any, single: bool = False) -> str:
     """A number as DynamoDB's ``N`` text: an int's digits, a decimal's as they are, a
     float's shortest text (a ``float`` column's as a 4-byte float prints, as Glue's JVM
-    does: ``0.1``, not ``0.10000000149011612``)."""
-    if isinstance(value, (int, Decimal)):
-        if isinstance(value, Decimal) and not value.is_finite():
+    does: ``0.1``, not ``0.10000000149011612``). :class:`UnwritableValue` for a number
+    DynamoDB cannot store (DynamoDB would refuse the whole request it is in)."""
+    if isinstance(value, int) and -_INT_BOUND < value < _INT_BOUND:
+        return str(value)  # the common case, at most 38 digits
+    if isinstance(value, float):
+        if not math.isfinite(value):
             raise UnwritableValue(f"{value} is not a DynamoDB number")
-        return str(value)
-    if not math.isfinite(value):
+        text = str(Decimal(_shortest_single(value) if single else repr(value)))
+        if value == 0 or _FLOAT_SAFE[0] < abs(value) < _FLOAT_SAFE[1]:
+            return text  # a double's 17 digits, well inside DynamoDB's range
+        check_number(Decimal(text))
+        return text
+    number = Decimal(value)
+    if not number.is_finite():
         raise UnwritableValue(f"{value} is not a DynamoDB number")
-    return str(Decimal(_shortest_single(value) if single else repr(value)))
+    check_number(number)
+    return str(value)
+
+
+def check_number(number: Decimal) -> None:
+    """:class:`UnwritableValue` when DynamoDB cannot store ``number`` (see
+    :data:`MAX_DIGITS`); its digits counted as DynamoDB counts them, without leading or
+    trailing zeros."""
+    _, digits, exponent = number.as_tuple()
+    text = "".join(map(str, digits)).lstrip("0")
+    if not text:
+        return  # zero
+    significant = text.rstrip("0")
+    first = int(exponent) + len(text) - 1  # the exponent of the first digit
+    if len(significant) > MAX_DIGITS:
+        raise UnwritableValue(
+            f"{number} has {len(significant)} significant digits; DynamoDB stores {MAX_DIGITS}"
+        )
+    if first > MAX_EXPONENT:
+        raise UnwritableValue(
+            f"{number} is past DynamoDB's number range (magnitude at most 9.99...E+125)"
+        )
+    if first < MIN_EXPONENT:
+        raise UnwritableValue(
+            f"{number} is past DynamoDB's number range (a magnitude of at least 1E-130, or 0)"
+        )
 
 
 def _shortest_single(value: float) -> str:

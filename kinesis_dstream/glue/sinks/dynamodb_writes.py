@@ -13,9 +13,15 @@ paced, retried, never dropped.
 - **UnprocessedItems** are sent again, and again, with backoff, until DynamoDB takes
   them or :data:`UNPROCESSED_BACKOFF`'s time is spent: then the task fails naming the
   table and the count. The batch then runs again (forEachBatch): at least once, as Glue.
-- **A row DynamoDB cannot take** (no value for a key attribute, a key of the wrong type
-  or empty, an item over 400 KB, a NaN) is not written: counted by reason, the first
-  named, never a silent drop; the other rows are written.
+- **A row DynamoDB cannot take** (no value for a key attribute, a key of the wrong type,
+  empty or over DynamoDB's length, an item over 400 KB, a NaN or a number past
+  DynamoDB's range) is not written: counted by reason, the first named, never a silent
+  drop; the other rows are written.
+- **A request DynamoDB refuses whole** (``ValidationException``: an item it cannot take
+  that the checks above did not foresee fails the request's other items with it) is
+  sent again an item a request: the item refused again is counted and named with
+  DynamoDB's reason, the others are written. Each item is sent alone once: a refusal is
+  never retried.
 
 Pure of Spark: the client, the clock and the sleep are given (tests inject them).
 """
@@ -31,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from ...backoff import Backoff, call_with_retry, endpoint_of
-from ...errors import ThrottledError
+from ...errors import KinesisServiceError, ThrottledError
 from ...token_bucket import TokenBucket
 from .dynamodb_types import UnwritableValue, item_size, row_text
 
@@ -39,6 +45,11 @@ from .dynamodb_types import UnwritableValue, item_size, row_text
 MAX_REQUEST_ITEMS = 25
 MAX_REQUEST_BYTES = 16 * 1024 * 1024
 MAX_ITEM_BYTES = 400 * 1024
+#: The longest key values (UTF-8 or binary bytes): a partition key's, a sort key's.
+MAX_KEY_BYTES = (2048, 1024)
+KEY_ROLES = ("partition", "sort")
+#: The code of a request DynamoDB refuses for what it holds.
+REFUSED = "ValidationException"
 #: One write unit a started KB.
 WRITE_UNIT_BYTES = 1024
 #: Unprocessed items are sent again until DynamoDB takes them or this time is spent
@@ -62,6 +73,7 @@ class WriteCounts:
     replaced: int = 0  # rows written over by a later row of the same key in one request
     requests: int = 0
     resent: int = 0  # unprocessed items sent again
+    refused_requests: int = 0  # requests refused whole, then sent again an item each
     skipped: Counter = field(default_factory=Counter)  # reason -> rows
     skipped_rows: list = field(default_factory=list)  # the first few, described
 
@@ -70,6 +82,7 @@ class WriteCounts:
         self.replaced += other.replaced
         self.requests += other.requests
         self.resent += other.resent
+        self.refused_requests += other.refused_requests
         self.skipped.update(other.skipped)
         self.skipped_rows.extend(other.skipped_rows[: max(0, NAMED_SKIPS - len(self.skipped_rows))])
 
@@ -77,7 +90,7 @@ class WriteCounts:
 class TableWriter:
     """Puts items into ``table`` in paced ``BatchWriteItem`` requests; :meth:`flush` at
     the end sends the last one. ``keys``: the table's key attributes (name -> ``S``,
-    ``N`` or ``B``)."""
+    ``N`` or ``B``), the partition key first."""
 
     def __init__(
         self,
@@ -124,7 +137,7 @@ class TableWriter:
         if problem is None and size > MAX_ITEM_BYTES:
             problem = f"item of {size} bytes, over DynamoDB's 400 KB"
         if problem is not None:
-            self._skip(problem, row_text((k, next(iter(v.values()))) for k, v in item.items()))
+            self._skip(problem, item_text(item))
             return
         key = tuple(next(iter(item[name].values())) for name in self.keys)
         if key in self._pending:
@@ -154,17 +167,23 @@ class TableWriter:
         started = self._clock()
         retry = 0
         while True:
-            answer = call_with_retry(
-                functools.partial(
-                    self.client.batch_write_item, RequestItems={self.table: requests}
-                ),
-                self._throttle,
-                operation=f"BatchWriteItem to table {self.table}",
-                client=self.client,
-                sleep=self._sleep,
-                clock=self._clock,
-                rng=self._rng,
-            )
+            try:
+                answer = call_with_retry(
+                    functools.partial(
+                        self.client.batch_write_item, RequestItems={self.table: requests}
+                    ),
+                    self._throttle,
+                    operation=f"BatchWriteItem to table {self.table}",
+                    client=self.client,
+                    sleep=self._sleep,
+                    clock=self._clock,
+                    rng=self._rng,
+                )
+            except KinesisServiceError as exc:
+                if exc.code != REFUSED:
+                    raise
+                self._refused(requests, exc)
+                return
             self.counts.requests += 1
             left = (answer.get("UnprocessedItems") or {}).get(self.table) or []
             self.counts.written += len(requests) - len(left)
@@ -186,18 +205,54 @@ class TableWriter:
             retry += 1
             requests = left
 
+    def _refused(self, requests: list, exc: KinesisServiceError) -> None:
+        """DynamoDB refused ``requests`` whole: each sent again alone, so only the item
+        it cannot take is left out (counted and named with DynamoDB's reason)."""
+        self.counts.requests += 1
+        if len(requests) > 1:
+            self.counts.refused_requests += 1
+            for request in requests:
+                self._send([request])
+            return
+        reason = dynamodb_message(exc)
+        self._skip(
+            f"refused by DynamoDB ({REFUSED}: {reason})",
+            item_text(requests[0]["PutRequest"]["Item"]),
+        )
+
     def _key_problem(self, item: dict) -> Optional[str]:
-        for name, kind in self.keys.items():
+        for (name, kind), limit, role in zip(self.keys.items(), MAX_KEY_BYTES, KEY_ROLES):
             attribute = item.get(name)
             if attribute is None:
                 return f"no value for key attribute {name!r}"
             if kind not in attribute:
                 return f"key attribute {name!r} is not of the table's type {kind}"
-            if kind in ("S", "B") and len(attribute[kind]) == 0:
-                return f"key attribute {name!r} is empty"
+            if kind in ("S", "B"):
+                value = attribute[kind]
+                size = len(value.encode("utf-8")) if kind == "S" else len(value)
+                if size == 0:
+                    return f"key attribute {name!r} is empty"
+                if size > limit:
+                    return f"{role} key {name!r} over DynamoDB's {limit} bytes"
         return None
 
     def _skip(self, reason: str, row: str) -> None:
         self.counts.skipped[reason] += 1
         if len(self.counts.skipped_rows) < NAMED_SKIPS:
             self.counts.skipped_rows.append(f"{reason}: {row}")
+
+
+def item_text(item: dict) -> str:
+    """An item's attributes as one short line for a log."""
+    return row_text((k, next(iter(v.values()))) for k, v in item.items())
+
+
+def dynamodb_message(exc: KinesisServiceError) -> str:
+    """DynamoDB's own words for a refusal (its error message), else the error's."""
+    cause = exc.__cause__
+    response = getattr(cause, "response", None)
+    if isinstance(response, dict):
+        message = (response.get("Error") or {}).get("Message")
+        if message:
+            return str(message)
+    return str(exc)

@@ -31,11 +31,9 @@ from typing import Any, Callable
 
 from pyspark.sql.types import StringType, StructField, StructType, TimestampType
 
-from ...aws import ClientSpec
-from ...backoff import Backoff
 from ...spark_internals import hadoop_can_write
 from ...sql.parsing import payload_types
-from ..catalog.tables import catalog_call
+from ..dynamodb_connection import describe_table
 from ..errors import GlueError
 from ..streaming.foreach_batch import first_line
 from .batch_source import DYNAMODB_KIND, S3_KIND, SOURCE_NAME
@@ -47,8 +45,6 @@ from .s3_options import S3Read
 
 log = logging.getLogger(__name__)
 
-#: DescribeTable's retries (once a read).
-DESCRIBE_BACKOFF = Backoff(initial_delay_s=0.2, max_delay_s=2.0, max_attempts=5, max_elapsed_s=20.0)
 SPARK_FORMATS = ("parquet", "orc")
 #: The columns of the last reads, by read and listing (every file's path, size and
 #: version): a lookup read again over the same files takes its columns from here instead
@@ -166,11 +162,11 @@ def _log_counts(where: str, counts: list) -> None:
 
 
 def dynamodb_frame(spark: Any, options: DynamoDBOptions) -> Any:
-    """The DataFrame of a DynamoDB table read (see the module)."""
-    probe = ClientSpec("dynamodb", region_name=options.region)
-    description = describe_table(probe.client(), options.table)
+    """The DataFrame of a DynamoDB table read (see the module): described with the
+    read's own credentials and endpoint, as its Scans are made."""
+    where = f"reading DynamoDB table {options.access.table}"
+    description = describe_table(options.access, where)
     read = planned_read(options, description, spark.sparkContext.defaultParallelism)
-    where = f"reading DynamoDB table {read.table}"
     parts = in_tasks(
         spark, lambda segment: infer_segment(read, segment), list(range(read.segments)), where
     )
@@ -181,16 +177,3 @@ def dynamodb_frame(spark: Any, options: DynamoDBOptions) -> Any:
         )
     log.info("%s: %d items in %d segments", where, sum(p["items"] for p in parts), read.segments)
     return batch_read(spark, schema, DYNAMODB_KIND, read.to_json())
-
-
-def describe_table(client: Any, table: str) -> dict:
-    """``DescribeTable``; a missing table is a GlueError naming it and the endpoint."""
-    return catalog_call(
-        client,
-        "DescribeTable",
-        lambda: client.describe_table(TableName=table)["Table"],
-        f"reading DynamoDB table {table}",
-        f"DynamoDB table {table!r} does not exist at {client.meta.endpoint_url}",
-        DESCRIBE_BACKOFF,
-        not_found_code="ResourceNotFoundException",
-    )

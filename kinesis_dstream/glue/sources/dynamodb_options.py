@@ -1,21 +1,19 @@
 """Glue's DynamoDB connection options of a read, checked, and the read they make.
 
 As AWS documents ``connection_type="dynamodb"`` as a source. The ETL connector's:
-``dynamodb.input.tableName`` (required), ``dynamodb.throughput.read.percent`` (0.5;
-0.1 to 1.5), ``dynamodb.splits`` (1 to 1,000,000: the parallel Scan's segments; when not
-given, Spark's default parallelism here, where Glue's default is 1: the same items,
-read in parallel), ``dynamodb.sts.roleArn`` and ``dynamodb.sts.roleSessionName``
-(``glue-dynamodb-read-sts-session``), ``dynamodb.region`` (the table's region). The
-export connector's (``dynamodb.export`` ``ddb`` or ``s3``, ``dynamodb.tableArn``,
-``dynamodb.unnestDDBJson``, ``dynamodb.simplifyDDBJson``, ``dynamodb.s3.*``): the
-nearest thing, a parallel Scan of the table the ARN names, named once in a warning (an
-export is a point-in-time copy; a Scan reads the items as they are); without
-``unnestDDBJson`` or ``simplifyDDBJson`` the records have the export's shape, one
-``Item`` struct of DynamoDB JSON. ``dynamodb.sts.region`` has no effect (the role is
-assumed with the table's region's STS), named once.
-
-The read capacity: a provisioned table's ``ReadCapacityUnits``; an on-demand table's is
-taken as 40,000, as Glue does.
+``dynamodb.input.tableName`` (required), ``dynamodb.throughput.read.percent`` (0.5),
+``dynamodb.splits`` (1 to 1,000,000: the parallel Scan's segments; when not given,
+Spark's default parallelism here, where Glue's default is 1: the same items, read in
+parallel); those a read shares with a write (``dynamodb.region``, ``dynamodb.endpoint``,
+``dynamodb.sts.roleArn``, ``dynamodb.sts.roleSessionName``: the role of every call, the
+DescribeTable too; session ``glue-dynamodb-read-sts-session``), the percent's rule and the
+table's capacity are :mod:`~kinesis_dstream.glue.dynamodb_connection`'s. The export
+connector's (``dynamodb.export`` ``ddb`` or ``s3``, ``dynamodb.tableArn``,
+``dynamodb.unnestDDBJson``, ``dynamodb.simplifyDDBJson``, ``dynamodb.s3.*``): the nearest
+thing, a parallel Scan of the table the ARN names, named once in a warning (an export is
+a point-in-time copy; a Scan reads the items as they are); without ``unnestDDBJson`` or
+``simplifyDDBJson`` the records have the export's shape, one ``Item`` struct of DynamoDB
+JSON.
 """
 
 from __future__ import annotations
@@ -26,25 +24,24 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, Optional
 
-from ...aws import AWSCredentials, ClientSpec
+from ...aws import ClientSpec
+from ..dynamodb_connection import (
+    DEFAULT_PERCENT,
+    TableAccess,
+    table_capacity,
+    text_option,
+    throughput_percent,
+    units_per_task,
+    warn_not_honoured,
+)
 from ..errors import GlueError
-from ..options import int_option, option_text
+from ..options import int_option, named_option, option_text
 from ..sinks.file_target import warn_ignored
 
-DEFAULT_READ_PERCENT = 0.5
-READ_PERCENT_RANGE = (0.1, 1.5)
+PERCENT = "dynamodb.throughput.read.percent"
 MAX_SPLITS = 1_000_000
 DEFAULT_ROLE_SESSION = "glue-dynamodb-read-sts-session"
-#: Glue's capacity for an on-demand table.
-ON_DEMAND_UNITS = 40_000
-HONOURED = (
-    "dynamodb.input.tableName",
-    "dynamodb.throughput.read.percent",
-    "dynamodb.splits",
-    "dynamodb.sts.roleArn",
-    "dynamodb.sts.roleSessionName",
-    "dynamodb.region",
-)
+HONOURED = ("dynamodb.input.tableName", PERCENT, "dynamodb.splits")
 EXPORT = (
     "dynamodb.export",
     "dynamodb.tableArn",
@@ -55,7 +52,6 @@ EXPORT = (
     "dynamodb.s3.bucketOwner",
     "dynamodb.exportTime",
 )
-NO_EFFECT = {"dynamodb.sts.region": "the role is assumed with the STS of the table's region"}
 _TABLE_ARN = re.compile(r"^arn:aws[\w-]*:dynamodb:([\w-]+):\d*:table/([\w.-]+)")
 
 
@@ -63,12 +59,9 @@ _TABLE_ARN = re.compile(r"^arn:aws[\w-]*:dynamodb:([\w-]+):\d*:table/([\w.-]+)")
 class DynamoDBOptions:
     """The options as given, checked (before the table is described)."""
 
-    table: str
-    region: Optional[str] = None
-    read_percent: float = DEFAULT_READ_PERCENT
+    access: TableAccess
+    read_percent: float = DEFAULT_PERCENT
     splits: Optional[int] = None
-    role_arn: Optional[str] = None
-    role_session_name: str = DEFAULT_ROLE_SESSION
     ddb_json: bool = False
 
 
@@ -77,28 +70,25 @@ class DynamoDBRead:
     """One read of a table: where, with which credentials, in how many segments, at what
     pace. JSON round-trips (it travels to the executors as a data source option)."""
 
-    table: str
-    region: Optional[str]
+    access: TableAccess
     segments: int
     segment_units_per_s: float
-    role_arn: Optional[str] = None
-    role_session_name: str = DEFAULT_ROLE_SESSION
     ddb_json: bool = False
 
+    @property
+    def table(self) -> str:
+        return self.access.table
+
     def client_spec(self) -> ClientSpec:
-        credentials = None
-        if self.role_arn:
-            credentials = AWSCredentials(
-                role_arn=self.role_arn, role_session_name=self.role_session_name
-            )
-        return ClientSpec("dynamodb", region_name=self.region, credentials=credentials)
+        return self.access.client_spec()
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
 
     @classmethod
     def from_json(cls, text: str) -> DynamoDBRead:
-        return cls(**json.loads(text))
+        raw = json.loads(text)
+        return cls(**{**raw, "access": TableAccess(**raw["access"])})
 
 
 def table_of_arn(arn: str) -> tuple:
@@ -111,37 +101,26 @@ def table_of_arn(arn: str) -> tuple:
     return match.group(1), match.group(2)
 
 
-def _get(options: Mapping[str, Any], name: str) -> Any:
-    for key, value in options.items():
-        if str(key).lower() == name.lower() and value is not None:
-            return value
-    return None
-
-
 def parse_dynamodb_options(options: Mapping[str, Any], where: str) -> DynamoDBOptions:
     """``options`` (a read's connection options) checked; GlueError in one line."""
     names = {str(k).lower() for k in options}
-    known = {k.lower() for k in (*HONOURED, *EXPORT, *NO_EFFECT)}
-    warn_ignored(
+    warn_not_honoured(
+        options,
         f"{where} dynamodb options",
-        [k for k in options if str(k).lower() not in known],
+        (*HONOURED, *EXPORT),
         "not options of Glue's DynamoDB reader",
     )
-    for key, why in NO_EFFECT.items():
-        if key.lower() in names:
-            warn_ignored(f"{where} dynamodb options", [key], why)
-    region = _get(options, "dynamodb.region")
-    table = _get(options, "dynamodb.input.tableName")
-    export = _get(options, "dynamodb.export")
+    arn_region = None
+    table = text_option(options, "dynamodb.input.tableName")
+    export = named_option(options, "dynamodb.export")
     ddb_json = False
-    if export is not None or (table is None and _get(options, "dynamodb.tableArn") is not None):
-        arn = _get(options, "dynamodb.tableArn")
+    if export is not None or (table is None and text_option(options, "dynamodb.tableArn")):
+        arn = text_option(options, "dynamodb.tableArn")
         if arn is None:
             raise GlueError(f"{where}: dynamodb.export needs dynamodb.tableArn")
-        arn_region, table = table_of_arn(str(arn))
-        region = region or arn_region
+        arn_region, table = table_of_arn(arn)
         unnest = any(
-            option_text(_get(options, k) or "false").strip().lower() == "true"
+            option_text(named_option(options, k, "false")).strip().lower() == "true"
             for k in ("dynamodb.unnestDDBJson", "dynamodb.simplifyDDBJson")
         )
         ddb_json = not unnest
@@ -151,36 +130,16 @@ def parse_dynamodb_options(options: Mapping[str, Any], where: str) -> DynamoDBOp
             "the table is read with a parallel Scan, not exported to S3: the same items, "
             + ("in DynamoDB JSON as an export has them" if ddb_json else "unnested"),
         )
-    if table is None or not str(table).strip():
+    if not table:
         raise GlueError(
             f"{where}: connection option 'dynamodb.input.tableName' is required (the table to read)"
         )
     return DynamoDBOptions(
-        table=str(table).strip(),
-        region=str(region).strip() if region else None,
-        read_percent=_percent(_get(options, "dynamodb.throughput.read.percent"), where),
-        splits=_splits(_get(options, "dynamodb.splits"), where),
-        role_arn=option_text(_get(options, "dynamodb.sts.roleArn") or "").strip() or None,
-        role_session_name=option_text(
-            _get(options, "dynamodb.sts.roleSessionName") or DEFAULT_ROLE_SESSION
-        ).strip(),
+        access=TableAccess.parse(options, table, DEFAULT_ROLE_SESSION, arn_region),
+        read_percent=throughput_percent(options, PERCENT, f"{where} dynamodb options"),
+        splits=_splits(named_option(options, "dynamodb.splits"), where),
         ddb_json=ddb_json,
     )
-
-
-def _percent(value: Any, where: str) -> float:
-    if value is None:
-        return DEFAULT_READ_PERCENT
-    try:
-        percent = float(option_text(value).strip())
-    except ValueError:
-        percent = -1.0
-    low, high = READ_PERCENT_RANGE
-    if not low <= percent <= high:
-        raise GlueError(
-            f"{where}: dynamodb.throughput.read.percent={value!r} must be from {low} to {high}"
-        )
-    return percent
 
 
 def _splits(value: Any, where: str) -> Optional[int]:
@@ -192,27 +151,15 @@ def _splits(value: Any, where: str) -> Optional[int]:
     return splits
 
 
-def table_read_units(description: Mapping[str, Any]) -> float:
-    """A table's read capacity as Glue counts it (see the module)."""
-    billing = (description.get("BillingModeSummary") or {}).get("BillingMode")
-    provisioned = (description.get("ProvisionedThroughput") or {}).get("ReadCapacityUnits") or 0
-    if billing == "PAY_PER_REQUEST" or not provisioned:
-        return float(ON_DEMAND_UNITS)
-    return float(provisioned)
-
-
 def planned_read(
     options: DynamoDBOptions, description: Mapping[str, Any], default_splits: int
 ) -> DynamoDBRead:
     """The read of ``options`` on the table ``description`` (DescribeTable's) says."""
     segments = options.splits or max(1, default_splits)
-    units = table_read_units(description) * options.read_percent
+    capacity = table_capacity(description, "Read")
     return DynamoDBRead(
-        table=options.table,
-        region=options.region,
+        access=options.access,
         segments=segments,
-        segment_units_per_s=units / segments,
-        role_arn=options.role_arn,
-        role_session_name=options.role_session_name,
+        segment_units_per_s=units_per_task(capacity, options.read_percent, segments),
         ddb_json=options.ddb_json,
     )

@@ -4,8 +4,9 @@ as Glue types them, as Arrow batches.
 A table read with ``dynamodb.splits`` = N is N tasks, each scanning segment i of N
 (``Segment``/``TotalSegments``) page by page. Each task spends at most its share of the
 read rate (``dynamodb.throughput.read.percent`` of the table's read capacity, divided by
-the segments): :class:`CapacityPacer` waits between pages for the capacity units the last
-page consumed (DynamoDB's ``ConsumedCapacity``). Every call is retried with
+the segments): a :class:`~kinesis_dstream.token_bucket.TokenBucket` of that rate waits
+between pages for the capacity units the last page consumed (DynamoDB's
+``ConsumedCapacity``). Every call is retried with
 :data:`SCAN_BACKOFF` (throttling, unavailability); past it the task fails, naming the
 table and segment.
 
@@ -28,6 +29,7 @@ from pyspark.sql.types import StructType
 from ...backoff import Backoff, call_with_retry
 from ...sql.parsing import payload_types
 from ...sql.parsing.payload import arrow_schema
+from ...token_bucket import TokenBucket
 from ..frames import dynamodb_types
 from .dynamodb_options import DynamoDBRead
 from .record_batches import records_batch
@@ -40,27 +42,10 @@ SCAN_BACKOFF = Backoff(initial_delay_s=0.1, max_delay_s=5.0, max_attempts=10, ma
 BATCH_ITEMS = 10_000
 #: Read units of one eventually consistent read of 4 KB, when DynamoDB does not say.
 UNITS_PER_4KB = 0.5
-
-
-class CapacityPacer:
-    """Read capacity units a second, as a token bucket holding at most one second's
-    worth; pure logic (the caller sleeps), an injected clock."""
-
-    def __init__(self, units_per_s: float, clock: Callable[[], float] = time.monotonic) -> None:
-        if units_per_s <= 0:
-            raise ValueError(f"a read rate must be > 0 units a second, got {units_per_s}")
-        self.units_per_s = units_per_s
-        self._clock = clock
-        self._tokens = units_per_s
-        self._at = clock()
-
-    def spend(self, units: float) -> float:
-        """Take ``units`` just consumed; the seconds to wait before the next call."""
-        now = self._clock()
-        self._tokens = min(self.units_per_s, self._tokens + (now - self._at) * self.units_per_s)
-        self._at = now
-        self._tokens -= units
-        return max(0.0, -self._tokens / self.units_per_s)
+#: Why an item's attribute was not read: the read's columns have none for it.
+NOT_IN_COLUMNS = "attributes with no column (not read)"
+#: The attributes not in the columns named in the warning (the others only counted).
+NAMED_ATTRIBUTES = 5
 
 
 def consumed_units(page: dict) -> float:
@@ -77,11 +62,12 @@ def scan_segment(
     read: DynamoDBRead,
     segment: int,
     sleep: Callable[[float], None] = time.sleep,
-    pacer: Optional[CapacityPacer] = None,
+    pace: Optional[TokenBucket] = None,
 ) -> Iterator[list]:
-    """The items of ``segment`` (wire form), a page at a time, at the segment's pace."""
+    """The items of ``segment`` (wire form), a page at a time, at the segment's pace
+    (``pace``: the segment's share of the read capacity, units a second)."""
     client = read.client_spec().client()
-    pacer = pacer or CapacityPacer(read.segment_units_per_s)
+    pace = pace or TokenBucket(read.segment_units_per_s)
     kwargs: dict = {
         "TableName": read.table,
         "Segment": segment,
@@ -97,7 +83,7 @@ def scan_segment(
         if "LastEvaluatedKey" not in page:
             return
         kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
-        wait = pacer.spend(consumed_units(page))
+        wait = pace.take(consumed_units(page))
         if wait > 0:
             sleep(wait)
 
@@ -144,16 +130,28 @@ def infer_segment(read: DynamoDBRead, segment: int) -> dict:
 
 
 def read_segment(read: DynamoDBRead, schema: StructType, segment: int) -> Iterator[Any]:
-    """``segment``'s items as Arrow batches of ``schema``."""
+    """``segment``'s items as Arrow batches of ``schema``. What an item changed since the
+    schema was taken loses is counted in one warning line at the end: a value that no
+    longer fits its column (null), an attribute the schema does not have (not read;
+    the first named), a nested value (:func:`~.dynamodb_types.conformer`'s)."""
     target = arrow_schema(schema)
+    counts: Counter = Counter()
     if read.ddb_json:
         converters = [payload_types.converter(f.dataType) for f in schema.fields]
     else:
-        converters = [dynamodb_types.conformer(f.dataType) for f in schema.fields]
-    counts: Counter = Counter()
+        converters = [
+            dynamodb_types.conformer(f.dataType, _counter(counts, f.name)) for f in schema.fields
+        ]
+    columns = _attribute_columns(read, schema)
+    unknown: set = set()
     batch: list = []
     for page in scan_segment(read, segment):
-        batch.extend(shaped(read, item) for item in page)
+        for item in page:
+            extra = [name for name in item if name not in columns]
+            if extra:
+                counts[NOT_IN_COLUMNS] += len(extra)
+                unknown.update(extra[: max(0, NAMED_ATTRIBUTES - len(unknown))])
+            batch.append(shaped(read, item))
         if len(batch) >= BATCH_ITEMS:
             yield records_batch(batch, schema, converters, target, counts)
             batch = []
@@ -161,9 +159,30 @@ def read_segment(read: DynamoDBRead, schema: StructType, segment: int) -> Iterat
         yield records_batch(batch, schema, converters, target, counts)
     if counts:
         log.warning(
-            "DynamoDB table %s, segment %d: %s (an item changed since the read's schema "
-            "was taken: those values are null)",
+            "DynamoDB table %s, segment %d: %s (items changed since the read's columns were "
+            "taken)%s",
             read.table,
             segment,
             dict(counts),
+            f"; attributes not in the columns: {', '.join(sorted(unknown))}" if unknown else "",
         )
+
+
+def _attribute_columns(read: DynamoDBRead, schema: StructType) -> frozenset:
+    """The item attributes ``schema`` has columns for (the export's shape: the ``Item``
+    struct's fields)."""
+    if not read.ddb_json:
+        return frozenset(schema.names)
+    if "Item" not in schema.names:
+        return frozenset()
+    item = schema["Item"].dataType
+    return frozenset(item.names) if isinstance(item, StructType) else frozenset()
+
+
+def _counter(counts: Counter, column: str) -> Callable[[str], None]:
+    """What a column's conformer tells of a nested value it dropped, counted."""
+
+    def dropped(reason: str) -> None:
+        counts[f"{column}: {reason}"] += 1
+
+    return dropped

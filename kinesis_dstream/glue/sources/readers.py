@@ -60,15 +60,15 @@ def read_any_catalog(
     name: TableName,
     additional_options: Mapping[str, Any],
     push_down_predicate: str = "",
-    stream_only: bool = False,
+    batch_only: bool = False,
     client: Optional[Any] = None,
 ) -> tuple:
     """``(DataFrame, is a stream)`` of table ``name``: a Kinesis table's stream, any
-    other table read as a batch (``stream_only``: refused, create_dynamic_frame does not
-    read streams)."""
+    other table read as a batch (``batch_only``: a Kinesis table refused,
+    create_dynamic_frame reads batches only)."""
     table = get_table(client or create_client("glue"), name)
     if is_kinesis_table(table):
-        if stream_only:
+        if batch_only:
             raise not_provided(
                 f"create_dynamic_frame.from_catalog of the Kinesis {name}",
                 "a streaming job reads a stream with create_data_frame.from_catalog",

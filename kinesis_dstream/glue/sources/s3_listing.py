@@ -4,7 +4,9 @@
 A path naming an object (or a local file) is that file; any other path is a folder:
 its files, and with ``recurse`` those of every folder below it. As Hadoop's listing (and
 so Spark's and Glue's), names starting with ``_`` or ``.`` (``_SUCCESS``, ``.crc``) and
-folder markers are not data. ``exclusions`` are Glue's glob patterns (the crawlers'
+folder markers are not data, nor is any file in a folder so named below the path given
+(``_spark_metadata/``, ``_temporary/``, ``.hidden/``): one rule (:func:`is_hidden_below`)
+for S3 and local paths. ``exclusions`` are Glue's glob patterns (the crawlers'
 "Include and Exclude Patterns": ``*`` within a name, ``**`` across folders, ``?``,
 ``[abc]``, ``[!abc]``, ``{a,b}``), matched against a file's path below the path given,
 its key and its whole URL. Files are read in path order; ``boundedFiles`` and
@@ -17,6 +19,7 @@ credentials as everywhere: ``AWS_ENDPOINT_URL_S3``...), each page retried with
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import re
@@ -52,6 +55,14 @@ class FileEntry:
 def is_hidden(name: str) -> bool:
     """Hadoop's rule for what is not data: ``_x``, ``.x``, folder markers."""
     return not name or name.startswith(("_", ".")) or name.endswith("_$folder$")
+
+
+def is_hidden_below(relative: str) -> bool:
+    """Whether a file at ``relative`` (its path below the path given, ``/``-separated; a
+    file given by name: its name) is not data: its name or a folder's on the way is
+    hidden (:func:`is_hidden`), as Hadoop's listing never enters such a folder."""
+    *folders, name = relative.split("/")
+    return is_hidden(name) or any(is_hidden(folder) for folder in folders if folder)
 
 
 @lru_cache(maxsize=256)
@@ -120,8 +131,7 @@ def list_files(read: S3Read, client_spec: Optional[ClientSpec] = None) -> list:
             entries = _list_local(given, read.recurse)
         base = given.rstrip("/")
         for entry in entries:
-            name = entry.path.rsplit("/", 1)[-1]
-            if is_hidden(name) or is_excluded(read.exclusions, base, entry.path):
+            if is_hidden_below(entry.relative) or is_excluded(read.exclusions, base, entry.path):
                 continue
             if entry.storage_class in read.storage_classes:
                 continue
@@ -173,6 +183,8 @@ class _Listed:
     modified_ms: int
     storage_class: str = "STANDARD"
     version: str = ""
+    #: The path below the path given (a file given by name: its name).
+    relative: str = ""
 
 
 def _list_s3(url: str, recurse: bool, client_spec: ClientSpec) -> list:
@@ -185,7 +197,7 @@ def _list_s3(url: str, recurse: bool, client_spec: ClientSpec) -> list:
         # an object named by the path is the first key of its prefix (keys sort bytewise)
         first = _pages(client, bucket, prefix, None, max_keys=1)
         if first and first[0].path == f"s3://{bucket}/{prefix}":
-            return first
+            return [dataclasses.replace(first[0], relative=prefix.rsplit("/", 1)[-1])]
     folder = f"{prefix}/" if prefix else ""
     return _pages(client, bucket, folder, None if recurse else "/")
 
@@ -193,6 +205,7 @@ def _list_s3(url: str, recurse: bool, client_spec: ClientSpec) -> list:
 def _pages(
     client: Any, bucket: str, prefix: str, delimiter: Optional[str], max_keys: int = 0
 ) -> list:
+    """The objects under ``prefix`` (their ``relative`` path: the key after it)."""
     kwargs: dict = {"Bucket": bucket, "Prefix": prefix}
     if max_keys:
         kwargs["MaxKeys"] = max_keys
@@ -211,6 +224,7 @@ def _pages(
                     int(item["LastModified"].timestamp() * 1000),
                     str(item.get("StorageClass") or "STANDARD").upper(),
                     str(item.get("ETag") or ""),
+                    item["Key"][len(prefix) :],
                 )
             )
         if max_keys or not page.get("IsTruncated"):
@@ -241,16 +255,25 @@ def _list_local(given: str, recurse: bool) -> list:
         )
     path = os.path.abspath(parsed.path if parsed.scheme else given)
     if os.path.isfile(path):
-        return [_local_entry(path)]
+        return [_local_entry(path, os.path.basename(path))]
     if not os.path.isdir(path):
         raise GlueError(f"s3 connection_options paths: {given!r} does not exist")
     found: list = []
     for folder, dirs, names in os.walk(path):
+        # a hidden folder's files are left out by list_files; not walking it saves the time
         dirs[:] = sorted(d for d in dirs if not is_hidden(d)) if recurse else []
-        found.extend(_local_entry(os.path.join(folder, n)) for n in sorted(names))
+        for name in sorted(names):
+            full = os.path.join(folder, name)
+            found.append(_local_entry(full, os.path.relpath(full, path).replace(os.sep, "/")))
     return found
 
 
-def _local_entry(path: str) -> _Listed:
+def _local_entry(path: str, relative: str) -> _Listed:
     stat = os.stat(path)
-    return _Listed(path, stat.st_size, int(stat.st_mtime * 1000), version=str(stat.st_mtime_ns))
+    return _Listed(
+        path,
+        stat.st_size,
+        int(stat.st_mtime * 1000),
+        version=str(stat.st_mtime_ns),
+        relative=relative,
+    )

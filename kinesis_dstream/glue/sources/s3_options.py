@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Optional
 
 from ..errors import GlueError, not_provided
-from ..options import int_option, option_text
+from ..options import int_option, named_option, option_text
 from ..sinks.file_target import AVRO_VERSIONS, DEFAULT_AVRO_VERSION, NO_QUOTE, warn_ignored
 
 #: The formats read, by Glue's names (``glueparquet`` is a writer's name; read as Parquet).
@@ -142,17 +142,6 @@ class S3Read:
         return cls(**raw)
 
 
-def _names(options: Mapping[str, Any]) -> dict:
-    """Option names as given, by their lower-case form (Glue's keys are case-sensitive
-    JSON, but scripts write ``multiline`` and ``multiLine`` alike)."""
-    return {str(k).lower(): k for k in options}
-
-
-def _get(options: Mapping[str, Any], name: str, default: Any = None) -> Any:
-    key = _names(options).get(name.lower())
-    return default if key is None or options[key] is None else options[key]
-
-
 def _list(value: Any, what: str) -> tuple:
     """A list option: a list, or a JSON list in a string (``"[\\"**.pdf\\"]"``)."""
     if value is None:
@@ -171,7 +160,7 @@ def _list(value: Any, what: str) -> tuple:
 
 
 def _count(options: Mapping[str, Any], name: str) -> Optional[int]:
-    value = _get(options, name)
+    value = named_option(options, name)
     if value is None:
         return None
     number = int_option(value, 1)
@@ -194,7 +183,7 @@ def parse_s3_read(
             f"reading s3 files in format {fmt!r}", f"formats read: {', '.join(FORMATS)}"
         )
     kind = FORMATS[name]
-    paths = _list(_get(connection_options, "paths"), "paths")
+    paths = _list(named_option(connection_options, "paths"), "paths")
     if not paths:
         raise GlueError("s3 connection_options 'paths' is required: a list of s3:// paths")
     ignored = sorted(k for k in connection_options if k in NO_EFFECT)
@@ -208,7 +197,11 @@ def parse_s3_read(
     )
     compression_text = (
         option_text(
-            _get(connection_options, "compressionType", _get(connection_options, "compression", ""))
+            named_option(
+                connection_options,
+                "compressionType",
+                named_option(connection_options, "compression", ""),
+            )
         )
         .strip()
         .lower()
@@ -218,32 +211,32 @@ def parse_s3_read(
             f"s3 connection_options compressionType={compression_text!r}: one of "
             f"{sorted(COMPRESSIONS)} (or none: compressed files are known by their extension)"
         )
-    grouping = option_text(_get(connection_options, "groupFiles", "")).strip().lower()
+    grouping = option_text(named_option(connection_options, "groupFiles", "")).strip().lower()
     if grouping not in ("", "inpartition", "none"):
         raise GlueError(f"s3 connection_options groupFiles={grouping!r}: inPartition or none")
     return S3Read(
         paths=paths,
         fmt=kind,
-        recurse=flag(_get(connection_options, "recurse", False)),
-        exclusions=_list(_get(connection_options, "exclusions"), "exclusions"),
+        recurse=flag(named_option(connection_options, "recurse", False)),
+        exclusions=_list(named_option(connection_options, "exclusions"), "exclusions"),
         compression=COMPRESSIONS.get(compression_text) if compression_text else None,
         grouping=grouping or "auto",
         group_bytes=_count(connection_options, "groupSize") or DEFAULT_GROUP_BYTES,
         storage_classes=tuple(
-            s.upper() for s in _list(_get(connection_options, "excludeStorageClasses"), "x")
+            s.upper() for s in _list(named_option(connection_options, "excludeStorageClasses"), "x")
         ),
         bounded_files=_count(connection_options, "boundedFiles"),
         bounded_bytes=_count(connection_options, "boundedSize"),
         filename_column=_column(connection_options, "attachFilename"),
         timestamp_column=_column(connection_options, "attachTimestamp"),
-        fail_fast=flag(_get(connection_options, "isFailFast", False)),
-        merge_schema=flag(_get(connection_options, "mergeSchema", False)),
+        fail_fast=flag(named_option(connection_options, "isFailFast", False)),
+        merge_schema=flag(named_option(connection_options, "mergeSchema", False)),
         **_format_fields(kind, name, dict(format_options or {})),
     )
 
 
 def _column(options: Mapping[str, Any], name: str) -> Optional[str]:
-    value = _get(options, name)
+    value = named_option(options, name)
     text = option_text(value).strip() if value is not None else ""
     return text or None
 
@@ -259,7 +252,7 @@ def _format_fields(kind: str, name: str, options: dict) -> dict:
     if kind == "json":
         return {"json": _json(options)}
     if kind == "avro":
-        version = option_text(_get(options, "version", DEFAULT_AVRO_VERSION)).strip()
+        version = option_text(named_option(options, "version", DEFAULT_AVRO_VERSION)).strip()
         if version not in AVRO_VERSIONS:
             raise GlueError(
                 f"avro format_options version={version!r}: Glue reads version "
@@ -270,7 +263,7 @@ def _format_fields(kind: str, name: str, options: dict) -> dict:
 
 
 def _char(options: dict, name: str, default: Optional[str]) -> Optional[str]:
-    value = _get(options, name)
+    value = named_option(options, name)
     if value is None:
         return default
     text = option_text(value)
@@ -280,27 +273,27 @@ def _char(options: dict, name: str, default: Optional[str]) -> Optional[str]:
 
 
 def _csv(options: dict) -> CsvFormat:
-    quote_text = _get(options, "quoteChar")
+    quote_text = named_option(options, "quoteChar")
     quote = (
         None
         if quote_text is not None and option_text(quote_text).strip() in NO_QUOTE
         else (_char(options, "quoteChar", '"'))
     )
-    escape = _get(options, "escaper")
+    escape = named_option(options, "escaper")
     return CsvFormat(
         separator=_char(options, "separator", ",") or ",",
         quote=quote,
         escape=None
         if escape in (None, "") or str(escape).lower() == "none"
         else (_char(options, "escaper", None)),
-        multi_line=flag(_get(options, "multiLine", False)),
-        with_header=flag(_get(options, "withHeader", False)),
-        skip_first=flag(_get(options, "skipFirst", False)),
+        multi_line=flag(named_option(options, "multiLine", False)),
+        with_header=flag(named_option(options, "withHeader", False)),
+        skip_first=flag(named_option(options, "skipFirst", False)),
     )
 
 
 def _json(options: dict) -> JsonFormat:
-    path_text = option_text(_get(options, "jsonPath", "$")).strip() or "$"
+    path_text = option_text(named_option(options, "jsonPath", "$")).strip() or "$"
     match = _JSON_PATH.match(path_text)
     if match is None:
         raise GlueError(
@@ -312,6 +305,6 @@ def _json(options: dict) -> JsonFormat:
         for k in re.findall(r"\.[A-Za-z_][\w-]*|\[['\"][^'\"]+['\"]\]", match.group(1))
     )
     return JsonFormat(
-        multi_line=flag(_get(options, "multiLine", False)),
+        multi_line=flag(named_option(options, "multiLine", False)),
         path=keys,
     )
