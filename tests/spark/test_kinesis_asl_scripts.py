@@ -134,6 +134,7 @@ def word_totals(lines):
     return totals
 
 
+@pytest.mark.slow  # a spark-submit of its own, 40-60 s: CI's long scenarios run it
 def test_the_migration_page_runs_a_kinesis_asl_script_unchanged_under_submit(local_aws):
     """The page's commands as printed (on the suite's local AWS and port): the 2.x-era
     word count (pyspark.streaming.kinesis, StorageLevel 8th) under kinesis-dstream submit

@@ -77,6 +77,8 @@ def assert_every_record_through_both_names(lines: list) -> None:
     assert by_name["kinesis"] == sorted(f"b-{i}" for i in range(COUNT))
 
 
+@pytest.mark.slow  # a Spark application of its own, 30-55 s: CI's long scenarios run it;
+# the Connect test below covers a client with no import in the default run
 def test_a_script_with_no_import_reads_and_writes_through_both_names(
     local_aws, kinesis, unique_name, tmp_path
 ):
