@@ -20,7 +20,7 @@ REQUEST = Request("POST", "/", (("Host", "127.0.0.1"), ("Content-Length", "2")),
 class Reply(NamedTuple):
     """An answer's bytes, one ``sendall`` a part, then ``"keep"`` (wait for the next
     request) or ``"close"``; ``endless``: bytes sent again and again after the parts until
-    the client closes (or ``endless_cap`` bytes)."""
+    the client closes (or this reply reaches ``endless_cap`` bytes)."""
 
     parts: tuple
     then: str = "keep"
@@ -105,12 +105,15 @@ class ScriptedServer:
 
     def _send(self, conn: socket.socket, reply: Reply) -> bool:
         """Write the reply; False when the client closed first."""
+        sent = 0  # this reply's bytes: the cap is a reply's, not the server's life's
         try:
             for part in reply.parts:
                 conn.sendall(part)
+                sent += len(part)
                 self.sent += len(part)
-            while reply.endless and self.sent < reply.endless_cap:
+            while reply.endless and sent < reply.endless_cap:
                 conn.sendall(reply.endless)
+                sent += len(reply.endless)
                 self.sent += len(reply.endless)
         except OSError:
             return False
