@@ -32,6 +32,9 @@ from ..support.concurrent_writers import (
 )
 
 SHARD = "shardId-000000000000"
+#: 5-10 s each: CI's long scenarios run them; by default, concurrent PutRecords and one
+#: lease's conditional updates (the two races the lease protocol and every writer meet).
+LONG = pytest.mark.slow
 #: Python's thread switch interval in the interleaving server (its default: 5 ms).
 SWITCH_INTERVAL_S = 0.0002
 
@@ -88,6 +91,7 @@ def test_concurrent_put_records_keep_every_acknowledged_record(local_aws, kinesi
     assert_every_acknowledged_record_kept(kinesis, stream, acknowledged)
 
 
+@LONG
 def test_concurrent_put_record_calls_keep_every_acknowledged_record(interleaving_aws, unique_name):
     kinesis = interleaving_aws.client("kinesis")
     ensure_stream(kinesis, unique_name, 1)
@@ -116,6 +120,7 @@ def test_concurrent_conditional_updates_of_one_lease_exactly_one_wins(
     assert table.get_lease("shardId-000000000000").lease_counter == rounds
 
 
+@LONG
 def test_concurrent_creates_of_one_object_exactly_one_wins(interleaving_aws, unique_name):
     bucket = unique_name.lower()
     interleaving_aws.client("s3").create_bucket(Bucket=bucket)
@@ -126,6 +131,7 @@ def test_concurrent_creates_of_one_object_exactly_one_wins(interleaving_aws, uni
     assert not not_one, f"objects (key: creators told they created it) not created once: {not_one}"
 
 
+@LONG
 def test_get_records_while_a_writer_puts_answers_every_call(interleaving_aws, unique_name):
     kinesis = interleaving_aws.client("kinesis")
     ensure_stream(kinesis, unique_name, 1)
@@ -162,6 +168,7 @@ def test_get_records_while_a_writer_puts_answers_every_call(interleaving_aws, un
     assert len(read_shard(kinesis, unique_name)) == written[0]
 
 
+@LONG
 def test_transactions_beside_writes_lose_no_write(interleaving_aws, unique_name):
     dynamodb = interleaving_aws.client("dynamodb")
     dynamodb.create_table(

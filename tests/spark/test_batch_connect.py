@@ -140,6 +140,8 @@ def run_client(tmp_path: Path, *args: str) -> tuple:
         kill_group(proc)
 
 
+@pytest.mark.slow  # a Connect server of its own, 15-24 s: CI's long scenarios; by default
+# test_sql_lookup's Connect client reads and writes through the source
 def test_a_range_read_from_spark_connect_has_exactly_the_records_inside(
     local_aws, kinesis, unique_name, tmp_path
 ):

@@ -24,6 +24,8 @@ def spark_env(local_aws):
     }
 
 
+@pytest.mark.slow  # a Spark application of its own, 11-14 s: CI's long scenarios; by
+# default the migration page's createStream example runs in that shape (its import changed)
 def test_a_script_written_for_pyspark_kinesis_runs_with_only_the_import_changed(
     local_aws, kinesis, unique_name, tmp_path
 ):

@@ -155,6 +155,8 @@ def test_kpl_aggregates_from_aws_kinesis_agg_arrive_de_aggregated(
     assert max(p["numInputRows"] for p in query.recentProgress) <= 70
 
 
+@pytest.mark.slow  # 18-20 s: CI's long scenarios; by default test_sql_runner's available-now
+# case reads everything there at its start through the same runner
 def test_available_now_stops_after_exactly_the_records_there_when_it_starts(
     session, local_aws, kinesis, unique_name, tmp_path
 ):
@@ -227,6 +229,7 @@ def test_per_shard_and_spark_row_limits_bound_every_micro_batch(
         assert len(sizes) >= 10_000 // bound
 
 
+@pytest.mark.slow  # 10 idle seconds, 12-15 s: CI's long scenarios
 def test_an_idle_stream_runs_no_micro_batch(session, local_aws, kinesis, unique_name, tmp_path):
     ensure_stream(kinesis, unique_name, 2)
     batches = []
