@@ -62,10 +62,10 @@ def open_shards(kinesis, stream):
 
 def reshard(kinesis, stream, call, **kwargs):
     """Split or merge, then wait out kinesalite's creation time of the new shards (a second
-    after the call): a record put to them before it gets that future moment as its arrival
-    time, which would put it after a range's end that it was put before."""
+    after it applies the change, which it does later than the call, on a timer): a record
+    put to them before it gets that future moment as its arrival time, which would put it
+    after a range's end that it was put before."""
     getattr(kinesis, call)(StreamName=stream, **kwargs)
-    created = time.time() + 1.0
     wait_until(
         lambda: (
             kinesis.describe_stream_summary(StreamName=stream)["StreamDescriptionSummary"][
@@ -76,6 +76,8 @@ def reshard(kinesis, stream, call, **kwargs):
         60,
         f"stream {stream} ACTIVE",
     )
+    # ACTIVE is written with the new shards: the change was applied before this moment
+    created = time.time() + 1.0
     while time.time() < created + 0.002:
         time.sleep(0.01)
 
