@@ -100,6 +100,15 @@ def test_options_that_change_nothing_read_are_accepted_and_named_once(caplog):
     assert sum("optimizePerformance" in line for line in lines) == 1
 
 
+def test_options_that_change_nothing_are_named_whatever_the_case_of_their_names(caplog):
+    # every other option is found whatever its case: these must not go unnamed
+    with caplog.at_level(logging.WARNING):
+        parse_s3_read({"paths": ["s3://b/"], "maxband": 9}, "csv", {"optimizeperformance": 1})
+    lines = [r.getMessage() for r in caplog.records]
+    assert [line for line in lines if "'maxband'" in line and "job bookmark" in line]
+    assert [line for line in lines if "'optimizeperformance'" in line and "do not change" in line]
+
+
 def test_json_paths_select_keys_down_to_the_records():
     assert parse_s3_read({"paths": ["s3://b/"]}, "json", {}).json.path == ()
     nested = parse_s3_read({"paths": ["s3://b/"]}, "json", {"jsonPath": "$.data['the items'][*]"})

@@ -186,9 +186,9 @@ def parse_s3_read(
     paths = _list(named_option(connection_options, "paths"), "paths")
     if not paths:
         raise GlueError("s3 connection_options 'paths' is required: a list of s3:// paths")
-    ignored = sorted(k for k in connection_options if k in NO_EFFECT)
-    for key in ignored:
-        warn_ignored("s3 connection_options", [key], NO_EFFECT[key])
+    no_effect = {name.lower(): why for name, why in NO_EFFECT.items()}
+    for key in sorted(k for k in connection_options if str(k).lower() in no_effect):
+        warn_ignored("s3 connection_options", [key], no_effect[str(key).lower()])
     known = {k.lower() for k in (*HONOURED, *NO_EFFECT)}
     warn_ignored(
         "s3 connection_options",
@@ -243,9 +243,10 @@ def _column(options: Mapping[str, Any], name: str) -> Optional[str]:
 
 def _format_fields(kind: str, name: str, options: dict) -> dict:
     keys = {k.lower() for k in FORMAT_KEYS[kind]}
-    no_effect = [k for k in options if k in FORMAT_NO_EFFECT]
+    no_effect_names = {k.lower() for k in FORMAT_NO_EFFECT}
+    no_effect = [k for k in options if k.lower() in no_effect_names]
     warn_ignored(f"{name} format_options", no_effect, "they do not change what is read")
-    unknown = [k for k in options if k.lower() not in keys and k not in FORMAT_NO_EFFECT]
+    unknown = [k for k in options if k.lower() not in keys | no_effect_names]
     warn_ignored(f"{name} format_options", unknown, "not options of Glue's reader")
     if kind == "csv":
         return {"csv": _csv(options)}
